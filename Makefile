@@ -1,0 +1,47 @@
+# powercontext — `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+SQLC := bin/sqlc
+SQLC_VERSION := v1.31.1
+
+# Local test databases (the CI script exports the same values from ../shared/ci/services.sh). An engine whose
+# server is unreachable is skipped on a laptop unless PC_TEST_REQUIRE_ENGINES names it (CI requires all three).
+export PC_TEST_POSTGRES_DSN ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
+
+TEST_FLAGS ?= -count=1 -timeout 25m
+
+.PHONY: help run test check generate generate-check migrate-hash fmt-check vet build e2e bench
+
+help: ## list targets
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
+
+run: ## run the service: single_node, role all, embedded SQLite under ./data, local provider, 127.0.0.1:8080
+	$(GO) run ./cmd/powercontext server run
+
+build: ## build bin/powercontext
+	$(GO) build -o bin/powercontext ./cmd/powercontext
+
+test: ## run every test (conformance suite on postgres, mysql and sqlite; engines without a server are skipped)
+	$(GO) test $(TEST_FLAGS) ./...
+
+check: generate-check fmt-check vet test ## what CI runs: stale generated code, gofmt, go vet, tests
+
+$(SQLC):
+	@mkdir -p bin
+	cd tools && $(GO) build -o ../$(SQLC) github.com/sqlc-dev/sqlc/cmd/sqlc
+
+generate: $(SQLC) ## regenerate db/gen from sql/queries and sql/schema (sqlc $(SQLC_VERSION))
+	$(SQLC) generate
+
+generate-check: $(SQLC) ## fail when db/gen is stale with respect to sql/ (sqlc diff)
+	@$(SQLC) diff || { echo "generated code is stale: run 'make generate' and commit db/gen"; exit 1; }
+
+migrate-hash: ## rewrite sql/migrations/*/atlas.sum after adding a migration
+	$(GO) run ./internal/tools/atlassum
+
+fmt-check: ## fail when gofmt would change a file
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^db/gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet: ## go vet
+	$(GO) vet ./...

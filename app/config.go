@@ -1,0 +1,301 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/dburl"
+)
+
+// Modes and roles (SPEC §4).
+const (
+	ModeSingleNode  = "single_node"
+	ModeDistributed = "distributed"
+	RoleAll         = "all"
+	RoleAPI         = "api"
+	RoleScheduler   = "scheduler"
+	RoleWorker      = "worker"
+)
+
+// Config is every setting of `powercontext server run`. Each field is a flag and a POWERCONTEXT_<GROUP>_<FIELD>
+// environment variable (flags win over the environment, the environment over defaults).
+type Config struct {
+	DatabaseURL string
+	Mode        string
+	Role        string
+	Listen      string
+	AuthToken   string
+
+	ProviderKind    string // local | openai ("" = not configured; local is used where allowed)
+	ProviderBaseURL string
+	ProviderModel   string
+	ProviderAPIKey  string
+	ProviderTimeout float64
+
+	WorkerConcurrency          int
+	WorkerLeaseSeconds         float64
+	WorkerHeartbeatSeconds     float64
+	WorkerPollSeconds          float64
+	WorkerShutdownGraceSeconds float64
+	WorkerMaxAttempts          int
+	WorkerRetryBaseSeconds     float64
+	WorkerRetryMaxSeconds      float64
+
+	SchedulerLeaseSeconds float64
+	SchedulerRenewSeconds float64
+
+	ScheduleSeconds           float64 // memory discovery interval; 0 = manual flush only
+	ExperienceScheduleSeconds float64 // experience discovery interval; 0 = off
+	MaintenanceSeconds        float64
+
+	RateLimitEnabled       bool
+	RateLimitRequests      int
+	RateLimitWindowSeconds float64
+
+	FlushDefaultWaitSeconds float64
+	FlushMaxWaitSeconds     float64
+
+	MemberHeartbeatSeconds float64
+	MemberTTLSeconds       float64
+
+	LogFormat string // json | console
+	LogLevel  string
+}
+
+// DefaultConfig returns the SPEC §4 defaults.
+func DefaultConfig() Config {
+	return Config{
+		DatabaseURL: "sqlite://./data/powercontext.db", Mode: ModeSingleNode, Role: RoleAll, Listen: "127.0.0.1:8080",
+		ProviderTimeout:   60,
+		WorkerConcurrency: 4, WorkerLeaseSeconds: 120, WorkerHeartbeatSeconds: 30, WorkerPollSeconds: 1,
+		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
+		SchedulerLeaseSeconds: 30, SchedulerRenewSeconds: 10, MaintenanceSeconds: 3600,
+		RateLimitRequests: 120, RateLimitWindowSeconds: 60,
+		FlushDefaultWaitSeconds: 10, FlushMaxWaitSeconds: 30,
+		MemberHeartbeatSeconds: 10, MemberTTLSeconds: 30,
+		LogFormat: "json", LogLevel: "info",
+	}
+}
+
+// setting binds one field to its flag and environment variable.
+type setting struct {
+	flag, env, usage string
+	ptr              any
+}
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{"database-url", "POWERCONTEXT_DATABASE_URL", "database URL: sqlite://PATH, postgres://…, mysql://… (oceanbase:// alias)", &c.DatabaseURL},
+		{"mode", "POWERCONTEXT_DEPLOYMENT_MODE", "deployment mode: single_node or distributed", &c.Mode},
+		{"role", "POWERCONTEXT_DEPLOYMENT_ROLE", "process role: all (single_node), api, scheduler or worker (distributed)", &c.Role},
+		{"listen", "POWERCONTEXT_HTTP_LISTEN", "HTTP listen address", &c.Listen},
+		{"auth-token", "POWERCONTEXT_AUTH_TOKEN", "bearer token required on every route but /health/* and /metrics (required off loopback)", &c.AuthToken},
+		{"provider-kind", "POWERCONTEXT_PROVIDER_KIND", "model provider: local (built-in, default) or openai", &c.ProviderKind},
+		{"provider-base-url", "POWERCONTEXT_PROVIDER_BASE_URL", "OpenAI-compatible base URL (provider openai)", &c.ProviderBaseURL},
+		{"provider-model", "POWERCONTEXT_PROVIDER_MODEL", "model name (provider openai)", &c.ProviderModel},
+		{"provider-api-key", "POWERCONTEXT_PROVIDER_API_KEY", "API key (provider openai; prefer the environment variable)", &c.ProviderAPIKey},
+		{"provider-timeout-seconds", "POWERCONTEXT_PROVIDER_TIMEOUT_SECONDS", "provider request timeout", &c.ProviderTimeout},
+		{"worker-concurrency", "POWERCONTEXT_WORKER_CONCURRENCY", "execution slots per worker process", &c.WorkerConcurrency},
+		{"worker-lease-seconds", "POWERCONTEXT_WORKER_LEASE_SECONDS", "work lease length", &c.WorkerLeaseSeconds},
+		{"worker-heartbeat-seconds", "POWERCONTEXT_WORKER_HEARTBEAT_SECONDS", "lease heartbeat interval (< lease/3)", &c.WorkerHeartbeatSeconds},
+		{"worker-poll-seconds", "POWERCONTEXT_WORKER_POLL_SECONDS", "claim poll interval", &c.WorkerPollSeconds},
+		{"worker-shutdown-grace-seconds", "POWERCONTEXT_WORKER_SHUTDOWN_GRACE_SECONDS", "in-flight work grace on SIGTERM (< lease)", &c.WorkerShutdownGraceSeconds},
+		{"worker-max-attempts", "POWERCONTEXT_WORKER_MAX_ATTEMPTS", "attempts per recovery generation", &c.WorkerMaxAttempts},
+		{"worker-retry-base-seconds", "POWERCONTEXT_WORKER_RETRY_BASE_SECONDS", "retry backoff base (full jitter)", &c.WorkerRetryBaseSeconds},
+		{"worker-retry-max-seconds", "POWERCONTEXT_WORKER_RETRY_MAX_SECONDS", "retry backoff cap (>= base)", &c.WorkerRetryMaxSeconds},
+		{"scheduler-lease-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_LEASE_SECONDS", "scheduler leader lease", &c.SchedulerLeaseSeconds},
+		{"scheduler-renew-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_RENEW_SECONDS", "scheduler lease renewal interval (<= lease/3)", &c.SchedulerRenewSeconds},
+		{"schedule-seconds", "POWERCONTEXT_RUNTIME_SCHEDULE_SECONDS", "memory discovery interval (0 = manual flush only)", &c.ScheduleSeconds},
+		{"experience-schedule-seconds", "POWERCONTEXT_RUNTIME_EXPERIENCE_SCHEDULE_SECONDS", "experience discovery interval (0 = off)", &c.ExperienceScheduleSeconds},
+		{"maintenance-seconds", "POWERCONTEXT_RUNTIME_MAINTENANCE_SECONDS", "operation maintenance interval", &c.MaintenanceSeconds},
+		{"rate-limit-enabled", "POWERCONTEXT_RATE_LIMIT_ENABLED", "shared fixed-window rate limit per principal", &c.RateLimitEnabled},
+		{"rate-limit-requests", "POWERCONTEXT_RATE_LIMIT_REQUESTS", "requests per window per principal", &c.RateLimitRequests},
+		{"rate-limit-window-seconds", "POWERCONTEXT_RATE_LIMIT_WINDOW_SECONDS", "rate-limit window", &c.RateLimitWindowSeconds},
+		{"flush-default-wait-seconds", "POWERCONTEXT_FLUSH_DEFAULT_WAIT_SECONDS", "flush wait without a Prefer header", &c.FlushDefaultWaitSeconds},
+		{"flush-max-wait-seconds", "POWERCONTEXT_FLUSH_MAX_WAIT_SECONDS", "largest accepted Prefer: wait=N", &c.FlushMaxWaitSeconds},
+		{"member-heartbeat-seconds", "POWERCONTEXT_MEMBER_HEARTBEAT_SECONDS", "membership heartbeat", &c.MemberHeartbeatSeconds},
+		{"member-ttl-seconds", "POWERCONTEXT_MEMBER_TTL_SECONDS", "membership time to live", &c.MemberTTLSeconds},
+		{"log-format", "POWERCONTEXT_LOG_FORMAT", "log format: json or console", &c.LogFormat},
+		{"log-level", "POWERCONTEXT_LOG_LEVEL", "log level: debug, info, warn, error", &c.LogLevel},
+	}
+}
+
+// refuse returns a configuration refusal: one line, exit code 2 (see ConfigError).
+func refuse(format string, args ...any) error {
+	return &ConfigError{Err: fmt.Errorf(format, args...)}
+}
+
+// BindFlags registers every setting on fs with the current values as defaults.
+func (c *Config) BindFlags(fs *pflag.FlagSet) {
+	for _, s := range c.settings() {
+		usage := s.usage + " (env " + s.env + ")"
+		switch p := s.ptr.(type) {
+		case *string:
+			fs.StringVar(p, s.flag, *p, usage)
+		case *int:
+			fs.IntVar(p, s.flag, *p, usage)
+		case *float64:
+			fs.Float64Var(p, s.flag, *p, usage)
+		case *bool:
+			fs.BoolVar(p, s.flag, *p, usage)
+		}
+	}
+}
+
+// ApplyEnv reads every POWERCONTEXT_* variable that is set and whose flag was not given on the command line.
+func (c *Config) ApplyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	for _, s := range c.settings() {
+		if fs != nil && fs.Changed(s.flag) {
+			continue
+		}
+		v, ok := lookup(s.env)
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		var err error
+		switch p := s.ptr.(type) {
+		case *string:
+			*p = v
+		case *int:
+			*p, err = strconv.Atoi(v)
+		case *float64:
+			*p, err = strconv.ParseFloat(v, 64)
+		case *bool:
+			*p, err = strconv.ParseBool(v)
+		}
+		if err != nil {
+			return refuse("%s: %q is not a valid value", s.env, v)
+		}
+	}
+	return nil
+}
+
+// Seconds converts a seconds setting to a duration.
+func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// RunsAPI, RunsScheduler and RunsWorker tell which parts a role runs.
+func (c *Config) RunsAPI() bool       { return c.Role == RoleAll || c.Role == RoleAPI }
+func (c *Config) RunsScheduler() bool { return c.Role == RoleAll || c.Role == RoleScheduler }
+func (c *Config) RunsWorker() bool    { return c.Role == RoleAll || c.Role == RoleWorker }
+
+// Validate refuses a configuration before anything starts (SPEC §4). It returns a *ConfigError.
+func (c *Config) Validate() error {
+	u, err := dburl.Parse(c.DatabaseURL)
+	if err != nil {
+		return refuse("POWERCONTEXT_DATABASE_URL: %v", err)
+	}
+	switch c.Mode {
+	case ModeSingleNode:
+		if c.Role != RoleAll {
+			return refuse("single_node mode runs every role in one process: role must be all, not %q", c.Role)
+		}
+	case ModeDistributed:
+		if u.Engine == db.EngineSQLite {
+			return refuse("distributed mode needs a shared database (postgres:// or mysql://), not SQLite")
+		}
+		switch c.Role {
+		case RoleAPI, RoleScheduler, RoleWorker:
+		case RoleAll:
+			return refuse("distributed mode runs one role per process: role must be api, scheduler or worker, not all")
+		default:
+			return refuse("unknown role %q: use api, scheduler or worker", c.Role)
+		}
+	default:
+		return refuse("unknown mode %q: use single_node or distributed", c.Mode)
+	}
+	if err := checkListen(c.Listen, c.AuthToken); err != nil {
+		return err
+	}
+	pos := func(name string, v float64) error {
+		if v <= 0 {
+			return refuse("%s must be > 0", name)
+		}
+		return nil
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{
+		{"worker lease seconds", c.WorkerLeaseSeconds}, {"worker heartbeat seconds", c.WorkerHeartbeatSeconds},
+		{"worker poll seconds", c.WorkerPollSeconds}, {"worker shutdown grace seconds", c.WorkerShutdownGraceSeconds},
+		{"worker retry base seconds", c.WorkerRetryBaseSeconds}, {"worker retry max seconds", c.WorkerRetryMaxSeconds},
+		{"scheduler lease seconds", c.SchedulerLeaseSeconds}, {"scheduler renew seconds", c.SchedulerRenewSeconds},
+		{"flush max wait seconds", c.FlushMaxWaitSeconds}, {"member heartbeat seconds", c.MemberHeartbeatSeconds},
+		{"member ttl seconds", c.MemberTTLSeconds}, {"maintenance seconds", c.MaintenanceSeconds},
+		{"provider timeout seconds", c.ProviderTimeout},
+	} {
+		if err := pos(p.name, p.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.WorkerConcurrency < 1:
+		return refuse("worker concurrency must be >= 1")
+	case c.WorkerMaxAttempts < 1:
+		return refuse("worker max attempts must be >= 1")
+	case c.SchedulerRenewSeconds > c.SchedulerLeaseSeconds/3:
+		return refuse("scheduler renew interval (%gs) must be at most a third of the scheduler lease (%gs)", c.SchedulerRenewSeconds, c.SchedulerLeaseSeconds)
+	case c.WorkerHeartbeatSeconds >= c.WorkerLeaseSeconds/3:
+		return refuse("worker heartbeat (%gs) must be less than a third of the worker lease (%gs)", c.WorkerHeartbeatSeconds, c.WorkerLeaseSeconds)
+	case c.WorkerShutdownGraceSeconds >= c.WorkerLeaseSeconds:
+		return refuse("worker shutdown grace (%gs) must be less than the worker lease (%gs)", c.WorkerShutdownGraceSeconds, c.WorkerLeaseSeconds)
+	case c.WorkerRetryMaxSeconds < c.WorkerRetryBaseSeconds:
+		return refuse("worker retry max (%gs) must be at least the retry base (%gs)", c.WorkerRetryMaxSeconds, c.WorkerRetryBaseSeconds)
+	case c.FlushDefaultWaitSeconds < 0 || c.FlushDefaultWaitSeconds > c.FlushMaxWaitSeconds:
+		return refuse("flush default wait (%gs) must be between 0 and the max wait (%gs)", c.FlushDefaultWaitSeconds, c.FlushMaxWaitSeconds)
+	case c.ScheduleSeconds < 0 || c.ExperienceScheduleSeconds < 0:
+		return refuse("schedule intervals must be >= 0 (0 = off)")
+	case c.MemberHeartbeatSeconds >= c.MemberTTLSeconds:
+		return refuse("member heartbeat (%gs) must be less than the member ttl (%gs)", c.MemberHeartbeatSeconds, c.MemberTTLSeconds)
+	case c.RateLimitEnabled && (c.RateLimitRequests < 1 || c.RateLimitWindowSeconds <= 0):
+		return refuse("rate limit needs requests >= 1 and a positive window")
+	}
+	switch c.ProviderKind {
+	case "":
+		if c.Mode == ModeDistributed && c.Role == RoleWorker {
+			return refuse("a worker needs a model provider: set POWERCONTEXT_PROVIDER_KIND (local or openai)")
+		}
+	case "local":
+	case "openai":
+		if c.ProviderBaseURL == "" || c.ProviderModel == "" {
+			return refuse("provider openai needs POWERCONTEXT_PROVIDER_BASE_URL and POWERCONTEXT_PROVIDER_MODEL")
+		}
+	default:
+		return refuse("unknown provider kind %q: use local or openai", c.ProviderKind)
+	}
+	switch c.LogFormat {
+	case "json", "console":
+	default:
+		return refuse("unknown log format %q: use json or console", c.LogFormat)
+	}
+	return nil
+}
+
+func checkListen(listen, token string) error {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil || port == "" {
+		return refuse("listen address %q must be host:port", listen)
+	}
+	if token != "" {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return refuse("listen address %q is not loopback: set POWERCONTEXT_AUTH_TOKEN to serve it", listen)
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/powercontext/powercontext/db"
+)
+
+// Bounded error pairs of the ledger itself (SPEC §3.7).
+const (
+	ErrorCategoryLease        = "lease"
+	ErrorCodeLeaseExpired     = "lease_expired"
+	ErrorCategoryCancellation = "cancellation"
+	ErrorCodeCancelRequested  = "cancel_requested"
+)
+
+// ClaimRequest asks for at most Slots items.
+type ClaimRequest struct {
+	Owner     string
+	Supported Supported
+	Slots     int
+	Lease     time.Duration
+	// NewTrace returns the trace and span ids of the execution span the new attempt will run under; they are
+	// stored on the attempt row so a later attempt can link to it. Optional.
+	NewTrace func() (traceID, spanID string)
+}
+
+// ClaimResult reports one claim pass.
+type ClaimResult struct {
+	Claims  []Claim
+	Expired int // expired lane heads recovered in this pass (claimable on the next pass)
+}
+
+// Claim runs one claim pass (SPEC §3.5): an unlocked candidate query over lane heads, then per candidate a short
+// transaction locking lane → key → item that re-checks the head and claims it (or expires it, SPEC §3.8). It
+// never claims more than req.Slots items and never claims an unsupported (kind, payload_version).
+func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
+	var res ClaimResult
+	if req.Slots <= 0 {
+		return res, nil
+	}
+	if req.Owner == "" || len(req.Owner) > 128 {
+		return res, invalidArgument("owner must be 1..128 bytes")
+	}
+	if req.Lease <= 0 {
+		return res, invalidArgument("lease must be positive")
+	}
+	limit := max(32, req.Slots*4)
+	cands, err := l.store.WorkItemClaimCandidates(ctx, req.Supported.Kinds(), int32(limit))
+	if err != nil {
+		return res, err
+	}
+	for _, c := range cands {
+		if len(res.Claims) >= req.Slots {
+			break
+		}
+		expired := c.Status == db.StatusRunning || c.Status == db.StatusCancelling
+		if !expired && !req.Supported.Has(c.Kind, c.PayloadVersion) {
+			continue // unsupported heads wait (readiness reports misconfigured)
+		}
+		claim, ok, didExpire, err := l.claimOne(ctx, c, req)
+		if err != nil {
+			return res, err
+		}
+		if didExpire {
+			res.Expired++
+		}
+		if ok {
+			res.Claims = append(res.Claims, claim)
+		}
+	}
+	return res, nil
+}
+
+func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimRequest) (claim Claim, ok, expired bool, err error) {
+	err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		ok, expired = false, false
+		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.LaneKey, c.LogicalKey, c.WorkID)
+		if errors.Is(err, db.ErrNotFound) {
+			return nil // purged or never committed: nothing to do
+		}
+		if err != nil {
+			return err
+		}
+		if lane.HeadSequence != item.LaneSequence {
+			return nil // no longer the head
+		}
+		switch item.Status {
+		case db.StatusQueued, db.StatusRetryWait:
+			if item.AvailableAt.After(now) || !req.Supported.Has(item.Kind, item.PayloadVersion) {
+				return nil
+			}
+			claim, err = claimItem(ctx, q, item, now, req)
+			ok = err == nil
+			return err
+		case db.StatusRunning, db.StatusCancelling:
+			if item.LeaseExpiresAt.After(now) {
+				return nil
+			}
+			expired = true
+			return expireItem(ctx, q, lane, hasKey, item, now)
+		}
+		return nil
+	})
+	return claim, ok, expired, err
+}
+
+func claimItem(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time, req ClaimRequest) (Claim, error) {
+	var prevTrace, prevSpan string
+	if item.AttemptCount > 0 {
+		prev, err := q.WorkAttemptGet(ctx, item.WorkID, item.AttemptCount)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return Claim{}, err
+		}
+		prevTrace, prevSpan = prev.TraceID, prev.SpanID
+	}
+	prevVersion := item.StateVersion
+	item.Status = db.StatusRunning
+	item.LeaseOwner = req.Owner
+	item.LeaseFence++
+	item.LeaseExpiresAt = now.Add(req.Lease)
+	item.AttemptCount++
+	item.GenerationAttemptCount++
+	item.StateVersion++
+	item.UpdatedAt = now
+	if err := updateState(ctx, q, item, prevVersion); err != nil {
+		return Claim{}, err
+	}
+	var traceID, spanID string
+	if req.NewTrace != nil {
+		traceID, spanID = req.NewTrace()
+	}
+	if err := q.WorkAttemptInsert(ctx, db.WorkAttempt{
+		WorkID:             item.WorkID,
+		AttemptNo:          item.AttemptCount,
+		RecoveryGeneration: item.RecoveryGeneration,
+		OwnerID:            req.Owner,
+		Fence:              item.LeaseFence,
+		StartedAt:          now,
+		TraceID:            traceID,
+		SpanID:             spanID,
+	}); err != nil {
+		return Claim{}, err
+	}
+	return Claim{
+		Item:            item,
+		Owner:           req.Owner,
+		Fence:           item.LeaseFence,
+		AttemptNo:       item.AttemptCount,
+		LeaseExpiresAt:  item.LeaseExpiresAt,
+		PreviousTraceID: prevTrace,
+		PreviousSpanID:  prevSpan,
+	}, nil
+}
+
+// expireItem recovers an expired lease (SPEC §3.8): the old attempt finishes as lease_expired_retry (→ retry_wait,
+// available now), lease_expired_failed (budget spent → failed) or cancelled (cancel requested). The fence is
+// unchanged; the next claim raises it.
+func expireItem(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time) error {
+	prevVersion := item.StateVersion
+	attempt := db.FinishAttemptParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now}
+	item.LeaseOwner = ""
+	item.LeaseExpiresAt = time.Time{}
+	item.StateVersion++
+	item.UpdatedAt = now
+	cancelled := item.Status == db.StatusCancelling || item.CancelRequested
+	switch {
+	case cancelled:
+		item.Status = db.StatusCancelled
+		item.CompletedAt = now
+		item.ErrorCategory, item.ErrorCode = ErrorCategoryCancellation, ErrorCodeCancelRequested
+		attempt.Outcome = db.OutcomeCancelled
+		attempt.ErrorCategory, attempt.ErrorCode = ErrorCategoryCancellation, ErrorCodeCancelRequested
+	case item.GenerationAttemptCount < item.MaxAttempts:
+		item.Status = db.StatusRetryWait
+		item.AvailableAt = now
+		item.ErrorCategory, item.ErrorCode = ErrorCategoryLease, ErrorCodeLeaseExpired
+		attempt.Outcome = db.OutcomeLeaseExpiredRetry
+		attempt.ErrorCategory, attempt.ErrorCode = ErrorCategoryLease, ErrorCodeLeaseExpired
+	default:
+		item.Status = db.StatusFailed
+		item.CompletedAt = now
+		item.ErrorCategory, item.ErrorCode = ErrorCategoryLease, ErrorCodeLeaseExpired
+		attempt.Outcome = db.OutcomeLeaseExpiredFailed
+		attempt.ErrorCategory, attempt.ErrorCode = ErrorCategoryLease, ErrorCodeLeaseExpired
+	}
+	if err := updateState(ctx, q, item, prevVersion); err != nil {
+		return err
+	}
+	if _, err := q.WorkAttemptFinish(ctx, attempt); err != nil {
+		return err
+	}
+	if cancelled {
+		return finishLane(ctx, q, lane, hasKey, item)
+	}
+	return nil
+}

@@ -1,0 +1,215 @@
+package coordinator
+
+import (
+	"context"
+	"time"
+
+	"github.com/powercontext/powercontext/db"
+)
+
+// DomainCommit applies a handler's result inside the ledger's final transaction, after the claim was verified
+// and with lane, key and item locked. It takes the domain cursor lock (the last in the global order), checks the
+// cursor exactly and advances it with compare-and-set. It must not call the Store outside q.
+type DomainCommit func(ctx context.Context, q db.Queries, item db.WorkItem) error
+
+// Result is what a successful attempt stores on the item.
+type Result struct {
+	Code    string // bounded, e.g. "processed", "already_committed"
+	Payload any    // JSON object or nil
+}
+
+// Failure is a classified handler failure: a bounded (category, code) pair, never exception text.
+type Failure struct {
+	Category  string
+	Code      string
+	Retryable bool
+}
+
+// HeartbeatResult reports a successful heartbeat.
+type HeartbeatResult struct {
+	LeaseExpiresAt  time.Time
+	CancelRequested bool // the operator asked to cancel: stop work and ConfirmCancelled
+}
+
+// Heartbeat extends the claim's lease to now + lease on database time. It does not bump state_version. It fails
+// with ErrStaleWorkClaim when the claim was lost; when cancel was requested it extends nothing and reports it.
+func (l *Ledger) Heartbeat(ctx context.Context, c Claim, lease time.Duration) (HeartbeatResult, error) {
+	var res HeartbeatResult
+	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		res = HeartbeatResult{}
+		item, now, err := q.WorkItemLock(ctx, c.Item.WorkID)
+		if err != nil {
+			return err
+		}
+		switch err := verifyClaim(item, c, now); err {
+		case nil:
+		case ErrCancelRequested:
+			res.CancelRequested = true
+			return nil
+		default:
+			return err
+		}
+		expires := now.Add(lease)
+		n, err := q.WorkItemExtendLease(ctx, db.ExtendLeaseParams{
+			WorkID: c.Item.WorkID, LeaseOwner: c.Owner, LeaseFence: c.Fence, AttemptCount: c.AttemptNo, LeaseExpiresAt: expires,
+		})
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return ErrStaleWorkClaim
+		}
+		if _, err := q.WorkAttemptHeartbeat(ctx, c.Item.WorkID, c.AttemptNo, now); err != nil {
+			return err
+		}
+		res.LeaseExpiresAt = expires
+		return nil
+	})
+	return res, err
+}
+
+// Complete is the final short transaction (SPEC §3.6): lock lane → key → item, verify the claim on database
+// time, run the domain commit, mark succeeded, finish the attempt, delete the key and advance the lane head. All of
+// it commits or none of it does. A cancel request returns ErrCancelRequested and the domain commit never runs.
+func (l *Ledger) Complete(ctx context.Context, c Claim, result Result, commit DomainCommit) (db.WorkItem, error) {
+	var resultPayload []byte
+	if result.Payload != nil {
+		p, err := CanonicalJSON(result.Payload)
+		if err != nil {
+			return db.WorkItem{}, err
+		}
+		resultPayload = p
+	}
+	if result.Code == "" || len(result.Code) > 64 {
+		return db.WorkItem{}, invalidArgument("result code must be 1..64 bytes")
+	}
+	var done db.WorkItem
+	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
+		if err != nil {
+			return err
+		}
+		if err := verifyClaim(item, c, now); err != nil {
+			return err
+		}
+		if commit != nil {
+			if err := commit(ctx, q, item); err != nil {
+				return err
+			}
+		}
+		prevVersion := item.StateVersion
+		item.Status = db.StatusSucceeded
+		item.LeaseOwner, item.LeaseExpiresAt = "", time.Time{}
+		item.ResultCode, item.ResultPayload = result.Code, resultPayload
+		item.ErrorCategory, item.ErrorCode = "", ""
+		item.StateVersion++
+		item.UpdatedAt, item.CompletedAt = now, now
+		if err := updateState(ctx, q, item, prevVersion); err != nil {
+			return err
+		}
+		if _, err := q.WorkAttemptFinish(ctx, db.FinishAttemptParams{
+			WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now, Outcome: db.OutcomeSucceeded,
+		}); err != nil {
+			return err
+		}
+		if err := finishLane(ctx, q, lane, hasKey, item); err != nil {
+			return err
+		}
+		done = item
+		return nil
+	})
+	return done, err
+}
+
+// Fail records a classified failure of the claim's attempt: retry_wait after delay when retryable and the
+// generation's budget is not spent, else failed (the key and the lane head stay: the lane is blocked until an
+// operator retries or cancels). A pending cancel request wins: the item becomes cancelled.
+func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Duration) (db.WorkItem, error) {
+	if f.Category == "" || len(f.Category) > 64 || f.Code == "" || len(f.Code) > 128 {
+		return db.WorkItem{}, invalidArgument("failure needs a bounded category and code")
+	}
+	if delay < 0 {
+		delay = 0
+	}
+	var out db.WorkItem
+	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
+		if err != nil {
+			return err
+		}
+		switch err := verifyClaim(item, c, now); err {
+		case nil:
+		case ErrCancelRequested:
+			item, err = cancelRunning(ctx, q, lane, hasKey, item, now)
+			out = item
+			return err
+		default:
+			return err
+		}
+		prevVersion := item.StateVersion
+		attempt := db.FinishAttemptParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now,
+			ErrorCategory: f.Category, ErrorCode: f.Code}
+		item.LeaseOwner, item.LeaseExpiresAt = "", time.Time{}
+		item.ErrorCategory, item.ErrorCode = f.Category, f.Code
+		item.StateVersion++
+		item.UpdatedAt = now
+		if f.Retryable && item.GenerationAttemptCount < item.MaxAttempts {
+			item.Status = db.StatusRetryWait
+			item.AvailableAt = now.Add(delay)
+			attempt.Outcome = db.OutcomeRetryWait
+		} else {
+			item.Status = db.StatusFailed
+			item.CompletedAt = now
+			attempt.Outcome = db.OutcomeFailed
+		}
+		if err := updateState(ctx, q, item, prevVersion); err != nil {
+			return err
+		}
+		if _, err := q.WorkAttemptFinish(ctx, attempt); err != nil {
+			return err
+		}
+		out = item
+		return nil
+	})
+	return out, err
+}
+
+// ConfirmCancelled converges a claim whose item was asked to cancel: the attempt finishes as cancelled, the key
+// is deleted and the lane head advances, without waiting for the lease to expire. The domain commit never runs.
+func (l *Ledger) ConfirmCancelled(ctx context.Context, c Claim) (db.WorkItem, error) {
+	var out db.WorkItem
+	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
+		if err != nil {
+			return err
+		}
+		if err := verifyClaim(item, c, now); err != ErrCancelRequested {
+			if err == nil {
+				return invalidArgument("no cancel was requested")
+			}
+			return err
+		}
+		out, err = cancelRunning(ctx, q, lane, hasKey, item, now)
+		return err
+	})
+	return out, err
+}
+
+func cancelRunning(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time) (db.WorkItem, error) {
+	prevVersion := item.StateVersion
+	item.Status = db.StatusCancelled
+	item.LeaseOwner, item.LeaseExpiresAt = "", time.Time{}
+	item.ErrorCategory, item.ErrorCode = ErrorCategoryCancellation, ErrorCodeCancelRequested
+	item.StateVersion++
+	item.UpdatedAt, item.CompletedAt = now, now
+	if err := updateState(ctx, q, item, prevVersion); err != nil {
+		return item, err
+	}
+	if _, err := q.WorkAttemptFinish(ctx, db.FinishAttemptParams{
+		WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now, Outcome: db.OutcomeCancelled,
+		ErrorCategory: ErrorCategoryCancellation, ErrorCode: ErrorCodeCancelRequested,
+	}); err != nil {
+		return item, err
+	}
+	return item, finishLane(ctx, q, lane, hasKey, item)
+}

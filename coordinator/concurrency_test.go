@@ -1,0 +1,211 @@
+package coordinator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
+)
+
+// TestConcurrentClaimsCommitOncePerItemInLaneOrder races two independent connection pools × 8 goroutines over
+// 2,000 items in 50 lanes with random retryable failures and forced lease expiries, then checks the invariants:
+// every item succeeded, exactly one domain commit per item, commit order = sequence order within each lane,
+// fences strictly increase per item, and no engine deadlock error occurred.
+func TestConcurrentClaimsCommitOncePerItemInLaneOrder(t *testing.T) {
+	const (
+		lanes        = 50
+		perLane      = 40
+		total        = lanes * perLane
+		workersPerDB = 8
+	)
+	for _, engine := range enginetest.Engines(t) {
+		t.Run(string(engine), func(t *testing.T) {
+			started := time.Now()
+			url := enginetest.MigratedDatabase(t, engine)
+			stores := []db.Store{enginetest.OpenStore(t, url), enginetest.OpenStore(t, url)}
+			ledgers := []*coordinator.Ledger{coordinator.NewLedger(stores[0]), coordinator.NewLedger(stores[1])}
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+
+			var (
+				succeeded, stale, failures, expiries, deadlocks atomic.Int64
+				errMu                                           sync.Mutex
+				firstErr                                        error
+			)
+			record := func(err error) {
+				if errors.Is(err, db.ErrDeadlock) {
+					deadlocks.Add(1)
+				}
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				errMu.Unlock()
+				cancel()
+			}
+
+			var wg sync.WaitGroup
+			// Enqueuers: 5 goroutines alternating pools, each owning 10 lanes, windows in order.
+			for g := range 5 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l := ledgers[g%2]
+					for w := range perLane {
+						for lane := g; lane < lanes; lane += 5 {
+							laneName := fmt.Sprintf("lane-%02d", lane)
+							window := fmt.Sprintf("w-%03d", w)
+							_, err := l.Enqueue(ctx, coordinator.EnqueueRequest{LaneKey: hash(laneName),
+								Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+									return &coordinator.EnqueueSpec{Kind: testKind, PayloadVersion: 1, ScopeID: laneName,
+										LogicalKey: hash(laneName + "/" + window), Payload: map[string]any{"w": w}, MaxAttempts: 1000}, nil
+								}})
+							if err != nil {
+								record(fmt.Errorf("enqueue: %w", err))
+								return
+							}
+						}
+					}
+				}()
+			}
+			// Workers.
+			for p := range 2 {
+				for g := range workersPerDB {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						l, s := ledgers[p], stores[p]
+						owner := fmt.Sprintf("worker-%d-%d", p, g)
+						rng := rand.New(rand.NewPCG(uint64(p), uint64(g)))
+						for ctx.Err() == nil && succeeded.Load() < total {
+							stall := rng.IntN(100) < 3
+							lease := 30 * time.Second
+							if stall {
+								lease = 150 * time.Millisecond
+							}
+							res, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: owner, Supported: supported, Slots: 1, Lease: lease})
+							if err != nil {
+								if ctx.Err() == nil {
+									record(fmt.Errorf("claim: %w", err))
+								}
+								return
+							}
+							expiries.Add(int64(res.Expired))
+							if len(res.Claims) == 0 {
+								time.Sleep(time.Duration(1+rng.IntN(3)) * time.Millisecond)
+								continue
+							}
+							c := res.Claims[0]
+							switch {
+							case stall:
+								// Simulate a worker that stalls past its lease: its commit must be refused.
+								for {
+									now, err := s.DBNow(ctx)
+									if err != nil || now.After(c.LeaseExpiresAt) {
+										break
+									}
+									time.Sleep(20 * time.Millisecond)
+								}
+								_, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem) error {
+									return errors.New("a stale claim's domain commit ran")
+								})
+								if !errors.Is(err, coordinator.ErrStaleWorkClaim) {
+									record(fmt.Errorf("stale complete: %v", err))
+									return
+								}
+								stale.Add(1)
+							case rng.IntN(100) < 10:
+								if _, err := l.Fail(ctx, c, coordinator.Failure{Category: "provider", Code: "unavailable", Retryable: true}, 0); err != nil {
+									record(fmt.Errorf("fail: %w", err))
+									return
+								}
+								failures.Add(1)
+							default:
+								_, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, func(ctx context.Context, q db.Queries, item db.WorkItem) error {
+									latest, err := q.MemoryRevisionLatest(ctx, item.ScopeID)
+									if err != nil && !errors.Is(err, db.ErrNotFound) {
+										return err
+									}
+									return q.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: item.ScopeID, Revision: latest.Revision + 1,
+										WorkID: item.WorkID, WindowAfter: item.LaneSequence, WindowThrough: item.LaneSequence, CreatedAt: time.Now()})
+								})
+								if err != nil {
+									record(fmt.Errorf("complete: %w", err))
+									return
+								}
+								succeeded.Add(1)
+							}
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			require.NoError(t, firstErr)
+			require.Zero(t, deadlocks.Load(), "engine deadlock errors")
+			require.Equal(t, int64(total), succeeded.Load())
+
+			// Invariants, from the database.
+			items := listAll(t, ledgers[0])
+			require.Len(t, items, total)
+			seqByWork := map[string]int64{}
+			for _, it := range items {
+				require.Equal(t, db.StatusSucceeded, it.Status)
+				seqByWork[it.WorkID] = it.LaneSequence
+				attempts, err := ledgers[0].Attempts(context.Background(), it.WorkID)
+				require.NoError(t, err)
+				require.Len(t, attempts, int(it.AttemptCount))
+				for i := 1; i < len(attempts); i++ {
+					require.Greater(t, attempts[i].Fence, attempts[i-1].Fence, "fences strictly increase per item")
+				}
+				require.Equal(t, db.OutcomeSucceeded, attempts[len(attempts)-1].Outcome)
+			}
+			commits := map[string]int{}
+			for lane := range lanes {
+				revs, err := stores[0].MemoryRevisionListByScope(context.Background(), fmt.Sprintf("lane-%02d", lane))
+				require.NoError(t, err)
+				require.Len(t, revs, perLane)
+				sort.Slice(revs, func(i, j int) bool { return revs[i].Revision < revs[j].Revision })
+				for i, r := range revs {
+					commits[r.WorkID]++
+					if i > 0 {
+						require.Greater(t, r.WindowAfter, revs[i-1].WindowAfter, "commit order follows lane order")
+					}
+					require.Equal(t, seqByWork[r.WorkID], r.WindowAfter)
+				}
+			}
+			require.Len(t, commits, total)
+			for id, n := range commits {
+				require.Equal(t, 1, n, "domain commits of %s", id)
+			}
+			t.Logf("%s: %d items, %d lanes, %d retryable failures, %d stale commits refused, %d expiries recovered, wall %s",
+				engine, total, lanes, failures.Load(), stale.Load(), expiries.Load(), time.Since(started).Round(time.Millisecond))
+		})
+	}
+}
+
+func listAll(t *testing.T, l *coordinator.Ledger) []db.WorkItem {
+	t.Helper()
+	var out []db.WorkItem
+	p := coordinator.ListParams{Kinds: []string{testKind}, Limit: 500}
+	for {
+		page, err := l.List(context.Background(), p)
+		require.NoError(t, err)
+		out = append(out, page...)
+		if len(page) < int(p.Limit) {
+			return out
+		}
+		last := page[len(page)-1]
+		p.BeforeCreatedAt, p.BeforeWorkID = last.CreatedAt, last.WorkID
+	}
+}

@@ -1,0 +1,191 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"github.com/powercontext/powercontext/db"
+)
+
+// EnqueueSpec describes one logical work window. It is computed under the lane lock (SpecFunc).
+type EnqueueSpec struct {
+	Kind           string
+	PayloadVersion int32
+	ScopeID        string
+	LogicalKey     string // 64 hex
+	Payload        any    // JSON object (raw bytes or a value); canonicalised, at most 16 KiB
+	MaxAttempts    int32
+}
+
+// SpecFunc computes the window under the lane lock (SPEC §3.4 step 3): it may read the domain cursor and journal
+// head through q. It returns nil when there is no window (idle). It must not call the Store outside q.
+type SpecFunc func(ctx context.Context, q db.Queries) (*EnqueueSpec, error)
+
+// EnqueueRequest is one enqueue.
+type EnqueueRequest struct {
+	LaneKey string
+	Spec    SpecFunc
+	// Lease, when set, is asserted first in the same transaction (scheduler enqueues, SPEC §3.9).
+	Lease *LeaseToken
+}
+
+// EnqueueResult is the item the window maps to. Idle means no window existed and nothing was written.
+type EnqueueResult struct {
+	Item    db.WorkItem
+	Created bool
+	Idle    bool
+}
+
+var errLaneMissing = errors.New("coordinator: lane row missing")
+
+// Enqueue creates the window's work item or joins the existing one, in one short transaction that locks
+// (scheduler lease →) lane → logical key. A missing lane row is created by an autocommitted insert-if-absent
+// outside the transaction and the transaction is run again (SPEC §2: InnoDB duplicate-key trap).
+func (l *Ledger) Enqueue(ctx context.Context, req EnqueueRequest) (EnqueueResult, error) {
+	if !isHex64(req.LaneKey) {
+		return EnqueueResult{}, invalidArgument("lane key must be 64 lowercase hex characters")
+	}
+	for range 2 {
+		res, err := l.enqueueTx(ctx, req)
+		if !errors.Is(err, errLaneMissing) {
+			return res, err
+		}
+		if _, err := l.store.WorkLaneInsertIfAbsent(ctx, req.LaneKey); err != nil {
+			return EnqueueResult{}, err
+		}
+	}
+	return EnqueueResult{}, errors.New("coordinator: lane row vanished after creation")
+}
+
+func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResult, error) {
+	var res EnqueueResult
+	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		res = EnqueueResult{}
+		if req.Lease != nil {
+			if err := assertLease(ctx, q, *req.Lease); err != nil {
+				return err
+			}
+		}
+		lane, err := q.WorkLaneLock(ctx, req.LaneKey)
+		if errors.Is(err, db.ErrNotFound) {
+			return errLaneMissing
+		}
+		if err != nil {
+			return err
+		}
+		spec, err := req.Spec(ctx, q)
+		if err != nil {
+			return err
+		}
+		if spec == nil {
+			res.Idle = true
+			return nil
+		}
+		if err := validateSpec(spec); err != nil {
+			return err
+		}
+		payload, err := CanonicalJSON(spec.Payload)
+		if err != nil {
+			return err
+		}
+
+		key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
+		switch {
+		case err == nil:
+			return joinExisting(ctx, q, key, req.LaneKey, spec, &res)
+		case !errors.Is(err, db.ErrNotFound):
+			return err
+		}
+
+		now, err := q.DBNow(ctx)
+		if err != nil {
+			return err
+		}
+		workID := uuid.NewString()
+		inserted, err := q.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: workID, LaneKey: req.LaneKey, CreatedAt: now})
+		if err != nil {
+			return err
+		}
+		if !inserted { // lost a race (only possible across lanes, which is an identity mismatch): re-read and join
+			key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
+			if err != nil {
+				return err
+			}
+			return joinExisting(ctx, q, key, req.LaneKey, spec, &res)
+		}
+
+		seq := lane.NextSequence
+		lane.NextSequence++
+		if lane.HeadSequence == 0 {
+			lane.HeadSequence = seq
+		}
+		if err := q.WorkLaneUpdate(ctx, lane); err != nil {
+			return err
+		}
+		item := db.WorkItem{
+			WorkID:         workID,
+			LogicalKey:     spec.LogicalKey,
+			LaneKey:        req.LaneKey,
+			LaneSequence:   seq,
+			Kind:           spec.Kind,
+			PayloadVersion: spec.PayloadVersion,
+			ScopeID:        spec.ScopeID,
+			Payload:        payload,
+			Status:         db.StatusQueued,
+			AvailableAt:    now,
+			MaxAttempts:    spec.MaxAttempts,
+			StateVersion:   1,
+			CreatedAt:      now,
+			UpdatedAt:      now,
+		}
+		if err := q.WorkItemInsert(ctx, item); err != nil {
+			return err
+		}
+		res.Item, res.Created = item, true
+		return nil
+	})
+	return res, err
+}
+
+func joinExisting(ctx context.Context, q db.Queries, key db.WorkKey, laneKey string, spec *EnqueueSpec, res *EnqueueResult) error {
+	item, err := q.WorkItemGet(ctx, key.WorkID)
+	if err != nil {
+		return err
+	}
+	if item.Kind != spec.Kind || item.ScopeID != spec.ScopeID || item.LaneKey != laneKey {
+		return ErrKeyIdentityMismatch
+	}
+	res.Item, res.Created = item, false
+	return nil
+}
+
+func validateSpec(s *EnqueueSpec) error {
+	switch {
+	case s.Kind == "" || len(s.Kind) > 128:
+		return invalidArgument("kind must be 1..128 bytes")
+	case s.PayloadVersion <= 0:
+		return invalidArgument("payload version must be > 0")
+	case len(s.ScopeID) == 0 || len(s.ScopeID) > 256:
+		return invalidArgument("scope id must be 1..256 bytes")
+	case !isHex64(s.LogicalKey):
+		return invalidArgument("logical key must be 64 lowercase hex characters")
+	case s.MaxAttempts <= 0:
+		return invalidArgument("max attempts must be > 0")
+	}
+	return nil
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

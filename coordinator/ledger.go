@@ -1,0 +1,161 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/powercontext/powercontext/db"
+)
+
+// Ledger is the Work Ledger protocol over one db.Store. It is safe for concurrent use; all coordination state
+// lives in the database.
+type Ledger struct {
+	store db.Store
+}
+
+// NewLedger returns a Ledger over store.
+func NewLedger(store db.Store) *Ledger { return &Ledger{store: store} }
+
+// Store returns the underlying store.
+func (l *Ledger) Store() db.Store { return l.store }
+
+// VersionRange is an inclusive range of payload versions a worker can execute for one kind.
+type VersionRange struct{ Min, Max int32 }
+
+// Supported maps kind → payload versions a worker can execute.
+type Supported map[string]VersionRange
+
+// Has reports whether (kind, version) is executable.
+func (s Supported) Has(kind string, version int32) bool {
+	r, ok := s[kind]
+	return ok && version >= r.Min && version <= r.Max
+}
+
+// Kinds lists the supported kinds.
+func (s Supported) Kinds() []string {
+	out := make([]string, 0, len(s))
+	for k := range s {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Claim is a worker's ownership of one running item: every later write must present it and is checked against
+// (status, lease_owner, lease_fence, attempt_count, lease_expires_at) in the same transaction.
+type Claim struct {
+	Item           db.WorkItem // the item as claimed (status running)
+	Owner          string
+	Fence          int64
+	AttemptNo      int32
+	LeaseExpiresAt time.Time
+	// PreviousTraceID/PreviousSpanID are the stored ids of the previous attempt's execution span, if any, so the
+	// new attempt's span can link to it.
+	PreviousTraceID string
+	PreviousSpanID  string
+}
+
+// Get returns one item.
+func (l *Ledger) Get(ctx context.Context, workID string) (db.WorkItem, error) {
+	if !validWorkID(workID) {
+		return db.WorkItem{}, ErrNotFound
+	}
+	return l.store.WorkItemGet(ctx, workID)
+}
+
+// Attempts returns the attempts of one item in attempt order.
+func (l *Ledger) Attempts(ctx context.Context, workID string) ([]db.WorkAttempt, error) {
+	if !validWorkID(workID) {
+		return nil, ErrNotFound
+	}
+	return l.store.WorkAttemptListByWorkID(ctx, workID)
+}
+
+// ListParams filters List. Kinds is required (callers restrict to the kinds they may show).
+type ListParams = db.WorkItemListParams
+
+// List returns items newest first (keyset on created_at, work_id).
+func (l *Ledger) List(ctx context.Context, p ListParams) ([]db.WorkItem, error) {
+	if len(p.Kinds) == 0 {
+		return nil, invalidArgument("list needs at least one kind")
+	}
+	if p.Limit <= 0 || p.Limit > 1000 {
+		return nil, invalidArgument("list limit must be 1..1000")
+	}
+	return l.store.WorkItemList(ctx, p)
+}
+
+func validWorkID(id string) bool {
+	_, err := uuid.Parse(id)
+	return err == nil && len(id) == 36
+}
+
+// verifyClaim checks the claim against the locked item on database time.
+func verifyClaim(item db.WorkItem, c Claim, now time.Time) error {
+	if item.LeaseOwner != c.Owner || item.LeaseFence != c.Fence || item.AttemptCount != c.AttemptNo {
+		return ErrStaleWorkClaim
+	}
+	if item.Status != db.StatusRunning && item.Status != db.StatusCancelling {
+		return ErrStaleWorkClaim
+	}
+	if !now.Before(item.LeaseExpiresAt) {
+		return ErrStaleWorkClaim
+	}
+	if item.Status == db.StatusCancelling || item.CancelRequested {
+		return ErrCancelRequested
+	}
+	return nil
+}
+
+// lockLaneKeyItem takes the lane, logical key and item locks in the global order and returns the item with the
+// database time read while locking it. The key may be absent for terminal items (hasKey=false).
+func lockLaneKeyItem(ctx context.Context, q db.Queries, laneKey, logicalKey, workID string) (lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time, err error) {
+	lane, err = q.WorkLaneLock(ctx, laneKey)
+	if err != nil {
+		return lane, false, item, now, err
+	}
+	_, err = q.WorkKeyLock(ctx, logicalKey)
+	switch {
+	case err == nil:
+		hasKey = true
+	case errors.Is(err, db.ErrNotFound):
+	default:
+		return lane, false, item, now, err
+	}
+	item, now, err = q.WorkItemLock(ctx, workID)
+	return lane, hasKey, item, now, err
+}
+
+// finishLane deletes the logical key of a succeeded or cancelled item and advances the lane head past it when it
+// was the head (to the lowest later non-terminal sequence, or idle). Caller holds lane, key and item locks.
+func finishLane(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem) error {
+	if hasKey {
+		if _, err := q.WorkKeyDelete(ctx, item.LogicalKey); err != nil {
+			return err
+		}
+	}
+	if lane.HeadSequence != item.LaneSequence {
+		return nil
+	}
+	next, err := q.WorkItemMinLiveSequenceAfter(ctx, lane.LaneKey, item.LaneSequence)
+	if err != nil {
+		return err
+	}
+	lane.HeadSequence = next
+	return q.WorkLaneUpdate(ctx, lane)
+}
+
+// updateState writes item guarded by its previous state_version (always current under the held row lock; the
+// guard turns any protocol bug into a loud error instead of a silent overwrite).
+func updateState(ctx context.Context, q db.Queries, item db.WorkItem, prevVersion int64) error {
+	n, err := q.WorkItemUpdateState(ctx, item, prevVersion)
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return errors.New("coordinator: work item state version moved under a held lock")
+	}
+	return nil
+}

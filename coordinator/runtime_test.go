@@ -1,0 +1,351 @@
+package coordinator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
+)
+
+func TestSchedulerLeaseFencing(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		a, err := l.AcquireLease(ctx, "test-lease", "owner-a", 300*time.Millisecond)
+		require.NoError(t, err)
+		require.True(t, a.Acquired)
+		require.Equal(t, int64(1), a.Token.Fence)
+
+		renew, err := l.AcquireLease(ctx, "test-lease", "owner-a", 300*time.Millisecond)
+		require.NoError(t, err)
+		require.True(t, renew.Renewed)
+		require.Equal(t, a.Token.Fence, renew.Token.Fence, "renewal keeps the fence")
+
+		other, err := l.AcquireLease(ctx, "test-lease", "owner-b", time.Minute)
+		require.NoError(t, err)
+		require.False(t, other.Acquired)
+		require.Equal(t, "owner-a", other.HolderID)
+		require.NoError(t, l.AssertLease(ctx, renew.Token))
+
+		waitDBPast(t, s, renew.Token.ExpiresAt)
+		require.ErrorIs(t, l.AssertLease(ctx, renew.Token), coordinator.ErrStaleCoordinatorLease, "an expired lease fails assert")
+		b, err := l.AcquireLease(ctx, "test-lease", "owner-b", time.Minute)
+		require.NoError(t, err)
+		require.True(t, b.Acquired)
+		require.Equal(t, int64(2), b.Token.Fence, "takeover after expiry increments the fence")
+		require.ErrorIs(t, l.AssertLease(ctx, renew.Token), coordinator.ErrStaleCoordinatorLease)
+		require.ErrorIs(t, l.ReleaseLease(ctx, renew.Token), coordinator.ErrStaleCoordinatorLease)
+
+		require.NoError(t, l.ReleaseLease(ctx, b.Token))
+		row, err := s.SchedulerLeaseGet(ctx, "test-lease")
+		require.NoError(t, err)
+		require.Empty(t, row.OwnerID)
+		require.Equal(t, int64(2), row.Fence, "release keeps the fence")
+		c, err := l.AcquireLease(ctx, "test-lease", "owner-a", time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, int64(3), c.Token.Fence)
+	})
+}
+
+// pageDiscoverer returns reqs from a func so tests can block or count.
+type pageDiscoverer struct {
+	name string
+	page func(ctx context.Context, continuation string) ([]coordinator.EnqueueRequest, string, error)
+}
+
+func (d pageDiscoverer) Name() string            { return d.name }
+func (d pageDiscoverer) Interval() time.Duration { return time.Hour }
+func (d pageDiscoverer) Page(ctx context.Context, c string, _ int) ([]coordinator.EnqueueRequest, string, error) {
+	return d.page(ctx, c)
+}
+
+func windowRequests(lane string, n int) []coordinator.EnqueueRequest {
+	var out []coordinator.EnqueueRequest
+	for i := range n {
+		window := fmt.Sprintf("w%d", i)
+		out = append(out, coordinator.EnqueueRequest{LaneKey: hash(lane), Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+			return &coordinator.EnqueueSpec{Kind: testKind, PayloadVersion: 1, ScopeID: lane, LogicalKey: hash(lane + "/" + window),
+				Payload: map[string]any{}, MaxAttempts: 5}, nil
+		}})
+	}
+	return out
+}
+
+func countItems(t *testing.T, l *coordinator.Ledger) int { return len(listAll(t, l)) }
+
+func TestDeposedLeaderWritesNothing(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		entered, release := make(chan struct{}), make(chan struct{})
+		oldDisc := pageDiscoverer{name: "test", page: func(ctx context.Context, _ string) ([]coordinator.EnqueueRequest, string, error) {
+			close(entered)
+			<-release
+			return windowRequests("old", 3), "", nil
+		}}
+		old, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "old", Lease: 300 * time.Millisecond, Renew: 100 * time.Millisecond}, oldDisc)
+		require.NoError(t, err)
+		oldDone := make(chan error, 1)
+		go func() { oldDone <- old.Tick(ctx) }()
+		<-entered
+		tok, leader := old.Leader()
+		require.True(t, leader)
+		waitDBPast(t, s, tok.ExpiresAt)
+
+		var events []string
+		newDisc := pageDiscoverer{name: "test", page: func(context.Context, string) ([]coordinator.EnqueueRequest, string, error) {
+			return nil, "", nil
+		}}
+		fresh, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "new", Lease: time.Minute,
+			Hooks: coordinator.SchedulerHooks{Leadership: func(e string, _ int64) { events = append(events, e) }}}, newDisc)
+		require.NoError(t, err)
+		require.NoError(t, fresh.Tick(ctx))
+		newTok, leader := fresh.Leader()
+		require.True(t, leader)
+		require.Equal(t, tok.Fence+1, newTok.Fence)
+		require.Equal(t, []string{coordinator.LeadershipAcquired}, events)
+		scanBefore, err := s.SchedulerScanGet(ctx, "test")
+		require.NoError(t, err)
+
+		close(release)
+		require.NoError(t, <-oldDone, "a deposed leader steps down quietly")
+		_, leader = old.Leader()
+		require.False(t, leader)
+		require.Zero(t, countItems(t, l), "the deposed leader enqueued nothing")
+		scanAfter, err := s.SchedulerScanGet(ctx, "test")
+		require.NoError(t, err)
+		require.Equal(t, scanBefore, scanAfter, "the deposed leader saved no scan position")
+	})
+}
+
+func TestSchedulerCrashMidPageRescansAndJoins(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		l := coordinator.NewLedger(s)
+		disc := pageDiscoverer{name: "test", page: func(context.Context, string) ([]coordinator.EnqueueRequest, string, error) {
+			return windowRequests("lane", 10), "", nil
+		}}
+		crashCtx, crash := context.WithCancel(context.Background())
+		var n int
+		first, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "first", Lease: 300 * time.Millisecond,
+			Hooks: coordinator.SchedulerHooks{Enqueued: func(string, coordinator.EnqueueResult) {
+				if n++; n == 5 {
+					crash()
+				}
+			}}}, disc)
+		require.NoError(t, err)
+		require.Error(t, first.Tick(crashCtx))
+		require.Equal(t, 5, countItems(t, l))
+		tok, _ := first.Leader()
+		waitDBPast(t, s, tok.ExpiresAt)
+
+		var created, joined int
+		second, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "second", Lease: time.Minute,
+			Hooks: coordinator.SchedulerHooks{Enqueued: func(_ string, r coordinator.EnqueueResult) {
+				if r.Created {
+					created++
+				} else {
+					joined++
+				}
+			}}}, disc)
+		require.NoError(t, err)
+		require.NoError(t, second.Tick(context.Background()))
+		require.Equal(t, 5, joined, "the rescanned half joins its items")
+		require.Equal(t, 5, created)
+		require.Equal(t, 10, countItems(t, l), "no duplicate items")
+		scan, err := s.SchedulerScanGet(context.Background(), "test")
+		require.NoError(t, err)
+		require.Equal(t, int64(2), scan.StateVersion)
+	})
+}
+
+// slotHandler runs until released and tracks concurrency.
+type slotHandler struct {
+	kind            string
+	running, maxRun atomic.Int32
+	hold            chan struct{}
+	commits         atomic.Int32
+}
+
+func (h *slotHandler) Kind() string { return h.kind }
+func (h *slotHandler) PayloadVersions() coordinator.VersionRange {
+	return coordinator.VersionRange{Min: 1, Max: 1}
+}
+func (h *slotHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
+	n := h.running.Add(1)
+	defer h.running.Add(-1)
+	for {
+		m := h.maxRun.Load()
+		if n <= m || h.maxRun.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if h.hold != nil {
+		<-h.hold // deliberately ignores ctx: a handler stuck in a provider call
+	} else {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}, Commit: func(context.Context, db.Queries, db.WorkItem) error {
+		h.commits.Add(1)
+		return nil
+	}}, nil
+}
+
+func waitFor(t *testing.T, d time.Duration, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestWorkerRespectsSlotsAndSupportedKinds(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		l := coordinator.NewLedger(s)
+		for i := range 10 {
+			enqueue(t, l, fmt.Sprintf("lane-%d", i), "w", 5)
+		}
+		other, err := l.Enqueue(ctx, coordinator.EnqueueRequest{LaneKey: hash("other"), Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+			return &coordinator.EnqueueSpec{Kind: "other.kind", PayloadVersion: 1, ScopeID: "other", LogicalKey: hash("other"), Payload: map[string]any{}, MaxAttempts: 5}, nil
+		}})
+		require.NoError(t, err)
+		h := &slotHandler{kind: testKind}
+		w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w1", Concurrency: 2, Poll: 20 * time.Millisecond, Logger: zerolog.Nop()}, h)
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		waitFor(t, 30*time.Second, func() bool { return h.commits.Load() == 10 }, "worker did not finish")
+		cancel()
+		require.NoError(t, <-done)
+		require.LessOrEqual(t, h.maxRun.Load(), int32(2), "never more handlers than slots")
+		require.Equal(t, int32(2), h.maxRun.Load())
+		it, err := l.Get(context.Background(), other.Item.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, db.StatusQueued, it.Status, "an unsupported kind is never claimed")
+		require.Zero(t, it.AttemptCount)
+	})
+}
+
+func TestWorkerCancelWhileBlockedInPrepare(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		l := coordinator.NewLedger(s)
+		res := enqueue(t, l, "lane", "w", 5)
+		h := &slotHandler{kind: testKind, hold: make(chan struct{})}
+		w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w1", Concurrency: 1, Poll: 20 * time.Millisecond,
+			Lease: 2 * time.Second, Heartbeat: 100 * time.Millisecond, Logger: zerolog.Nop()}, h)
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		waitFor(t, 10*time.Second, func() bool { return h.running.Load() == 1 }, "handler did not start")
+		it, err := l.Get(ctx, res.Item.WorkID)
+		require.NoError(t, err)
+		_, err = l.Cancel(ctx, it.WorkID, it.StateVersion)
+		require.NoError(t, err)
+		time.Sleep(300 * time.Millisecond) // let a heartbeat observe the request
+		close(h.hold)
+		released := time.Now()
+		waitFor(t, 2*time.Second, func() bool {
+			it, err := l.Get(context.Background(), res.Item.WorkID)
+			return err == nil && it.Status == db.StatusCancelled
+		}, "item not cancelled within 2 s of the handler returning")
+		t.Logf("cancelled %s after the handler returned", time.Since(released).Round(time.Millisecond))
+		require.Zero(t, h.commits.Load(), "no domain commit")
+		attempts, err := l.Attempts(context.Background(), res.Item.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, db.OutcomeCancelled, attempts[0].Outcome)
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+func TestRateLimiterFixedWindow(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		r := coordinator.NewRateLimiter(s)
+		var allowed []bool
+		var remaining []int
+		var last coordinator.RateDecision
+		for range 3 {
+			d, err := r.Allow(context.Background(), "principal-1", "http", 2, time.Minute)
+			require.NoError(t, err)
+			allowed, remaining, last = append(allowed, d.Allowed), append(remaining, d.Remaining), d
+		}
+		require.Equal(t, []bool{true, true, false}, allowed)
+		require.Equal(t, []int{1, 0, 0}, remaining)
+		require.Greater(t, last.RetryAfter, time.Duration(0))
+		d, err := r.Allow(context.Background(), "principal-2", "http", 2, time.Minute)
+		require.NoError(t, err)
+		require.True(t, d.Allowed, "principals are counted apart")
+	})
+}
+
+func TestSingleNodeRuntimeIsExclusive(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		first, err := l.AcquireSingleNode(ctx, "member-1", time.Minute)
+		require.NoError(t, err)
+		_, err = l.AcquireSingleNode(ctx, "member-2", time.Minute)
+		var running *coordinator.ErrRuntimeAlreadyRunning
+		require.True(t, errors.As(err, &running), "a second runtime is refused: %v", err)
+		require.Equal(t, "member-1", running.Holder)
+		require.NoError(t, l.ReleaseLease(ctx, first))
+		_, err = l.AcquireSingleNode(ctx, "member-2", time.Minute)
+		require.NoError(t, err, "after the first stops the second may start")
+	})
+}
+
+func TestMaintenancePurgesOldTerminalWorkOnly(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		enqueue(t, l, "ok", "w", 5)
+		c := claim(t, l, "w", 1, time.Minute)
+		require.Len(t, c, 1)
+		ok, err := l.Complete(ctx, c[0], coordinator.Result{Code: "processed"}, nil)
+		require.NoError(t, err)
+		enqueue(t, l, "bad", "w", 1)
+		c = claim(t, l, "w", 1, time.Minute)
+		require.Len(t, c, 1)
+		bad, err := l.Fail(ctx, c[0], coordinator.Failure{Category: "payload", Code: "invalid_payload"}, 0)
+		require.NoError(t, err)
+		_, err = coordinator.NewRateLimiter(s).Allow(ctx, "p", "http", 5, 50*time.Millisecond)
+		require.NoError(t, err)
+		waitDBPast(t, s, ok.CompletedAt.Add(100*time.Millisecond))
+
+		p, err := coordinator.MaintenanceHandler{Ledger: l, Retention: 50 * time.Millisecond}.Prepare(ctx, db.WorkItem{})
+		require.NoError(t, err)
+		require.Equal(t, map[string]any{"purged_items": int64(1), "purged_rate_limit_windows": int64(1)}, p.Result.Payload)
+		_, err = l.Get(ctx, ok.WorkID)
+		require.ErrorIs(t, err, coordinator.ErrNotFound)
+		kept, err := l.Get(ctx, bad.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, db.StatusFailed, kept.Status)
+
+		// The maintenance item itself runs through the ledger like any other work.
+		sched, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "s", Lease: time.Minute}, coordinator.MaintenanceDiscoverer{})
+		require.NoError(t, err)
+		require.NoError(t, sched.Tick(ctx))
+		items, err := l.List(ctx, coordinator.ListParams{Kinds: []string{coordinator.KindMaintenance}, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, items, 1)
+		require.NoError(t, sched.Tick(ctx))
+		items, err = l.List(ctx, coordinator.ListParams{Kinds: []string{coordinator.KindMaintenance}, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, items, 1, "not due again within the hour")
+	})
+}

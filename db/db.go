@@ -1,0 +1,382 @@
+// Package db is the engine-neutral Store boundary. The coordinator, the domain packages and the runtime talk to a
+// Store; one adapter per engine (db/postgresstore, db/mysqlstore, db/sqlitestore) implements it over sqlc-generated
+// queries. Only db/ imports db/gen/; only app/ (and test support) picks an engine.
+//
+// Conventions every adapter keeps:
+//   - One method per hand-written SQL statement, named like the query (entity first).
+//   - Neutral rows use zero values for SQL NULL: "" for text, nil for bytes, the zero time.Time for times and 0 for
+//     sequences that are always > 0 when present (lane head). Adapters translate both ways.
+//   - Every time written is UTC truncated to the microsecond; every time read is UTC.
+//   - "Lock" methods are locking reads (FOR UPDATE on PostgreSQL/MySQL; on MySQL preceded by a no-op UPDATE of the
+//     same row so the row lock really starts; on SQLite a plain read inside a BEGIN IMMEDIATE transaction). They
+//     return ErrNotFound when the row does not exist.
+//   - "InsertIfAbsent" methods never fail on an existing row; they report whether they inserted.
+//   - Engine deadlock or serialization failures are returned wrapped in ErrDeadlock and are never retried here:
+//     the protocol is deadlock-free by construction, so one is a bug to expose, not to hide.
+package db
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Engine names a supported database engine.
+type Engine string
+
+const (
+	EnginePostgres Engine = "postgres"
+	EngineMySQL    Engine = "mysql"
+	EngineSQLite   Engine = "sqlite"
+)
+
+// Sentinel errors, defined once.
+var (
+	// ErrNotFound is returned when a row addressed by its key does not exist.
+	ErrNotFound = errors.New("db: not found")
+	// ErrConflict is returned when a write violates a unique key the caller did not expect to exist.
+	ErrConflict = errors.New("db: conflict")
+	// ErrDeadlock wraps an engine deadlock or serialization failure. The ledger never expects one.
+	ErrDeadlock = errors.New("db: deadlock or serialization failure")
+)
+
+// Store is one engine's connection pool plus the statements of the ledger and the domain.
+// Methods called on the Store itself run in autocommit mode; InTx runs fn in one write transaction
+// (READ COMMITTED on PostgreSQL/MySQL, BEGIN IMMEDIATE on SQLite). fn must not make network or provider calls.
+type Store interface {
+	Queries
+	Engine() Engine
+	InTx(ctx context.Context, fn func(ctx context.Context, q Queries) error) error
+	Close() error
+}
+
+// Queries is every statement, usable on the Store (autocommit) or inside InTx.
+type Queries interface {
+	// DBNow returns the database clock (UTC): CURRENT_TIMESTAMP(6) / clock_timestamp() / SQLite's clock.
+	DBNow(ctx context.Context) (time.Time, error)
+
+	// Lanes.
+	WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error)
+	WorkLaneLock(ctx context.Context, laneKey string) (WorkLane, error)
+	WorkLaneUpdate(ctx context.Context, lane WorkLane) error
+	WorkLaneGet(ctx context.Context, laneKey string) (WorkLane, error)
+
+	// Logical keys.
+	WorkKeyInsertIfAbsent(ctx context.Context, key WorkKey) (bool, error)
+	WorkKeyLock(ctx context.Context, logicalKey string) (WorkKey, error)
+	WorkKeyDelete(ctx context.Context, logicalKey string) (int64, error)
+
+	// Work items.
+	WorkItemInsert(ctx context.Context, item WorkItem) error
+	// WorkItemLock returns the locked row and the database clock read in the same statement.
+	WorkItemLock(ctx context.Context, workID string) (WorkItem, time.Time, error)
+	WorkItemGet(ctx context.Context, workID string) (WorkItem, error)
+	// WorkItemUpdateState writes every mutable column of item where work_id matches and state_version equals
+	// expectedVersion; it returns the number of rows changed (0 or 1).
+	WorkItemUpdateState(ctx context.Context, item WorkItem, expectedVersion int64) (int64, error)
+	// WorkItemExtendLease sets lease_expires_at for a running, uncancelled item whose owner, fence and attempt
+	// count match (heartbeat; state_version is not changed). Returns rows changed.
+	WorkItemExtendLease(ctx context.Context, p ExtendLeaseParams) (int64, error)
+	// WorkItemMinLiveSequenceAfter returns the lowest lane_sequence > after in the lane whose status is not
+	// succeeded or cancelled, or 0 when there is none.
+	WorkItemMinLiveSequenceAfter(ctx context.Context, laneKey string, after int64) (int64, error)
+	// WorkItemClaimCandidates is the unlocked candidate query over lane heads: heads whose kind is in kinds and
+	// that are due (queued/retry_wait, available_at <= now), plus heads of any kind whose lease expired
+	// (running/cancelling, lease_expires_at <= now); ordered by (available_at, created_at); at most limit rows.
+	WorkItemClaimCandidates(ctx context.Context, kinds []string, limit int32) ([]ClaimCandidate, error)
+	// WorkItemHeadKindVersions counts due lane heads (queued/retry_wait, available_at <= now) by kind and version.
+	WorkItemHeadKindVersions(ctx context.Context) ([]KindVersionCount, error)
+	// WorkItemList lists items newest first (created_at DESC, work_id DESC) with optional filters and keyset.
+	WorkItemList(ctx context.Context, p WorkItemListParams) ([]WorkItem, error)
+	// WorkItemPurgeCandidates returns ids of succeeded/cancelled items completed before the given time, oldest first.
+	WorkItemPurgeCandidates(ctx context.Context, completedBefore time.Time, limit int32) ([]string, error)
+	// WorkItemDeleteTerminal deletes the given items if they are still succeeded or cancelled. Returns rows deleted.
+	WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error)
+	// WorkItemQueueStatistics groups non-terminal items (and failed ones) by kind and status.
+	WorkItemQueueStatistics(ctx context.Context) ([]QueueStatistic, error)
+
+	// Attempts (append-only audit).
+	WorkAttemptInsert(ctx context.Context, a WorkAttempt) error
+	// WorkAttemptFinish sets finished_at, outcome and error of an unfinished attempt. Returns rows changed.
+	WorkAttemptFinish(ctx context.Context, p FinishAttemptParams) (int64, error)
+	WorkAttemptHeartbeat(ctx context.Context, workID string, attemptNo int32, at time.Time) (int64, error)
+	WorkAttemptGet(ctx context.Context, workID string, attemptNo int32) (WorkAttempt, error)
+	WorkAttemptListByWorkID(ctx context.Context, workID string) ([]WorkAttempt, error)
+	WorkAttemptDeleteByWorkIDs(ctx context.Context, workIDs []string) (int64, error)
+
+	// Scheduler leases.
+	SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error)
+	// SchedulerLeaseLock returns the locked row and the database clock read in the same statement.
+	SchedulerLeaseLock(ctx context.Context, leaseName string) (SchedulerLease, time.Time, error)
+	SchedulerLeaseUpdate(ctx context.Context, lease SchedulerLease) error
+	SchedulerLeaseGet(ctx context.Context, leaseName string) (SchedulerLease, error)
+
+	// Scheduler scan positions.
+	SchedulerScanInsertIfAbsent(ctx context.Context, scan SchedulerScan) (bool, error)
+	SchedulerScanGet(ctx context.Context, discoverer string) (SchedulerScan, error)
+	// SchedulerScanUpdate writes next_run_at, continuation, state_version = expected+1 and updated_at where the
+	// version equals expectedVersion. Returns rows changed.
+	SchedulerScanUpdate(ctx context.Context, scan SchedulerScan, expectedVersion int64) (int64, error)
+
+	// Runtime membership.
+	RuntimeMemberUpsert(ctx context.Context, m RuntimeMember) error
+	RuntimeMemberListLive(ctx context.Context, now time.Time) ([]RuntimeMember, error)
+	RuntimeMemberDelete(ctx context.Context, memberID string) (int64, error)
+	RuntimeMemberPurgeExpired(ctx context.Context, before time.Time) (int64, error)
+
+	// Rate-limit windows.
+	RateLimitWindowInsertIfAbsent(ctx context.Context, w RateLimitWindow) (bool, error)
+	RateLimitWindowLock(ctx context.Context, principalKey, policyID string, windowStartedAt time.Time) (RateLimitWindow, error)
+	RateLimitWindowIncrement(ctx context.Context, principalKey, policyID string, windowStartedAt time.Time) (int64, error)
+	RateLimitWindowPurgeExpired(ctx context.Context, before time.Time, limit int32) (int64, error)
+
+	// Memory revisions (domain; also the commit counter of the ledger's concurrency tests).
+	MemoryRevisionInsert(ctx context.Context, r MemoryRevision) error
+	MemoryRevisionLatest(ctx context.Context, scopeID string) (MemoryRevision, error)
+	MemoryRevisionListByScope(ctx context.Context, scopeID string) ([]MemoryRevision, error)
+}
+
+// Work item statuses (SPEC §3.2).
+const (
+	StatusQueued     = "queued"
+	StatusRunning    = "running"
+	StatusRetryWait  = "retry_wait"
+	StatusCancelling = "cancelling"
+	StatusSucceeded  = "succeeded"
+	StatusFailed     = "failed"
+	StatusCancelled  = "cancelled"
+)
+
+// Attempt outcomes.
+const (
+	OutcomeSucceeded          = "succeeded"
+	OutcomeRetryWait          = "retry_wait"
+	OutcomeFailed             = "failed"
+	OutcomeCancelled          = "cancelled"
+	OutcomeLeaseExpiredRetry  = "lease_expired_retry"
+	OutcomeLeaseExpiredFailed = "lease_expired_failed"
+)
+
+// WorkItem is one row of pc_work_items.
+type WorkItem struct {
+	WorkID                 string
+	LogicalKey             string
+	LaneKey                string
+	LaneSequence           int64
+	Kind                   string
+	PayloadVersion         int32
+	ScopeID                string
+	Payload                []byte
+	Status                 string
+	AvailableAt            time.Time
+	LeaseOwner             string    // "" = NULL
+	LeaseFence             int64
+	LeaseExpiresAt         time.Time // zero = NULL
+	AttemptCount           int32
+	GenerationAttemptCount int32
+	RecoveryGeneration     int32
+	MaxAttempts            int32
+	CancelRequested        bool
+	ResultCode             string // "" = NULL
+	ResultPayload          []byte // nil = NULL
+	ErrorCategory          string // "" = NULL
+	ErrorCode              string // "" = NULL
+	StateVersion           int64
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	CompletedAt            time.Time // zero = NULL
+}
+
+// WorkAttempt is one row of pc_work_attempts.
+type WorkAttempt struct {
+	WorkID             string
+	AttemptNo          int32
+	RecoveryGeneration int32
+	OwnerID            string
+	Fence              int64
+	StartedAt          time.Time
+	HeartbeatAt        time.Time // zero = NULL
+	FinishedAt         time.Time // zero = NULL
+	Outcome            string    // "" = NULL
+	ErrorCategory      string
+	ErrorCode          string
+	TraceID            string
+	SpanID             string
+}
+
+// WorkLane is one row of pc_work_lanes. HeadSequence 0 means the lane is idle (NULL).
+type WorkLane struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence int64
+}
+
+// WorkKey is one row of pc_work_keys.
+type WorkKey struct {
+	LogicalKey string
+	WorkID     string
+	LaneKey    string
+	CreatedAt  time.Time
+}
+
+// ClaimCandidate is one row of the unlocked claim candidate query.
+type ClaimCandidate struct {
+	WorkID         string
+	LaneKey        string
+	LogicalKey     string
+	LaneSequence   int64
+	Kind           string
+	PayloadVersion int32
+	Status         string
+}
+
+// KindVersionCount counts due lane heads of one (kind, payload_version).
+type KindVersionCount struct {
+	Kind           string
+	PayloadVersion int32
+	Count          int64
+}
+
+// QueueStatistic is the depth and oldest creation time of one (kind, status).
+type QueueStatistic struct {
+	Kind            string
+	Status          string
+	Count           int64
+	OldestCreatedAt time.Time
+}
+
+// ExtendLeaseParams guards a heartbeat.
+type ExtendLeaseParams struct {
+	WorkID         string
+	LeaseOwner     string
+	LeaseFence     int64
+	AttemptCount   int32
+	LeaseExpiresAt time.Time
+}
+
+// FinishAttemptParams finishes one attempt.
+type FinishAttemptParams struct {
+	WorkID        string
+	AttemptNo     int32
+	FinishedAt    time.Time
+	Outcome       string
+	ErrorCategory string // "" = NULL
+	ErrorCode     string // "" = NULL
+}
+
+// WorkItemListParams filters and pages WorkItemList. Kinds must be non-empty (only these kinds are listed).
+// Empty ScopeID/Status mean "any". When BeforeCreatedAt is non-zero, only rows strictly before
+// (BeforeCreatedAt, BeforeWorkID) in (created_at, work_id) order are returned.
+type WorkItemListParams struct {
+	ScopeID         string
+	Kinds           []string
+	Status          string
+	BeforeCreatedAt time.Time
+	BeforeWorkID    string
+	Limit           int32
+}
+
+// SchedulerLease is one row of pc_scheduler_leases.
+type SchedulerLease struct {
+	LeaseName      string
+	OwnerID        string    // "" = NULL
+	Fence          int64
+	LeaseExpiresAt time.Time // zero = NULL
+	UpdatedAt      time.Time
+}
+
+// SchedulerScan is one row of pc_scheduler_scans.
+type SchedulerScan struct {
+	Discoverer   string
+	NextRunAt    time.Time
+	Continuation string // "" = NULL
+	StateVersion int64
+	UpdatedAt    time.Time
+}
+
+// RuntimeMember is one row of pc_runtime_members.
+type RuntimeMember struct {
+	MemberID         string
+	Role             string
+	BuildVersion     string
+	SchemaMin        int64
+	SchemaMax        int64
+	PayloadMin       int32
+	PayloadMax       int32
+	BehaviorRevision string
+	StartedAt        time.Time
+	HeartbeatAt      time.Time
+	ExpiresAt        time.Time
+}
+
+// RateLimitWindow is one row of pc_rate_limit_windows.
+type RateLimitWindow struct {
+	PrincipalKey    string
+	PolicyID        string
+	WindowStartedAt time.Time
+	RequestCount    int32
+	ExpiresAt       time.Time
+}
+
+// MemoryRevision is one row of pc_memory_revisions.
+type MemoryRevision struct {
+	ScopeID          string
+	Revision         int64
+	WorkID           string
+	CursorGeneration int64
+	WindowAfter      int64
+	WindowThrough    int64
+	EntryCount       int32
+	CreatedAt        time.Time
+}
+
+// SourceJournalHead is one row of pc_source_journal_heads: the per-scope high-watermark.
+type SourceJournalHead struct {
+	ScopeID   string
+	Position  int64
+	UpdatedAt time.Time
+}
+
+// Source is one row of pc_sources.
+type Source struct {
+	ScopeID         string
+	JournalPosition int64
+	SourceID        string
+	SourceType      string
+	Content         string
+	Metadata        []byte // compact JSON object
+	CreatedAt       time.Time
+}
+
+// SourceCursor is one row of pc_source_cursors. A missing row reads as (0, 0).
+type SourceCursor struct {
+	ScopeID    string
+	CursorName string
+	Position   int64
+	Generation int64
+	UpdatedAt  time.Time
+}
+
+// MemoryEntry is one row of pc_memory_entries.
+type MemoryEntry struct {
+	ScopeID         string
+	Revision        int64
+	EntryNo         int32
+	Content         string
+	SourcePositions []byte // JSON array of journal positions
+	CreatedAt       time.Time
+}
+
+// ExperienceCandidate is one row of pc_experience_candidates.
+type ExperienceCandidate struct {
+	CandidateID    string
+	ScopeID        string
+	WorkID         string
+	Title          string
+	Lesson         string
+	CitedPositions []byte // JSON array of journal positions
+	Status         string // pending | approved | rejected
+	StateVersion   int64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}

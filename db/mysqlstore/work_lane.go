@@ -1,0 +1,48 @@
+package mysqlstore
+
+import (
+	"context"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+)
+
+func workLaneFromGen(r mysqlgen.PcWorkLane) db.WorkLane {
+	return db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromNullInt64(r.HeadSequence)}
+}
+
+func (q *queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
+	n, err := q.q.WorkLaneInsertIfAbsent(ctx, laneKey)
+	if err != nil {
+		return false, interpretError(err)
+	}
+	return n == 1, nil
+}
+
+func (q *queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, error) {
+	if _, err := q.q.WorkLaneTouch(ctx, laneKey); err != nil {
+		return db.WorkLane{}, interpretError(err)
+	}
+	r, err := q.q.WorkLaneLock(ctx, laneKey)
+	if err != nil {
+		return db.WorkLane{}, interpretError(err)
+	}
+	return workLaneFromGen(r), nil
+}
+
+func (q *queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {
+	n, err := q.q.WorkLaneUpdate(ctx, mysqlgen.WorkLaneUpdateParams{
+		NextSequence: lane.NextSequence,
+		HeadSequence: nullInt64(lane.HeadSequence),
+		LaneKey:      lane.LaneKey,
+	})
+	return rowsFound(n, err)
+}
+
+func (q *queries) WorkLaneGet(ctx context.Context, laneKey string) (db.WorkLane, error) {
+	r, err := q.q.WorkLaneGet(ctx, laneKey)
+	if err != nil {
+		return db.WorkLane{}, interpretError(err)
+	}
+	return workLaneFromGen(r), nil
+}

@@ -1,0 +1,4 @@
+package postgresstore
+
+// InterpretErrorForTest exposes interpretError to the external test package.
+var InterpretErrorForTest = interpretError

@@ -1,0 +1,256 @@
+// Package sqlitestore is the embedded SQLite adapter (modernc.org/sqlite, no cgo) of the db.Store boundary.
+//
+// One database file, two connection pools:
+//   - the writer: exactly one connection; every write and every InTx runs on it, and InTx begins with
+//     BEGIN IMMEDIATE, so a ledger transaction holds the database write lock from its first statement. That is why
+//     the "Lock" queries are plain SELECTs here: the write lock already serialises every ledger transaction.
+//   - the reader: a few query_only connections for autocommitted reads on the Store (WAL lets them run beside the
+//     writer).
+//
+// Times are INTEGER unix microseconds UTC; the database clock has millisecond resolution. A second process on the
+// same file waits up to busy_timeout for the write lock and then fails with db.ErrDeadlock (never retried here).
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/gen/sqlitegen"
+)
+
+// busyTimeoutMillis is how long a connection waits for a lock held by another connection or process.
+const busyTimeoutMillis = 5000
+
+// readerConns is the size of the autocommitted read pool.
+const readerConns = 4
+
+// Store is the SQLite db.Store.
+type Store struct {
+	queries
+	writer *sql.DB
+	reader *sql.DB
+}
+
+var _ db.Store = (*Store)(nil)
+
+// queries implements db.Queries over two sqlc handles: r for reads, w for writes. On the Store they are the reader
+// and writer pools; inside InTx both are the transaction.
+type queries struct {
+	r *sqlitegen.Queries
+	w *sqlitegen.Queries
+}
+
+var _ db.Queries = (*queries)(nil)
+
+// Open opens (creating if missing) the database file at path and its parent directory. It does not apply the
+// schema; migrations do.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlitestore: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: resolve path: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
+		return nil, fmt.Errorf("sqlitestore: create directory: %w", err)
+	}
+
+	busy := fmt.Sprintf("busy_timeout(%d)", busyTimeoutMillis)
+	writer, err := sql.Open("sqlite", fileDSN(abs, url.Values{
+		"_txlock": {"immediate"},
+		"_pragma": {busy, "journal_mode(WAL)", "synchronous(NORMAL)"},
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open writer: %w", err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+	// The first connection switches the file to WAL (persistent) before any reader opens it.
+	if err := writer.PingContext(ctx); err != nil {
+		_ = writer.Close()
+		return nil, fmt.Errorf("sqlitestore: connect writer: %w", interpretError(err))
+	}
+
+	reader, err := sql.Open("sqlite", fileDSN(abs, url.Values{
+		"_pragma":     {busy},
+		"_query_only": {"1"},
+	}))
+	if err != nil {
+		_ = writer.Close()
+		return nil, fmt.Errorf("sqlitestore: open reader: %w", err)
+	}
+	reader.SetMaxOpenConns(readerConns)
+	reader.SetMaxIdleConns(readerConns)
+	reader.SetConnMaxLifetime(0)
+	if err := reader.PingContext(ctx); err != nil {
+		_ = reader.Close()
+		_ = writer.Close()
+		return nil, fmt.Errorf("sqlitestore: connect reader: %w", interpretError(err))
+	}
+
+	return &Store{
+		queries: queries{r: sqlitegen.New(reader), w: sqlitegen.New(writer)},
+		writer:  writer,
+		reader:  reader,
+	}, nil
+}
+
+// fileDSN builds modernc's URI DSN: file:///abs/path?params. The path is percent-escaped (SQLite decodes it);
+// SQLite ignores the driver's underscore parameters, which modernc applies itself.
+func fileDSN(absPath string, params url.Values) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(absPath), RawQuery: params.Encode()}
+	return u.String()
+}
+
+// Engine reports db.EngineSQLite.
+func (s *Store) Engine() db.Engine { return db.EngineSQLite }
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.reader.Close(), s.writer.Close())
+}
+
+// InTx runs fn in one BEGIN IMMEDIATE transaction on the writer connection, commits, and rolls back on error or
+// panic. It never retries. fn must use q, not the Store: a write on the Store from inside fn would wait for the
+// single writer connection that fn's transaction holds.
+func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) (err error) {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return interpretError(err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tx.Rollback()
+		}
+	}()
+	gq := sqlitegen.New(tx)
+	if err := fn(ctx, &queries{r: gq, w: gq}); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return interpretError(err)
+	}
+	committed = true
+	return nil
+}
+
+// interpretError maps driver errors to the db sentinels: no rows → ErrNotFound; SQLITE_BUSY/SQLITE_LOCKED (after
+// busy_timeout) → ErrDeadlock; UNIQUE/PRIMARY KEY violations → ErrConflict. Others pass through.
+func interpretError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return db.ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("%w: %w", db.ErrDeadlock, err)
+		case sqlite3.SQLITE_CONSTRAINT:
+			if se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+				return fmt.Errorf("%w: %w", db.ErrConflict, err)
+			}
+		}
+	}
+	return err
+}
+
+// DBNow returns the database clock (millisecond resolution, UTC).
+func (q *queries) DBNow(ctx context.Context) (time.Time, error) {
+	v, err := q.r.DBNow(ctx)
+	if err != nil {
+		return time.Time{}, interpretError(err)
+	}
+	return fromMicros(v), nil
+}
+
+// Conversions between neutral values and SQLite columns. Zero values are NULL.
+
+func toMicros(t time.Time) int64 { return t.UTC().Truncate(time.Microsecond).UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func toNullMicros(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: toMicros(t), Valid: true}
+}
+
+func fromNullMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromMicros(v.Int64)
+}
+
+func toNullString(s string) sql.NullString {
+	if s == "" {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: s, Valid: true}
+}
+
+func fromNullString(v sql.NullString) string {
+	if !v.Valid {
+		return ""
+	}
+	return v.String
+}
+
+func toNullInt64(n int64) sql.NullInt64 {
+	if n == 0 {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: n, Valid: true}
+}
+
+func fromNullInt64(v sql.NullInt64) int64 {
+	if !v.Valid {
+		return 0
+	}
+	return v.Int64
+}
+
+// inserted reports whether an INSERT OR IGNORE wrote its row.
+func inserted(rows int64, err error) (bool, error) {
+	if err != nil {
+		return false, interpretError(err)
+	}
+	return rows == 1, nil
+}
+
+// rowsOrNotFound turns an update of a row that must exist into an error: db.ErrNotFound when no row matched.
+func rowsOrNotFound(rows int64, err error) error {
+	if err != nil {
+		return interpretError(err)
+	}
+	if rows == 0 {
+		return db.ErrNotFound
+	}
+	return nil
+}
+
+// affected passes an :execrows result through interpretError.
+func affected(rows int64, err error) (int64, error) {
+	if err != nil {
+		return 0, interpretError(err)
+	}
+	return rows, nil
+}

@@ -1,0 +1,41 @@
+package sqlitestore
+
+import (
+	"context"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/gen/sqlitegen"
+)
+
+func laneFromGen(r sqlitegen.PcWorkLane) db.WorkLane {
+	return db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromNullInt64(r.HeadSequence)}
+}
+
+func (q *queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
+	return inserted(q.w.WorkLaneInsertIfAbsent(ctx, laneKey))
+}
+
+// WorkLaneLock is a plain read: the BEGIN IMMEDIATE transaction already holds the database write lock.
+func (q *queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, error) {
+	r, err := q.w.WorkLaneLock(ctx, laneKey)
+	if err != nil {
+		return db.WorkLane{}, interpretError(err)
+	}
+	return laneFromGen(r), nil
+}
+
+func (q *queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {
+	return rowsOrNotFound(q.w.WorkLaneUpdate(ctx, sqlitegen.WorkLaneUpdateParams{
+		NextSequence: lane.NextSequence,
+		HeadSequence: toNullInt64(lane.HeadSequence),
+		LaneKey:      lane.LaneKey,
+	}))
+}
+
+func (q *queries) WorkLaneGet(ctx context.Context, laneKey string) (db.WorkLane, error) {
+	r, err := q.r.WorkLaneGet(ctx, laneKey)
+	if err != nil {
+		return db.WorkLane{}, interpretError(err)
+	}
+	return laneFromGen(r), nil
+}

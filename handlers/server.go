@@ -1,0 +1,168 @@
+package handlers
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// Defaults applied by New to zero Deps values.
+const (
+	DefaultBodyLimit        int64 = 1 << 20 // 1 MiB; Source content is at most 64 KiB
+	DefaultFlushWait              = 10 * time.Second
+	DefaultFlushMaxWait           = 30 * time.Second
+	DefaultRateLimitRequest       = 120
+	DefaultRateLimitWindow        = 60 * time.Second
+	// RetryAfterSeconds is the Retry-After of a 202 flush answer.
+	RetryAfterSeconds = 2
+)
+
+// RateLimit configures the optional shared per-principal limit (SPEC §3.11).
+type RateLimit struct {
+	Enabled  bool
+	Requests int           // per window; default 120
+	Window   time.Duration // default 60 s
+}
+
+// Deps is everything the HTTP layer calls. The app wires it per role; nil domain dependencies on an api role make
+// their routes answer 503 runtime_not_ready.
+type Deps struct {
+	Journal    *sources.Journal
+	Flusher    *memory.Flusher
+	Memory     memory.Reader
+	Experience experience.Reviews
+	Ledger     *coordinator.Ledger
+	// Store serves GET /v1/runtime/members (live membership on database time).
+	Store db.Store
+
+	// AuthToken, when non-empty, is required as "Authorization: Bearer <token>" on every route except /health/*
+	// and /metrics.
+	AuthToken   string
+	RateLimiter *coordinator.RateLimiter
+	RateLimit   RateLimit
+
+	FlushDefaultWait time.Duration // default 10 s
+	FlushMaxWait     time.Duration // default 30 s
+
+	// Readiness reports the process readiness for GET /health/ready: 200 for ready|degraded, 503 for
+	// not_ready|misconfigured. When nil, readiness is computed from Store (database reachable and
+	// coordinator.MembershipCheck).
+	Readiness func(ctx context.Context) (status string, checks map[string]any)
+
+	// Role is all, api, scheduler or worker ("" means all). scheduler and worker serve only /health/live,
+	// /health/ready and /metrics.
+	Role   string
+	Logger zerolog.Logger
+	// BodyLimit caps request bodies (default 1 MiB).
+	BodyLimit int64
+
+	// Metrics, when non-nil, serves GET /metrics (Prometheus text); otherwise /metrics is 404.
+	Metrics http.Handler
+	// MCP, when non-nil, is mounted at /mcp (all methods, roles all and api) behind auth, rate limit and body limit.
+	MCP http.Handler
+	// ObserveRequest, when non-nil, is called once per request with bounded labels (route template or
+	// "unmatched", method, status) for the HTTP request metric.
+	ObserveRequest func(route, method string, status int, latency time.Duration)
+}
+
+type server struct {
+	d            Deps
+	log          zerolog.Logger
+	routes       map[string]bool
+	tokenHash    []byte
+	limiter      *coordinator.RateLimiter
+	rateRequests int
+	rateWindow   time.Duration
+	bodyLimit    int64
+	defaultWait  time.Duration
+	maxWait      time.Duration
+	observe      func(route, method string, status int, latency time.Duration)
+}
+
+// New builds the HTTP server for d.Role.
+func New(d Deps) *echo.Echo {
+	s := &server{d: d, log: d.Logger.With().Str("component", "http").Logger(), routes: map[string]bool{},
+		bodyLimit: d.BodyLimit, defaultWait: d.FlushDefaultWait, maxWait: d.FlushMaxWait, observe: d.ObserveRequest}
+	if s.bodyLimit <= 0 {
+		s.bodyLimit = DefaultBodyLimit
+	}
+	if s.maxWait <= 0 {
+		s.maxWait = DefaultFlushMaxWait
+	}
+	if s.defaultWait <= 0 {
+		s.defaultWait = DefaultFlushWait
+	}
+	s.defaultWait = min(s.defaultWait, s.maxWait)
+	if d.AuthToken != "" {
+		sum := sha256.Sum256([]byte(d.AuthToken))
+		s.tokenHash = sum[:]
+	}
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = echo.ExtractIPDirect()
+	e.HTTPErrorHandler = errorHandler(s)
+
+	e.Use(s.requestIDMiddleware, s.logMiddleware, s.recoverMiddleware, s.bodyLimitMiddleware, s.authMiddleware)
+	if d.RateLimit.Enabled && d.RateLimiter != nil {
+		s.limiter = d.RateLimiter
+		s.rateRequests, s.rateWindow = d.RateLimit.Requests, d.RateLimit.Window
+		if s.rateRequests <= 0 {
+			s.rateRequests = DefaultRateLimitRequest
+		}
+		if s.rateWindow <= 0 {
+			s.rateWindow = DefaultRateLimitWindow
+		}
+		e.Use(s.rateLimitMiddleware)
+	}
+
+	s.add(e, http.MethodGet, "/health/live", s.live)
+	s.add(e, http.MethodGet, "/health/ready", s.ready)
+	s.add(e, http.MethodGet, "/metrics", s.metrics)
+	if !servesAPI(d.Role) {
+		return e
+	}
+	s.add(e, http.MethodPost, "/v1/sources", s.captureSource)
+	s.add(e, http.MethodGet, "/v1/sources", s.listSources)
+	s.add(e, http.MethodPost, "/v1/memory/flush", s.flushMemory)
+	s.add(e, http.MethodGet, "/v1/memory", s.getMemory)
+	s.add(e, http.MethodGet, "/v1/memory/search", s.searchMemory)
+	s.add(e, http.MethodGet, "/v1/experience/candidates", s.listCandidates)
+	s.add(e, http.MethodPost, "/v1/experience/candidates/:candidate_id/approve", s.approveCandidate)
+	s.add(e, http.MethodPost, "/v1/experience/candidates/:candidate_id/reject", s.rejectCandidate)
+	s.add(e, http.MethodGet, "/v1/operations", s.listOperations)
+	s.add(e, http.MethodGet, "/v1/operations/:operation_id", s.getOperation)
+	s.add(e, http.MethodPost, "/v1/operations/:operation_id/cancel", s.cancelOperation)
+	s.add(e, http.MethodPost, "/v1/operations/:operation_id/retry", s.retryOperation)
+	s.add(e, http.MethodGet, "/v1/runtime/members", s.listMembers)
+	if d.MCP != nil {
+		e.Any("/mcp", echo.WrapHandler(d.MCP))
+		s.routes["/mcp"] = true
+	}
+	return e
+}
+
+func servesAPI(role string) bool { return role == "" || role == "all" || role == "api" }
+
+func (s *server) add(e *echo.Echo, method, path string, h echo.HandlerFunc) {
+	e.Add(method, path, h)
+	s.routes[path] = true
+}
+
+func (s *server) metrics(c echo.Context) error {
+	if s.d.Metrics == nil {
+		return echo.ErrNotFound
+	}
+	s.d.Metrics.ServeHTTP(c.Response(), c.Request())
+	return nil
+}

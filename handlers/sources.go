@@ -1,0 +1,111 @@
+package handlers
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/powercontext/powercontext/sources"
+)
+
+// CaptureSourceRequest is the body of POST /v1/sources.
+type CaptureSourceRequest struct {
+	ScopeID    string          `json:"scope_id"`
+	SourceID   string          `json:"source_id"`
+	SourceType string          `json:"source_type"`
+	Content    string          `json:"content"`
+	Metadata   json.RawMessage `json:"metadata"`
+}
+
+// CaptureSourceResponse is the answer of POST /v1/sources (201 created, 200 for a repeated source id).
+type CaptureSourceResponse struct {
+	ScopeID         string `json:"scope_id"`
+	SourceID        string `json:"source_id"`
+	JournalPosition int64  `json:"journal_position"`
+	Created         bool   `json:"created"`
+}
+
+// SourceRecord is one Source in GET /v1/sources.
+type SourceRecord struct {
+	ScopeID         string          `json:"scope_id"`
+	SourceID        string          `json:"source_id"`
+	JournalPosition int64           `json:"journal_position"`
+	SourceType      string          `json:"source_type"`
+	Content         string          `json:"content"`
+	Metadata        json.RawMessage `json:"metadata"`
+	CreatedAt       Time            `json:"created_at"`
+}
+
+// SourceList is the answer of GET /v1/sources: journal order; next_after is the position to pass as after for
+// the next page, null on the last page.
+type SourceList struct {
+	Items     []SourceRecord `json:"items"`
+	NextAfter *int64         `json:"next_after"`
+}
+
+const (
+	defaultSourceLimit = 100
+	maxSourceLimit     = 500
+)
+
+func (s *server) captureSource(c echo.Context) error {
+	if s.d.Journal == nil {
+		return notReady("the source journal")
+	}
+	var req CaptureSourceRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{{"scope_id", req.ScopeID}, {"source_id", req.SourceID},
+		{"source_type", req.SourceType}, {"content", req.Content}} {
+		if err := checkText(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	res, err := s.d.Journal.Capture(c.Request().Context(), sources.CaptureRequest{ScopeID: req.ScopeID,
+		SourceID: req.SourceID, SourceType: req.SourceType, Content: req.Content, Metadata: req.Metadata})
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, CaptureSourceResponse{ScopeID: res.ScopeID, SourceID: res.SourceID,
+		JournalPosition: res.JournalPosition, Created: res.Created})
+}
+
+func (s *server) listSources(c echo.Context) error {
+	if s.d.Journal == nil {
+		return notReady("the source journal")
+	}
+	scope, err := queryString(c, "scope_id")
+	if err != nil {
+		return err
+	}
+	after, err := queryInt(c, "after", 0, 0, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(c, "limit", defaultSourceLimit, 1, maxSourceLimit)
+	if err != nil {
+		return err
+	}
+	rows, err := s.d.Journal.List(c.Request().Context(), scope, after, int(limit))
+	if err != nil {
+		return err
+	}
+	out := SourceList{Items: make([]SourceRecord, 0, len(rows))}
+	for _, r := range rows {
+		out.Items = append(out.Items, SourceRecord{ScopeID: r.ScopeID, SourceID: r.SourceID,
+			JournalPosition: r.JournalPosition, SourceType: r.SourceType, Content: r.Content,
+			Metadata: rawJSON(r.Metadata, "{}"), CreatedAt: apiTime(r.CreatedAt)})
+	}
+	if int64(len(rows)) == limit && len(rows) > 0 {
+		next := rows[len(rows)-1].JournalPosition
+		out.NextAfter = &next
+	}
+	return c.JSON(http.StatusOK, out)
+}

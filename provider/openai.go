@@ -1,0 +1,361 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultOpenAITimeout bounds one chat-completions call when OpenAIConfig.Timeout is zero.
+const DefaultOpenAITimeout = 60 * time.Second
+
+// maxResponseBytes bounds how much of an upstream response body is read.
+const maxResponseBytes = 1 << 20
+
+// OpenAIConfig configures an OpenAI-compatible chat-completions client.
+type OpenAIConfig struct {
+	BaseURL    string        // for example http://host/v1; the client POSTs {BaseURL}/chat/completions
+	Model      string        // model name sent with every request
+	APIKey     string        // sent as "Authorization: Bearer KEY"; optional for local servers; never logged
+	Timeout    time.Duration // per call; DefaultOpenAITimeout when zero
+	HTTPClient *http.Client  // optional; a plain client is used when nil
+}
+
+// OpenAI is a Provider backed by an OpenAI-compatible chat-completions endpoint using strict JSON-schema output.
+type OpenAI struct {
+	endpoint string
+	model    string
+	apiKey   string
+	timeout  time.Duration
+	client   *http.Client
+}
+
+var _ Provider = (*OpenAI)(nil)
+
+// Configuration errors of NewOpenAI (their text never contains configured values).
+var (
+	ErrBaseURL = errors.New("provider: openai base URL must be an absolute http(s) URL")
+	ErrModel   = errors.New("provider: openai model must be set")
+)
+
+// NewOpenAI validates cfg and returns a client.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	base := strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, ErrBaseURL
+	}
+	model := strings.TrimSpace(cfg.Model)
+	if model == "" {
+		return nil, ErrModel
+	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultOpenAITimeout
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	return &OpenAI{endpoint: base + "/chat/completions", model: model, apiKey: cfg.APIKey, timeout: timeout, client: client}, nil
+}
+
+// Name implements Provider.
+func (*OpenAI) Name() string { return "openai" }
+
+const memorySystemPrompt = `You maintain a long-term memory of durable facts for one project scope.
+You receive JSON with "existing_memory" (facts already remembered) and "window" (new Sources, each with a journal "position", "type", "content" and "metadata").
+Extract only NEW, durable, self-contained facts stated in the window that are not already in existing_memory: decisions, preferences, constraints, names, outcomes.
+Each fact is one short sentence. Cite in "source_positions" the positions of the window Sources the fact comes from; cite only positions present in the window.
+Do not invent facts. If there is nothing new, return an empty list.
+Answer with JSON only: {"entries":[{"content":"...","source_positions":[1]}]}`
+
+const incubateSystemPrompt = `You propose reusable lessons from task outcomes for human review.
+You receive JSON with "window": task-outcome Sources, each with a journal "position", "type", "content" and "metadata".
+Propose lessons that would help future tasks succeed: a short "title" (one sentence) and a "lesson" (what to do or avoid, and why).
+Cite in "cited_positions" the positions of the window Sources each lesson is based on; cite only positions present in the window.
+Do not invent outcomes. If there is nothing worth learning, return an empty list.
+Answer with JSON only: {"candidates":[{"title":"...","lesson":"...","cited_positions":[1]}]}`
+
+var memorySchema = json.RawMessage(`{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object",` +
+	`"properties":{"content":{"type":"string"},"source_positions":{"type":"array","items":{"type":"integer"}}},` +
+	`"required":["content","source_positions"],"additionalProperties":false}}},"required":["entries"],"additionalProperties":false}`)
+
+var lessonSchema = json.RawMessage(`{"type":"object","properties":{"candidates":{"type":"array","items":{"type":"object",` +
+	`"properties":{"title":{"type":"string"},"lesson":{"type":"string"},"cited_positions":{"type":"array","items":{"type":"integer"}}},` +
+	`"required":["title","lesson","cited_positions"],"additionalProperties":false}}},"required":["candidates"],"additionalProperties":false}`)
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type jsonSchemaFormat struct {
+	Name   string          `json:"name"`
+	Strict bool            `json:"strict"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+type responseFormat struct {
+	Type       string           `json:"type"`
+	JSONSchema jsonSchemaFormat `json:"json_schema"`
+}
+
+type chatRequest struct {
+	Model          string         `json:"model"`
+	Messages       []chatMessage  `json:"messages"`
+	ResponseFormat responseFormat `json:"response_format"`
+	Temperature    float64        `json:"temperature"`
+}
+
+type chatResponse struct {
+	Choices []struct {
+		Message struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+	} `json:"choices"`
+}
+
+type promptSource struct {
+	Position int64          `json:"position"`
+	Type     string         `json:"type"`
+	Content  string         `json:"content"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+func promptWindow(window []Source) []promptSource {
+	out := make([]promptSource, 0, len(window))
+	for _, s := range sortedWindow(window) {
+		out = append(out, promptSource{Position: s.Position, Type: s.Type, Content: s.Content, Metadata: s.Metadata})
+	}
+	return out
+}
+
+func windowPositions(window []Source) map[int64]struct{} {
+	set := make(map[int64]struct{}, len(window))
+	for _, s := range window {
+		set[s.Position] = struct{}{}
+	}
+	return set
+}
+
+// validPositions reports whether positions is non-empty and every position is in the window.
+func validPositions(positions []int64, window map[int64]struct{}) bool {
+	if len(positions) == 0 {
+		return false
+	}
+	for _, p := range positions {
+		if _, ok := window[p]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ExtractMemory asks the model for new facts in the window and merges them into the existing memory. An empty
+// window makes no call.
+func (o *OpenAI) ExtractMemory(ctx context.Context, req ExtractMemoryRequest) (ExtractMemoryResponse, error) {
+	if len(req.Window) == 0 {
+		return ExtractMemoryResponse{Entries: mergeMemory(req.Existing, nil)}, nil
+	}
+	existing := make([]string, 0, len(req.Existing))
+	for _, e := range req.Existing {
+		existing = append(existing, e.Content)
+	}
+	user, err := json.Marshal(struct {
+		Existing []string       `json:"existing_memory"`
+		Window   []promptSource `json:"window"`
+	}{existing, promptWindow(req.Window)})
+	if err != nil {
+		return ExtractMemoryResponse{}, errUnavailable() // unencodable metadata; never surface the encoder text
+	}
+	content, err := o.complete(ctx, memorySystemPrompt, string(user), "memory_facts", memorySchema)
+	if err != nil {
+		return ExtractMemoryResponse{}, err
+	}
+	var out struct {
+		Entries *[]struct {
+			Content         *string  `json:"content"`
+			SourcePositions *[]int64 `json:"source_positions"`
+		} `json:"entries"`
+	}
+	if decodeStrict(content, &out) != nil || out.Entries == nil {
+		return ExtractMemoryResponse{}, errInvalidOutput()
+	}
+	positions := windowPositions(req.Window)
+	facts := make([]MemoryEntry, 0, len(*out.Entries))
+	for _, e := range *out.Entries {
+		if e.Content == nil || e.SourcePositions == nil {
+			return ExtractMemoryResponse{}, errInvalidOutput()
+		}
+		fact := normalizeText(*e.Content)
+		if fact == "" || !validPositions(*e.SourcePositions, positions) {
+			return ExtractMemoryResponse{}, errInvalidOutput()
+		}
+		facts = append(facts, MemoryEntry{Content: fact, SourcePositions: *e.SourcePositions})
+	}
+	return ExtractMemoryResponse{Entries: mergeMemory(req.Existing, facts)}, nil
+}
+
+// IncubateExperience asks the model for lessons from the task-outcome window. An empty window makes no call.
+func (o *OpenAI) IncubateExperience(ctx context.Context, req IncubateRequest) (IncubateResponse, error) {
+	if len(req.Window) == 0 {
+		return IncubateResponse{Candidates: []Lesson{}}, nil
+	}
+	user, err := json.Marshal(struct {
+		Window []promptSource `json:"window"`
+	}{promptWindow(req.Window)})
+	if err != nil {
+		return IncubateResponse{}, errUnavailable()
+	}
+	content, err := o.complete(ctx, incubateSystemPrompt, string(user), "experience_candidates", lessonSchema)
+	if err != nil {
+		return IncubateResponse{}, err
+	}
+	var out struct {
+		Candidates *[]struct {
+			Title          *string  `json:"title"`
+			Lesson         *string  `json:"lesson"`
+			CitedPositions *[]int64 `json:"cited_positions"`
+		} `json:"candidates"`
+	}
+	if decodeStrict(content, &out) != nil || out.Candidates == nil {
+		return IncubateResponse{}, errInvalidOutput()
+	}
+	positions := windowPositions(req.Window)
+	candidates := make([]Lesson, 0, len(*out.Candidates))
+	for _, c := range *out.Candidates {
+		if c.Title == nil || c.Lesson == nil || c.CitedPositions == nil {
+			return IncubateResponse{}, errInvalidOutput()
+		}
+		title, lesson := normalizeText(*c.Title), normalizeText(*c.Lesson)
+		if title == "" || lesson == "" || !validPositions(*c.CitedPositions, positions) {
+			return IncubateResponse{}, errInvalidOutput()
+		}
+		candidates = append(candidates, Lesson{
+			Title:          truncateUTF8(title, MaxTitleBytes),
+			Lesson:         truncateUTF8(lesson, MaxLessonBytes),
+			CitedPositions: sortedUnique(*c.CitedPositions),
+		})
+	}
+	return IncubateResponse{Candidates: candidates}, nil
+}
+
+// decodeStrict decodes exactly one JSON value (optionally inside a ``` code fence) into v.
+func decodeStrict(content string, v any) error {
+	s := strings.TrimSpace(content)
+	if strings.HasPrefix(s, "```") {
+		s = strings.TrimPrefix(s, "```")
+		if nl := strings.IndexByte(s, '\n'); nl >= 0 && !strings.HasPrefix(strings.TrimSpace(s[:nl]), "{") {
+			s = s[nl+1:] // drop a language tag such as "json"
+		}
+		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// complete performs one chat-completions call and returns choices[0].message.content. Every error is a bounded
+// *coordinator.HandlerError (wrapped with the caller's context error when the caller cancelled); upstream error
+// values and bodies are dropped.
+func (o *OpenAI) complete(ctx context.Context, system, user, schemaName string, schema json.RawMessage) (string, error) {
+	body, err := json.Marshal(chatRequest{
+		Model:       o.model,
+		Messages:    []chatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}},
+		Temperature: 0,
+		ResponseFormat: responseFormat{
+			Type:       "json_schema",
+			JSONSchema: jsonSchemaFormat{Name: schemaName, Strict: true, Schema: schema},
+		},
+	})
+	if err != nil {
+		return "", errUnavailable()
+	}
+	callCtx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	httpReq, err := http.NewRequestWithContext(callCtx, http.MethodPost, o.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return "", errUnavailable()
+	}
+	httpReq.Header.Set("Content-Type", "application/json")
+	httpReq.Header.Set("Accept", "application/json")
+	if o.apiKey != "" {
+		httpReq.Header.Set("Authorization", "Bearer "+o.apiKey)
+	}
+	resp, err := o.client.Do(httpReq)
+	if err != nil {
+		return "", unavailable(ctx)
+	}
+	defer func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
+		_ = resp.Body.Close()
+	}()
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return "", rateLimitedErr(parseRetryAfter(resp.Header.Get("Retry-After")))
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return "", errUnavailable()
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		return "", unavailable(ctx)
+	}
+	if len(raw) > maxResponseBytes {
+		return "", errInvalidOutput()
+	}
+	var chat chatResponse
+	if json.Unmarshal(raw, &chat) != nil || len(chat.Choices) == 0 || chat.Choices[0].Message.Content == nil {
+		return "", errInvalidOutput()
+	}
+	content := *chat.Choices[0].Message.Content
+	if strings.TrimSpace(content) == "" {
+		return "", errInvalidOutput()
+	}
+	return content, nil
+}
+
+// unavailable is provider/unavailable, wrapping the caller's context error (bounded text) when the caller itself
+// cancelled, so callers can still test errors.Is(err, context.Canceled).
+func unavailable(ctx context.Context) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%w: %w", errUnavailable(), cerr)
+	}
+	return errUnavailable()
+}
+
+// parseRetryAfter reads a Retry-After header (delay seconds or an HTTP date); zero when absent or invalid.
+func parseRetryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 || secs > 24*3600 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 && d <= 24*time.Hour {
+			return d
+		}
+	}
+	return 0
+}

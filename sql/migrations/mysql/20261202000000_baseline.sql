@@ -1,0 +1,218 @@
+-- Baseline: the complete mysql schema (a copy of sql/schema/mysql/schema.sql as of this version).
+-- Forward-only: never edit this file once applied anywhere; add a new YYYYMMDDHHMMSS_label.sql and run make migrate-hash.
+
+-- powercontext desired schema, MySQL mode (OceanBase 4.3.5; MariaDB >= 10.6 and MySQL 8 are tested stand-ins).
+-- Times are DATETIME(6) holding UTC (every session runs with time_zone = '+00:00'). Ids and keys are binary-collated
+-- (utf8mb4_bin / ascii_bin) so comparison is byte-exact; CHECKs bound ids in bytes (LENGTH counts bytes).
+-- JSON payloads are compact bytes in MEDIUMBLOB. No foreign keys: the application writes every value under the
+-- ledger's lock order (SPEC §3.3).
+
+-- Work Ledger -----------------------------------------------------------------------------------------------------
+
+CREATE TABLE pc_work_items (
+    work_id                  CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    logical_key              CHAR(64)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    lane_key                 CHAR(64)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    lane_sequence            BIGINT       NOT NULL,
+    kind                     VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    payload_version          INT          NOT NULL,
+    scope_id                 VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    payload                  MEDIUMBLOB   NOT NULL,
+    status                   VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    available_at             DATETIME(6)  NOT NULL,
+    lease_owner              VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+    lease_fence              BIGINT       NOT NULL DEFAULT 0,
+    lease_expires_at         DATETIME(6)  NULL,
+    attempt_count            INT          NOT NULL DEFAULT 0,
+    generation_attempt_count INT          NOT NULL DEFAULT 0,
+    recovery_generation      INT          NOT NULL DEFAULT 0,
+    max_attempts             INT          NOT NULL,
+    cancel_requested         BOOLEAN      NOT NULL DEFAULT FALSE,
+    result_code              VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NULL,
+    result_payload           MEDIUMBLOB   NULL,
+    error_category           VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NULL,
+    error_code               VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NULL,
+    state_version            BIGINT       NOT NULL,
+    created_at               DATETIME(6)  NOT NULL,
+    updated_at               DATETIME(6)  NOT NULL,
+    completed_at             DATETIME(6)  NULL,
+    PRIMARY KEY (work_id),
+    UNIQUE KEY pc_work_items_lane_sequence_key (lane_key, lane_sequence),
+    KEY pc_work_items_status_available_idx (status, available_at),
+    KEY pc_work_items_lane_status_idx (lane_key, status),
+    KEY pc_work_items_completed_idx (completed_at),
+    KEY pc_work_items_scope_created_idx (scope_id, created_at),
+    CONSTRAINT pc_work_items_lane_sequence_check CHECK (lane_sequence > 0),
+    CONSTRAINT pc_work_items_payload_version_check CHECK (payload_version > 0),
+    CONSTRAINT pc_work_items_scope_id_check CHECK (LENGTH(scope_id) BETWEEN 1 AND 256),
+    CONSTRAINT pc_work_items_payload_check CHECK (LENGTH(payload) <= 16384),
+    CONSTRAINT pc_work_items_result_payload_check CHECK (LENGTH(result_payload) <= 16384),
+    CONSTRAINT pc_work_items_status_check CHECK (status IN ('queued', 'running', 'retry_wait', 'cancelling', 'succeeded', 'failed', 'cancelled')),
+    CONSTRAINT pc_work_items_lease_fence_check CHECK (lease_fence >= 0),
+    CONSTRAINT pc_work_items_attempt_count_check CHECK (attempt_count >= 0),
+    CONSTRAINT pc_work_items_generation_attempt_count_check CHECK (generation_attempt_count >= 0),
+    CONSTRAINT pc_work_items_recovery_generation_check CHECK (recovery_generation >= 0),
+    CONSTRAINT pc_work_items_max_attempts_check CHECK (max_attempts > 0),
+    CONSTRAINT pc_work_items_state_version_check CHECK (state_version > 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_work_attempts (
+    work_id             CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    attempt_no          INT          NOT NULL,
+    recovery_generation INT          NOT NULL,
+    owner_id            VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    fence               BIGINT       NOT NULL,
+    started_at          DATETIME(6)  NOT NULL,
+    heartbeat_at        DATETIME(6)  NULL,
+    finished_at         DATETIME(6)  NULL,
+    outcome             VARCHAR(32)  CHARACTER SET ascii COLLATE ascii_bin NULL,
+    error_category      VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NULL,
+    error_code          VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NULL,
+    trace_id            VARCHAR(32)  CHARACTER SET ascii COLLATE ascii_bin NULL,
+    span_id             VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NULL,
+    PRIMARY KEY (work_id, attempt_no),
+    CONSTRAINT pc_work_attempts_attempt_no_check CHECK (attempt_no > 0),
+    CONSTRAINT pc_work_attempts_outcome_check CHECK (outcome IN ('succeeded', 'retry_wait', 'failed', 'cancelled', 'lease_expired_retry', 'lease_expired_failed'))
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_work_lanes (
+    lane_key      CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    next_sequence BIGINT   NOT NULL DEFAULT 1,
+    head_sequence BIGINT   NULL,
+    PRIMARY KEY (lane_key),
+    CONSTRAINT pc_work_lanes_next_sequence_check CHECK (next_sequence > 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_work_keys (
+    logical_key CHAR(64)    CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    work_id     CHAR(36)    CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    lane_key    CHAR(64)    CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    created_at  DATETIME(6) NOT NULL,
+    PRIMARY KEY (logical_key),
+    UNIQUE KEY pc_work_keys_work_id_key (work_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_scheduler_leases (
+    lease_name       VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    owner_id         VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+    fence            BIGINT       NOT NULL DEFAULT 0,
+    lease_expires_at DATETIME(6)  NULL,
+    updated_at       DATETIME(6)  NOT NULL,
+    PRIMARY KEY (lease_name),
+    CONSTRAINT pc_scheduler_leases_fence_check CHECK (fence >= 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_scheduler_scans (
+    discoverer    VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    next_run_at   DATETIME(6)  NOT NULL,
+    continuation  VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+    state_version BIGINT       NOT NULL,
+    updated_at    DATETIME(6)  NOT NULL,
+    PRIMARY KEY (discoverer),
+    CONSTRAINT pc_scheduler_scans_continuation_check CHECK (LENGTH(continuation) <= 256),
+    CONSTRAINT pc_scheduler_scans_state_version_check CHECK (state_version > 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_runtime_members (
+    member_id         VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    role              VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    build_version     VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    schema_min        BIGINT       NOT NULL,
+    schema_max        BIGINT       NOT NULL,
+    payload_min       INT          NOT NULL,
+    payload_max       INT          NOT NULL,
+    behavior_revision VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    started_at        DATETIME(6)  NOT NULL,
+    heartbeat_at      DATETIME(6)  NOT NULL,
+    expires_at        DATETIME(6)  NOT NULL,
+    PRIMARY KEY (member_id),
+    KEY pc_runtime_members_role_expires_idx (role, expires_at),
+    CONSTRAINT pc_runtime_members_role_check CHECK (role IN ('all', 'api', 'scheduler', 'worker'))
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_rate_limit_windows (
+    principal_key     CHAR(64)    CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    policy_id         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    window_started_at DATETIME(6) NOT NULL,
+    request_count     INT         NOT NULL,
+    expires_at        DATETIME(6) NOT NULL,
+    PRIMARY KEY (principal_key, policy_id, window_started_at),
+    KEY pc_rate_limit_windows_expires_idx (expires_at),
+    CONSTRAINT pc_rate_limit_windows_request_count_check CHECK (request_count > 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Domain ----------------------------------------------------------------------------------------------------------
+
+CREATE TABLE pc_sources (
+    scope_id         VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    journal_position BIGINT       NOT NULL,
+    source_id        VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    source_type      VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    content          MEDIUMTEXT   CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    metadata         MEDIUMBLOB   NOT NULL,
+    created_at       DATETIME(6)  NOT NULL,
+    PRIMARY KEY (scope_id, journal_position),
+    UNIQUE KEY pc_sources_source_key (scope_id, source_id),
+    CONSTRAINT pc_sources_journal_position_check CHECK (journal_position > 0),
+    CONSTRAINT pc_sources_source_id_check CHECK (LENGTH(source_id) BETWEEN 1 AND 256),
+    CONSTRAINT pc_sources_content_check CHECK (LENGTH(content) BETWEEN 1 AND 65536)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_source_journal_heads (
+    scope_id   VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    position   BIGINT       NOT NULL,
+    updated_at DATETIME(6)  NOT NULL,
+    PRIMARY KEY (scope_id),
+    CONSTRAINT pc_source_journal_heads_position_check CHECK (position >= 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_source_cursors (
+    scope_id    VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    cursor_name VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    position    BIGINT       NOT NULL,
+    generation  BIGINT       NOT NULL,
+    updated_at  DATETIME(6)  NOT NULL,
+    PRIMARY KEY (scope_id, cursor_name),
+    CONSTRAINT pc_source_cursors_position_check CHECK (position >= 0),
+    CONSTRAINT pc_source_cursors_generation_check CHECK (generation >= 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_memory_revisions (
+    scope_id          VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    revision          BIGINT       NOT NULL,
+    work_id           CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    cursor_generation BIGINT       NOT NULL,
+    window_after      BIGINT       NOT NULL,
+    window_through    BIGINT       NOT NULL,
+    entry_count       INT          NOT NULL,
+    created_at        DATETIME(6)  NOT NULL,
+    PRIMARY KEY (scope_id, revision),
+    CONSTRAINT pc_memory_revisions_revision_check CHECK (revision > 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_memory_entries (
+    scope_id         VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    revision         BIGINT       NOT NULL,
+    entry_no         INT          NOT NULL,
+    content          MEDIUMTEXT   CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    source_positions MEDIUMBLOB   NOT NULL,
+    created_at       DATETIME(6)  NOT NULL,
+    PRIMARY KEY (scope_id, revision, entry_no)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE pc_experience_candidates (
+    candidate_id    CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    scope_id        VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    work_id         CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    title           VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    lesson          MEDIUMTEXT   CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    cited_positions MEDIUMBLOB   NOT NULL,
+    status          VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    state_version   BIGINT       NOT NULL,
+    created_at      DATETIME(6)  NOT NULL,
+    updated_at      DATETIME(6)  NOT NULL,
+    PRIMARY KEY (candidate_id),
+    KEY pc_experience_candidates_scope_status_idx (scope_id, status, created_at),
+    CONSTRAINT pc_experience_candidates_status_check CHECK (status IN ('pending', 'approved', 'rejected')),
+    CONSTRAINT pc_experience_candidates_state_version_check CHECK (state_version > 0)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -1,0 +1,21 @@
+-- Requires the domain cursor lock held by the caller; guard: primary key (scope_id, revision).
+-- name: MemoryRevisionInsert :exec
+INSERT INTO pc_memory_revisions (scope_id, revision, work_id, cursor_generation, window_after, window_through,
+                                 entry_count, created_at)
+VALUES (sqlc.arg('scope_id'), sqlc.arg('revision'), sqlc.arg('work_id'), sqlc.arg('cursor_generation'),
+        sqlc.arg('window_after'), sqlc.arg('window_through'), sqlc.arg('entry_count'), sqlc.arg('created_at'));
+
+-- No lock; the highest revision of a scope.
+-- name: MemoryRevisionLatest :one
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+FROM pc_memory_revisions
+WHERE scope_id = sqlc.arg('scope_id')
+ORDER BY revision DESC
+LIMIT 1;
+
+-- No lock; all revisions of a scope in revision order.
+-- name: MemoryRevisionListByScope :many
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+FROM pc_memory_revisions
+WHERE scope_id = sqlc.arg('scope_id')
+ORDER BY revision;

@@ -1,0 +1,23 @@
+-- Requires the lane and domain cursor locks; guard: primary key (scope_id, revision, entry_no).
+-- name: MemoryEntryInsert :exec
+INSERT INTO pc_memory_entries (scope_id, revision, entry_no, content, source_positions, created_at)
+VALUES (sqlc.arg('scope_id'), sqlc.arg('revision'), sqlc.arg('entry_no'), sqlc.arg('content'),
+        sqlc.arg('source_positions'), sqlc.arg('created_at'));
+
+-- No lock; every entry of one revision in entry order.
+-- name: MemoryEntryListByRevision :many
+SELECT scope_id, revision, entry_no, content, source_positions, created_at
+FROM pc_memory_entries
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision = sqlc.arg('revision')
+ORDER BY entry_no;
+
+-- No lock; differs from postgres because content is utf8mb4_bin (no ILIKE): LOWER() both sides; '\\' is one backslash in MySQL literals.
+-- name: MemoryEntrySearch :many
+SELECT scope_id, revision, entry_no, content, source_positions, created_at
+FROM pc_memory_entries
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision = sqlc.arg('revision')
+  AND LOWER(content) LIKE LOWER(sqlc.arg('pattern')) ESCAPE '\\'
+ORDER BY entry_no
+LIMIT ?;

@@ -1,0 +1,69 @@
+-- No lock; plain read of one Source by its capture id.
+-- name: SourceGetByID :one
+SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
+FROM pc_sources
+WHERE scope_id = sqlc.arg('scope_id')
+  AND source_id = sqlc.arg('source_id');
+
+-- Requires the journal head lock of the scope; guard: unique (scope_id, source_id) and primary key (scope_id, journal_position).
+-- name: SourceInsert :exec
+INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at)
+VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'),
+        sqlc.arg('content'), sqlc.arg('metadata'), sqlc.arg('created_at'));
+
+-- No lock; plain read of one journal head.
+-- name: SourceJournalHeadGet :one
+SELECT scope_id, position, updated_at
+FROM pc_source_journal_heads
+WHERE scope_id = sqlc.arg('scope_id');
+
+-- Guard: primary key; run autocommitted before the locking transaction (SPEC 2 InnoDB trap). Inserted = rows == 1; a new head is at 0.
+-- name: SourceJournalHeadInsertIfAbsent :execrows
+INSERT IGNORE INTO pc_source_journal_heads (scope_id, position, updated_at)
+VALUES (sqlc.arg('scope_id'), 0, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)));
+
+-- No lock; keyset over scopes (scope_id > after) whose head is beyond the named cursor (missing cursor = 0).
+-- name: SourceJournalHeadListPending :many
+SELECT h.scope_id, h.position, h.updated_at
+FROM pc_source_journal_heads h
+LEFT JOIN pc_source_cursors c ON c.scope_id = h.scope_id AND c.cursor_name = sqlc.arg('cursor_name')
+WHERE h.scope_id > sqlc.arg('after_scope_id')
+  AND h.position > COALESCE(c.position, 0)
+ORDER BY h.scope_id
+LIMIT ?;
+
+-- Journal head row lock (FOR UPDATE), taken after SourceJournalHeadTouch; serialises Source captures of one scope.
+-- name: SourceJournalHeadLock :one
+SELECT scope_id, position, updated_at
+FROM pc_source_journal_heads
+WHERE scope_id = sqlc.arg('scope_id')
+FOR UPDATE;
+
+-- Journal head row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+-- name: SourceJournalHeadTouch :execrows
+UPDATE pc_source_journal_heads SET scope_id = scope_id WHERE scope_id = sqlc.arg('scope_id');
+
+-- Requires the journal head lock held by the caller; 0 rows (no such head) becomes db.ErrNotFound.
+-- name: SourceJournalHeadUpdate :execrows
+UPDATE pc_source_journal_heads
+SET position = sqlc.arg('position'),
+    updated_at = sqlc.arg('updated_at')
+WHERE scope_id = sqlc.arg('scope_id');
+
+-- No lock; up to limit Sources after a journal position, in journal order.
+-- name: SourceListAfter :many
+SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
+FROM pc_sources
+WHERE scope_id = sqlc.arg('scope_id')
+  AND journal_position > sqlc.arg('after_position')
+ORDER BY journal_position
+LIMIT ?;
+
+-- No lock; the Sources of the window (after, through], in journal order.
+-- name: SourceListRange :many
+SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
+FROM pc_sources
+WHERE scope_id = sqlc.arg('scope_id')
+  AND journal_position > sqlc.arg('after_position')
+  AND journal_position <= sqlc.arg('through_position')
+ORDER BY journal_position;

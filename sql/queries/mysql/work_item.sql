@@ -1,0 +1,140 @@
+-- No lock; unlocked candidate query over lane heads (SPEC §3.5); each candidate is re-checked under lane → key → item locks.
+-- name: WorkItemClaimCandidates :many
+SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status
+FROM pc_work_lanes l
+JOIN pc_work_items i ON i.lane_key = l.lane_key AND i.lane_sequence = l.head_sequence
+WHERE l.head_sequence IS NOT NULL
+  AND ((i.status IN ('queued', 'retry_wait')
+        AND i.available_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+        AND i.kind IN (sqlc.slice('kinds')))
+    OR (i.status IN ('running', 'cancelling')
+        AND i.lease_expires_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))))
+ORDER BY i.available_at, i.created_at, i.work_id
+LIMIT ?;
+
+-- No lock; retention purge, guard: the item is still succeeded or cancelled.
+-- name: WorkItemDeleteTerminal :execrows
+DELETE FROM pc_work_items
+WHERE work_id IN (sqlc.slice('work_ids'))
+  AND status IN ('succeeded', 'cancelled');
+
+-- No lock; heartbeat guard: running, no cancel requested, owner, fence and attempt count match (state_version unchanged).
+-- name: WorkItemExtendLease :execrows
+UPDATE pc_work_items
+SET lease_expires_at = sqlc.arg('lease_expires_at')
+WHERE work_id = sqlc.arg('work_id')
+  AND status = 'running'
+  AND cancel_requested = FALSE
+  AND lease_owner = sqlc.arg('lease_owner')
+  AND lease_fence = sqlc.arg('lease_fence')
+  AND attempt_count = sqlc.arg('attempt_count');
+
+-- No lock; plain read of one item.
+-- name: WorkItemGet :one
+SELECT work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
+       lease_owner, lease_fence, lease_expires_at, attempt_count, generation_attempt_count, recovery_generation,
+       max_attempts, cancel_requested, result_code, result_payload, error_category, error_code, state_version,
+       created_at, updated_at, completed_at
+FROM pc_work_items
+WHERE work_id = sqlc.arg('work_id');
+
+-- No lock; due lane heads (queued/retry_wait, available_at <= now) counted by (kind, payload_version).
+-- name: WorkItemHeadKindVersions :many
+SELECT i.kind, i.payload_version, COUNT(*) AS count
+FROM pc_work_lanes l
+JOIN pc_work_items i ON i.lane_key = l.lane_key AND i.lane_sequence = l.head_sequence
+WHERE l.head_sequence IS NOT NULL
+  AND i.status IN ('queued', 'retry_wait')
+  AND i.available_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+GROUP BY i.kind, i.payload_version
+ORDER BY i.kind, i.payload_version;
+
+-- Requires the lane lock; guard: primary key and unique (lane_key, lane_sequence).
+-- name: WorkItemInsert :exec
+INSERT INTO pc_work_items (work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload,
+                           status, available_at, lease_owner, lease_fence, lease_expires_at, attempt_count,
+                           generation_attempt_count, recovery_generation, max_attempts, cancel_requested,
+                           result_code, result_payload, error_category, error_code, state_version, created_at,
+                           updated_at, completed_at)
+VALUES (sqlc.arg('work_id'), sqlc.arg('logical_key'), sqlc.arg('lane_key'), sqlc.arg('lane_sequence'),
+        sqlc.arg('kind'), sqlc.arg('payload_version'), sqlc.arg('scope_id'), sqlc.arg('payload'), sqlc.arg('status'),
+        sqlc.arg('available_at'), sqlc.narg('lease_owner'), sqlc.arg('lease_fence'), sqlc.narg('lease_expires_at'),
+        sqlc.arg('attempt_count'), sqlc.arg('generation_attempt_count'), sqlc.arg('recovery_generation'),
+        sqlc.arg('max_attempts'), sqlc.arg('cancel_requested'), sqlc.narg('result_code'),
+        sqlc.narg('result_payload'), sqlc.narg('error_category'), sqlc.narg('error_code'),
+        sqlc.arg('state_version'), sqlc.arg('created_at'), sqlc.arg('updated_at'), sqlc.narg('completed_at'));
+
+-- No lock; newest first with optional scope/status filters and a (created_at, work_id) keyset.
+-- name: WorkItemList :many
+SELECT work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
+       lease_owner, lease_fence, lease_expires_at, attempt_count, generation_attempt_count, recovery_generation,
+       max_attempts, cancel_requested, result_code, result_payload, error_category, error_code, state_version,
+       created_at, updated_at, completed_at
+FROM pc_work_items
+WHERE kind IN (sqlc.slice('kinds'))
+  AND (sqlc.arg('scope_id') = '' OR scope_id = sqlc.arg('scope_id'))
+  AND (sqlc.arg('status') = '' OR status = sqlc.arg('status'))
+  AND (sqlc.narg('before_created_at') IS NULL
+       OR created_at < sqlc.narg('before_created_at')
+       OR (created_at = sqlc.narg('before_created_at') AND work_id < sqlc.arg('before_work_id')))
+ORDER BY created_at DESC, work_id DESC
+LIMIT ?;
+
+-- Item row lock (FOR UPDATE), taken after WorkItemTouch; returns the database clock from the same statement.
+-- name: WorkItemLock :one
+SELECT sqlc.embed(pc_work_items), CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_items
+WHERE work_id = sqlc.arg('work_id')
+FOR UPDATE;
+
+-- Requires the lane lock; lowest later live sequence of the lane (the next head).
+-- name: WorkItemMinLiveSequenceAfter :one
+SELECT CAST(COALESCE(MIN(lane_sequence), 0) AS SIGNED) AS min_sequence
+FROM pc_work_items
+WHERE lane_key = sqlc.arg('lane_key')
+  AND lane_sequence > sqlc.arg('after_sequence')
+  AND status NOT IN ('succeeded', 'cancelled');
+
+-- No lock; succeeded/cancelled items completed before the cutoff, oldest first.
+-- name: WorkItemPurgeCandidates :many
+SELECT work_id
+FROM pc_work_items
+WHERE completed_at < sqlc.arg('completed_before')
+  AND status IN ('succeeded', 'cancelled')
+ORDER BY completed_at, work_id
+LIMIT ?;
+
+-- No lock; depth and oldest creation time of non-terminal (and failed) items by (kind, status).
+-- name: WorkItemQueueStatistics :many
+SELECT kind, status, COUNT(*) AS count, CAST(MIN(created_at) AS DATETIME(6)) AS oldest_created_at
+FROM pc_work_items
+WHERE status NOT IN ('succeeded', 'cancelled')
+GROUP BY kind, status
+ORDER BY kind, status;
+
+-- Item row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+-- name: WorkItemTouch :execrows
+UPDATE pc_work_items SET work_id = work_id WHERE work_id = sqlc.arg('work_id');
+
+-- Requires the item lock; guard: state_version equals the expected version (CAS).
+-- name: WorkItemUpdateState :execrows
+UPDATE pc_work_items
+SET status = sqlc.arg('status'),
+    available_at = sqlc.arg('available_at'),
+    lease_owner = sqlc.narg('lease_owner'),
+    lease_fence = sqlc.arg('lease_fence'),
+    lease_expires_at = sqlc.narg('lease_expires_at'),
+    attempt_count = sqlc.arg('attempt_count'),
+    generation_attempt_count = sqlc.arg('generation_attempt_count'),
+    recovery_generation = sqlc.arg('recovery_generation'),
+    max_attempts = sqlc.arg('max_attempts'),
+    cancel_requested = sqlc.arg('cancel_requested'),
+    result_code = sqlc.narg('result_code'),
+    result_payload = sqlc.narg('result_payload'),
+    error_category = sqlc.narg('error_category'),
+    error_code = sqlc.narg('error_code'),
+    state_version = sqlc.arg('state_version'),
+    updated_at = sqlc.arg('updated_at'),
+    completed_at = sqlc.narg('completed_at')
+WHERE work_id = sqlc.arg('work_id')
+  AND state_version = sqlc.arg('expected_version');

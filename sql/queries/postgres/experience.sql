@@ -1,0 +1,34 @@
+-- No lock; plain read of one candidate.
+-- name: ExperienceCandidateGet :one
+SELECT *
+FROM pc_experience_candidates
+WHERE candidate_id = sqlc.arg('candidate_id');
+
+-- Guard: caller holds the lane and domain cursor locks; unique candidate_id.
+-- name: ExperienceCandidateInsert :exec
+INSERT INTO pc_experience_candidates (
+    candidate_id, scope_id, work_id, title, lesson, cited_positions, status, state_version, created_at, updated_at
+) VALUES (
+    sqlc.arg('candidate_id'), sqlc.arg('scope_id'), sqlc.arg('work_id'), sqlc.arg('title'), sqlc.arg('lesson'),
+    sqlc.arg('cited_positions'), sqlc.arg('status'), sqlc.arg('state_version'), sqlc.arg('created_at'),
+    sqlc.arg('updated_at')
+);
+
+-- No lock; a scope's candidates newest first (created_at DESC, candidate_id DESC); NULL status = any.
+-- name: ExperienceCandidateList :many
+SELECT *
+FROM pc_experience_candidates
+WHERE scope_id = sqlc.arg('scope_id')
+  AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
+ORDER BY created_at DESC, candidate_id DESC
+LIMIT sqlc.arg('max_rows');
+
+-- Guard: status = 'pending' and state_version equals the expected version (compare-and-set); version becomes expected + 1.
+-- name: ExperienceCandidateUpdateStatus :execrows
+UPDATE pc_experience_candidates
+SET status = sqlc.arg('status'),
+    state_version = sqlc.arg('expected_version')::bigint + 1,
+    updated_at = sqlc.arg('updated_at')
+WHERE candidate_id = sqlc.arg('candidate_id')
+  AND status = 'pending'
+  AND state_version = sqlc.arg('expected_version')::bigint;

@@ -1,0 +1,70 @@
+-- No lock; plain read of one Source by its capture id.
+-- name: SourceGetByID :one
+SELECT *
+FROM pc_sources
+WHERE scope_id = sqlc.arg('scope_id')
+  AND source_id = sqlc.arg('source_id');
+
+-- Guard: caller holds the journal head lock of the scope; unique (scope_id, source_id) and (scope_id, journal_position).
+-- name: SourceInsert :exec
+INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at)
+VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'),
+        sqlc.arg('content'), sqlc.arg('metadata'), sqlc.arg('created_at'));
+
+-- No lock; plain read of one journal head.
+-- name: SourceJournalHeadGet :one
+SELECT *
+FROM pc_source_journal_heads
+WHERE scope_id = sqlc.arg('scope_id');
+
+-- Guard: unique scope_id; never fails on an existing row (inserted = rows == 1). A new head is at position 0.
+-- name: SourceJournalHeadInsertIfAbsent :execrows
+INSERT INTO pc_source_journal_heads (scope_id, position, updated_at)
+VALUES (sqlc.arg('scope_id'), 0, clock_timestamp())
+ON CONFLICT DO NOTHING;
+
+-- No lock; keyset over scopes (scope_id > after) whose head is beyond the named cursor (missing cursor = 0).
+-- name: SourceJournalHeadListPending :many
+SELECT h.scope_id, h.position, h.updated_at
+FROM pc_source_journal_heads h
+LEFT JOIN pc_source_cursors c ON c.scope_id = h.scope_id AND c.cursor_name = sqlc.arg('cursor_name')
+WHERE h.scope_id > sqlc.arg('after_scope_id')
+  AND h.position > COALESCE(c.position, 0)
+ORDER BY h.scope_id
+LIMIT sqlc.arg('max_rows');
+
+-- Lock: the journal head row (FOR UPDATE); serialises Source captures of one scope.
+-- name: SourceJournalHeadLock :one
+SELECT *
+FROM pc_source_journal_heads
+WHERE scope_id = sqlc.arg('scope_id')
+FOR UPDATE;
+
+-- Lock: the journal head row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
+-- name: SourceJournalHeadTouch :execrows
+UPDATE pc_source_journal_heads SET scope_id = scope_id WHERE scope_id = sqlc.arg('scope_id');
+
+-- Guard: caller holds the journal head lock; 0 rows (no such head) becomes db.ErrNotFound.
+-- name: SourceJournalHeadUpdate :execrows
+UPDATE pc_source_journal_heads
+SET position = sqlc.arg('position'),
+    updated_at = sqlc.arg('updated_at')
+WHERE scope_id = sqlc.arg('scope_id');
+
+-- No lock; up to max_rows Sources after a journal position, in journal order.
+-- name: SourceListAfter :many
+SELECT *
+FROM pc_sources
+WHERE scope_id = sqlc.arg('scope_id')
+  AND journal_position > sqlc.arg('after_position')
+ORDER BY journal_position
+LIMIT sqlc.arg('max_rows');
+
+-- No lock; the Sources of the window (after, through], in journal order.
+-- name: SourceListRange :many
+SELECT *
+FROM pc_sources
+WHERE scope_id = sqlc.arg('scope_id')
+  AND journal_position > sqlc.arg('after_position')
+  AND journal_position <= sqlc.arg('through_position')
+ORDER BY journal_position;

@@ -1,0 +1,29 @@
+-- No lock; plain read of one lane.
+-- name: WorkLaneGet :one
+SELECT lane_key, next_sequence, head_sequence
+FROM pc_work_lanes
+WHERE lane_key = sqlc.arg('lane_key');
+
+-- Guard: unique lane_key; never fails on an existing row (inserted = rows == 1). A new lane is idle.
+-- name: WorkLaneInsertIfAbsent :execrows
+INSERT INTO pc_work_lanes (lane_key, next_sequence, head_sequence)
+VALUES (sqlc.arg('lane_key'), 1, NULL)
+ON CONFLICT DO NOTHING;
+
+-- Lock: the lane row (FOR UPDATE); first step of the lane → key → item order.
+-- name: WorkLaneLock :one
+SELECT lane_key, next_sequence, head_sequence
+FROM pc_work_lanes
+WHERE lane_key = sqlc.arg('lane_key')
+FOR UPDATE;
+
+-- Lock: the lane row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
+-- name: WorkLaneTouch :execrows
+UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = sqlc.arg('lane_key');
+
+-- Guard: caller holds the lane lock; writes the allocator and the head (NULL = idle).
+-- name: WorkLaneUpdate :execrows
+UPDATE pc_work_lanes
+SET next_sequence = sqlc.arg('next_sequence'),
+    head_sequence = sqlc.narg('head_sequence')
+WHERE lane_key = sqlc.arg('lane_key');

@@ -1,0 +1,23 @@
+-- Unique key (scope_id, revision, entry_no); caller holds the lane lock and the domain cursor.
+-- name: MemoryEntryInsert :exec
+INSERT INTO pc_memory_entries (scope_id, revision, entry_no, content, source_positions, created_at)
+VALUES (sqlc.arg('scope_id'), sqlc.arg('revision'), sqlc.arg('entry_no'), sqlc.arg('content'),
+        sqlc.arg('source_positions'), sqlc.arg('created_at'));
+
+-- No lock; every entry of one revision in entry order.
+-- name: MemoryEntryListByRevision :many
+SELECT scope_id, revision, entry_no, content, source_positions, created_at
+FROM pc_memory_entries
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision = sqlc.arg('revision')
+ORDER BY entry_no;
+
+-- No lock. Differs from postgres because SQLite has no ILIKE: like(P, X, E) is X LIKE P ESCAPE E (sqlc cannot parse the ESCAPE clause), case-insensitive for ASCII letters only; the adapter escapes % _ and \.
+-- name: MemoryEntrySearch :many
+SELECT scope_id, revision, entry_no, content, source_positions, created_at
+FROM pc_memory_entries
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision = sqlc.arg('revision')
+  AND like(sqlc.arg('pattern'), content, '\')
+ORDER BY entry_no
+LIMIT sqlc.arg('max_rows');

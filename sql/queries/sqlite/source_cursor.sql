@@ -1,0 +1,36 @@
+-- Guard: compare-and-set on (position, generation); caller holds the cursor lock (write lock of BEGIN IMMEDIATE). Returns rows changed.
+-- name: SourceCursorAdvance :execrows
+UPDATE pc_source_cursors
+SET position = sqlc.arg('position'),
+    generation = sqlc.arg('generation'),
+    updated_at = sqlc.arg('updated_at')
+WHERE scope_id = sqlc.arg('scope_id')
+  AND cursor_name = sqlc.arg('cursor_name')
+  AND position = sqlc.arg('from_position')
+  AND generation = sqlc.arg('from_generation');
+
+-- No lock; autocommitted read of one cursor (a missing row is db.ErrNotFound; the domain reads it as (0, 0)).
+-- name: SourceCursorGet :one
+SELECT scope_id, cursor_name, position, generation, updated_at
+FROM pc_source_cursors
+WHERE scope_id = sqlc.arg('scope_id')
+  AND cursor_name = sqlc.arg('cursor_name');
+
+-- Guard: caller holds the lane lock of the scope's work; unique (scope_id, cursor_name).
+-- name: SourceCursorInsert :exec
+INSERT INTO pc_source_cursors (scope_id, cursor_name, position, generation, updated_at)
+VALUES (sqlc.arg('scope_id'), sqlc.arg('cursor_name'), sqlc.arg('position'), sqlc.arg('generation'),
+        sqlc.arg('updated_at'));
+
+-- Cursor lock. Differs from postgres because SQLite has no FOR UPDATE: a plain read inside the BEGIN IMMEDIATE transaction, which already holds the database write lock.
+-- name: SourceCursorLock :one
+SELECT scope_id, cursor_name, position, generation, updated_at
+FROM pc_source_cursors
+WHERE scope_id = sqlc.arg('scope_id')
+  AND cursor_name = sqlc.arg('cursor_name');
+
+-- No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
+-- name: SourceCursorTouch :execrows
+UPDATE pc_source_cursors SET scope_id = scope_id
+WHERE scope_id = sqlc.arg('scope_id')
+  AND cursor_name = sqlc.arg('cursor_name');
