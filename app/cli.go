@@ -129,18 +129,6 @@ func runMigrate(ctx context.Context, out io.Writer, rawURL string) error {
 	return nil
 }
 
-func newRunCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "run",
-		Short: "Run the powercontext server (all roles, or one role of a distributed deployment)",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			// TODO(lead): configuration, role wiring, verify/migrate the schema, serve.
-			return errors.New("server run is not implemented yet")
-		},
-	}
-}
-
 // migrationOwner is the lease owner id of one `server migrate` process.
 func migrationOwner() string {
 	host, err := os.Hostname()

@@ -52,6 +52,8 @@ type Store interface {
 
 // Queries is every statement, usable on the Store (autocommit) or inside InTx.
 type Queries interface {
+	DomainQueries
+
 	// DBNow returns the database clock (UTC): CURRENT_TIMESTAMP(6) / clock_timestamp() / SQLite's clock.
 	DBNow(ctx context.Context) (time.Time, error)
 
@@ -169,7 +171,7 @@ type WorkItem struct {
 	Payload                []byte
 	Status                 string
 	AvailableAt            time.Time
-	LeaseOwner             string    // "" = NULL
+	LeaseOwner             string // "" = NULL
 	LeaseFence             int64
 	LeaseExpiresAt         time.Time // zero = NULL
 	AttemptCount           int32
@@ -279,7 +281,7 @@ type WorkItemListParams struct {
 // SchedulerLease is one row of pc_scheduler_leases.
 type SchedulerLease struct {
 	LeaseName      string
-	OwnerID        string    // "" = NULL
+	OwnerID        string // "" = NULL
 	Fence          int64
 	LeaseExpiresAt time.Time // zero = NULL
 	UpdatedAt      time.Time

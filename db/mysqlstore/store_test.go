@@ -68,6 +68,11 @@ func TestQueries(t *testing.T) {
 	storetest.RunQueries(t, func(t *testing.T) db.Store { return openFresh(t) })
 }
 
+// TestDomainQueries runs the shared domain conformance suite against MySQL/MariaDB.
+func TestDomainQueries(t *testing.T) {
+	storetest.RunDomainQueries(t, func(t *testing.T) db.Store { return openFresh(t) })
+}
+
 func schemaStatements(t *testing.T) []string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)

@@ -25,6 +25,10 @@ func TestQueries(t *testing.T) {
 	storetest.RunQueries(t, func(t *testing.T) db.Store { return openTestStore(t) })
 }
 
+func TestDomainQueries(t *testing.T) {
+	storetest.RunDomainQueries(t, func(t *testing.T) db.Store { return openTestStore(t) })
+}
+
 // TestTouch exercises the no-op "Touch" updates that exist for parity with MySQL; the adapter never calls them.
 func TestTouch(t *testing.T) {
 	ctx := context.Background()
@@ -34,8 +38,9 @@ func TestTouch(t *testing.T) {
 	require.NoError(t, err)
 	now = now.Truncate(time.Microsecond)
 
-	laneKey, logicalKey, workID, leaseName := "lane", "key", uuid.NewString(), "lease"
+	laneKey, logicalKey, workID, leaseName, scopeID := "lane", "key", uuid.NewString(), "lease", "scope"
 	window := postgresgen.RateLimitWindowTouchParams{PrincipalKey: "p", PolicyID: "api", WindowStartedAt: now}
+	cursor := postgresgen.SourceCursorTouchParams{ScopeID: scopeID, CursorName: "memory-source-window"}
 	touchAll := func() []int64 {
 		var out []int64
 		for _, touch := range []func() (int64, error){
@@ -44,6 +49,8 @@ func TestTouch(t *testing.T) {
 			func() (int64, error) { return q.WorkItemTouch(ctx, workID) },
 			func() (int64, error) { return q.SchedulerLeaseTouch(ctx, leaseName) },
 			func() (int64, error) { return q.RateLimitWindowTouch(ctx, window) },
+			func() (int64, error) { return q.SourceJournalHeadTouch(ctx, scopeID) },
+			func() (int64, error) { return q.SourceCursorTouch(ctx, cursor) },
 		} {
 			n, err := touch()
 			require.NoError(t, err)
@@ -51,7 +58,7 @@ func TestTouch(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []int64{0, 0, 0, 0, 0}, touchAll())
+	require.Equal(t, []int64{0, 0, 0, 0, 0, 0, 0}, touchAll())
 
 	_, err = s.WorkLaneInsertIfAbsent(ctx, laneKey)
 	require.NoError(t, err)
@@ -68,7 +75,10 @@ func TestTouch(t *testing.T) {
 		PrincipalKey: "p", PolicyID: "api", WindowStartedAt: now, RequestCount: 1, ExpiresAt: now.Add(time.Minute),
 	})
 	require.NoError(t, err)
-	require.Equal(t, []int64{1, 1, 1, 1, 1}, touchAll())
+	_, err = s.SourceJournalHeadInsertIfAbsent(ctx, scopeID)
+	require.NoError(t, err)
+	require.NoError(t, s.SourceCursorInsert(ctx, db.SourceCursor{ScopeID: scopeID, CursorName: cursor.CursorName, UpdatedAt: now}))
+	require.Equal(t, []int64{1, 1, 1, 1, 1, 1, 1}, touchAll())
 
 	item, err := s.WorkItemGet(ctx, workID)
 	require.NoError(t, err)

@@ -293,6 +293,10 @@ func TestTouchQueries(t *testing.T) {
 	_, err = s.RateLimitWindowInsertIfAbsent(ctx, db.RateLimitWindow{PrincipalKey: "p", PolicyID: "api", WindowStartedAt: now, RequestCount: 1, ExpiresAt: now})
 	require.NoError(t, err)
 
+	_, err = s.SourceJournalHeadInsertIfAbsent(ctx, "scope-1")
+	require.NoError(t, err)
+	require.NoError(t, s.SourceCursorInsert(ctx, db.SourceCursor{ScopeID: "scope-1", CursorName: "memory-source-window", UpdatedAt: now}))
+
 	g := sqlitegen.New(s.writer)
 	touches := []struct {
 		name    string
@@ -307,6 +311,12 @@ func TestTouchQueries(t *testing.T) {
 			return g.RateLimitWindowTouch(ctx, sqlitegen.RateLimitWindowTouchParams{PrincipalKey: "p", PolicyID: "api", WindowStartedAt: toMicros(now)})
 		}, func() (int64, error) {
 			return g.RateLimitWindowTouch(ctx, sqlitegen.RateLimitWindowTouchParams{PrincipalKey: "p", PolicyID: "nope", WindowStartedAt: toMicros(now)})
+		}},
+		{"journal head", func() (int64, error) { return g.SourceJournalHeadTouch(ctx, "scope-1") }, func() (int64, error) { return g.SourceJournalHeadTouch(ctx, "nope") }},
+		{"cursor", func() (int64, error) {
+			return g.SourceCursorTouch(ctx, sqlitegen.SourceCursorTouchParams{ScopeID: "scope-1", CursorName: "memory-source-window"})
+		}, func() (int64, error) {
+			return g.SourceCursorTouch(ctx, sqlitegen.SourceCursorTouchParams{ScopeID: "scope-1", CursorName: "nope"})
 		}},
 	}
 	for _, tc := range touches {
@@ -473,4 +483,8 @@ func TestSecondWriterBusyTimeoutIsErrDeadlock(t *testing.T) {
 
 func TestQueries(t *testing.T) {
 	storetest.RunQueries(t, func(t *testing.T) db.Store { return openTestStore(t) })
+}
+
+func TestDomainQueries(t *testing.T) {
+	storetest.RunDomainQueries(t, func(t *testing.T) db.Store { return openTestStore(t) })
 }

@@ -1,0 +1,205 @@
+// Package experience incubates lessons from task outcomes: the incubation handler reads the next window of
+// Sources (at most 32), offers the task-outcome ones to the model provider, and commits pending Experience
+// candidates — never approved automatically — in the ledger's final transaction, advancing the
+// experience-incubation cursor by compare-and-set. Humans approve or reject candidates with an expected version.
+package experience
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// Names of experience incubation.
+const (
+	Kind        = "powercontext.experience.incubation"
+	PublicKind  = "experience_incubation"
+	CursorName  = "experience-incubation"
+	WindowLimit = 32
+
+	StatusPending  = "pending"
+	StatusApproved = "approved"
+	StatusRejected = "rejected"
+)
+
+// Consumer returns experience incubation's journal consumer.
+func Consumer(maxAttempts int32) sources.Consumer {
+	return sources.Consumer{Kind: Kind, CursorName: CursorName, LanePrefix: "experience", Limit: WindowLimit, MaxAttempts: maxAttempts}
+}
+
+// Result is the result payload of an incubation.
+type Result struct {
+	Type                 string `json:"type"`
+	PreviousCursor       int64  `json:"previous_cursor"`
+	CurrentCursor        int64  `json:"current_cursor"`
+	HighWatermark        int64  `json:"high_watermark"`
+	ProcessedSourceCount int64  `json:"processed_source_count"`
+	CandidateCount       int    `json:"candidate_count"`
+}
+
+// Handler is the ledger handler of experience incubation. A nil Provider means the pipeline is not configured:
+// items fail with configuration/experience_pipeline_unavailable.
+type Handler struct {
+	Store    db.Store
+	Provider provider.Provider
+}
+
+func (h *Handler) Kind() string { return Kind }
+func (h *Handler) PayloadVersions() coordinator.VersionRange {
+	return coordinator.VersionRange{Min: sources.PayloadVersion, Max: sources.PayloadVersion}
+}
+
+// IsTaskOutcome reports whether a Source's metadata says "kind":"task-outcome".
+func IsTaskOutcome(metadata []byte) bool {
+	var md struct {
+		Kind string `json:"kind"`
+	}
+	return json.Unmarshal(metadata, &md) == nil && md.Kind == "task-outcome"
+}
+
+func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
+	p, err := sources.DecodePayload(item)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	cur, err := sources.Cursor(ctx, h.Store, item.ScopeID, CursorName)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	state, err := sources.CheckCursor(cur, p)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	if state == sources.WindowAlreadyCommitted {
+		return coordinator.Prepared{Result: coordinator.Result{Code: "already_committed", Payload: Result{Type: PublicKind,
+			PreviousCursor: p.After, CurrentCursor: cur.Position, HighWatermark: p.HighWatermark}}}, nil
+	}
+	window, err := sources.ReadWindow(ctx, h.Store, item.ScopeID, p)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	var outcomes []provider.Source
+	inWindow := map[int64]bool{}
+	for _, s := range window {
+		if !IsTaskOutcome(s.Metadata) {
+			continue
+		}
+		var md map[string]any
+		_ = json.Unmarshal(s.Metadata, &md)
+		outcomes = append(outcomes, provider.Source{Position: s.JournalPosition, Type: s.SourceType, Content: s.Content, Metadata: md})
+		inWindow[s.JournalPosition] = true
+	}
+	var lessons []provider.Lesson
+	if len(outcomes) > 0 {
+		if h.Provider == nil {
+			return coordinator.Prepared{}, coordinator.NewHandlerError(coordinator.CategoryConfiguration, coordinator.CodeExperienceOff, false)
+		}
+		resp, err := h.Provider.IncubateExperience(ctx, provider.IncubateRequest{ScopeID: item.ScopeID, Window: outcomes})
+		if err != nil {
+			return coordinator.Prepared{}, err
+		}
+		for _, l := range resp.Candidates {
+			if l.Title == "" || l.Lesson == "" || len(l.CitedPositions) == 0 {
+				return coordinator.Prepared{}, coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeInvalidOutput, true)
+			}
+			for _, pos := range l.CitedPositions {
+				if !inWindow[pos] { // every cited Source must lie inside the window
+					return coordinator.Prepared{}, coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeInvalidOutput, true)
+				}
+			}
+		}
+		lessons = resp.Candidates
+	}
+	result := Result{Type: PublicKind, PreviousCursor: p.After, CurrentCursor: p.Through, HighWatermark: p.HighWatermark,
+		ProcessedSourceCount: p.Through - p.After, CandidateCount: len(lessons)}
+	commit := func(ctx context.Context, q db.Queries, item db.WorkItem) error {
+		now, err := q.DBNow(ctx)
+		if err != nil {
+			return err
+		}
+		if err := sources.Advance(ctx, q, item.ScopeID, p, now); err != nil {
+			return err
+		}
+		for _, l := range lessons {
+			cited, _ := json.Marshal(l.CitedPositions)
+			if err := q.ExperienceCandidateInsert(ctx, db.ExperienceCandidate{CandidateID: uuid.NewString(), ScopeID: item.ScopeID,
+				WorkID: item.WorkID, Title: truncate(l.Title, 512), Lesson: l.Lesson, CitedPositions: cited, Status: StatusPending,
+				StateVersion: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return coordinator.Prepared{Result: coordinator.Result{Code: "processed", Payload: result}, Commit: commit}, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// ErrCandidateConflict carries the candidate's actual state when a review used a stale version or the candidate
+// was already reviewed.
+type ErrCandidateConflict struct {
+	Status        string
+	ActualVersion int64
+}
+
+func (e *ErrCandidateConflict) Error() string { return "experience: candidate state conflict" }
+
+// Reviews lists and reviews candidates.
+type Reviews struct{ Store db.Store }
+
+// List returns a scope's candidates, newest first; status "" means any.
+func (r Reviews) List(ctx context.Context, scope, status string, limit int) ([]db.ExperienceCandidate, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return nil, err
+	}
+	switch status {
+	case "", StatusPending, StatusApproved, StatusRejected:
+	default:
+		return nil, &sources.ValidationError{Field: "status", Message: "must be pending, approved or rejected"}
+	}
+	if limit < 1 || limit > 500 {
+		return nil, &sources.ValidationError{Field: "limit", Message: "must be 1..500"}
+	}
+	return r.Store.ExperienceCandidateList(ctx, scope, status, int32(limit))
+}
+
+// Review approves or rejects a pending candidate with an expected version.
+func (r Reviews) Review(ctx context.Context, candidateID string, expectedVersion int64, approve bool) (db.ExperienceCandidate, error) {
+	if _, err := uuid.Parse(candidateID); err != nil || len(candidateID) != 36 {
+		return db.ExperienceCandidate{}, db.ErrNotFound
+	}
+	status := StatusRejected
+	if approve {
+		status = StatusApproved
+	}
+	now, err := r.Store.DBNow(ctx)
+	if err != nil {
+		return db.ExperienceCandidate{}, err
+	}
+	n, err := r.Store.ExperienceCandidateUpdateStatus(ctx, candidateID, expectedVersion, status, now)
+	if err != nil {
+		return db.ExperienceCandidate{}, err
+	}
+	c, err := r.Store.ExperienceCandidateGet(ctx, candidateID)
+	if err != nil {
+		return db.ExperienceCandidate{}, err
+	}
+	if n != 1 {
+		return c, &ErrCandidateConflict{Status: c.Status, ActualVersion: c.StateVersion}
+	}
+	return c, nil
+}

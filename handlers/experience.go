@@ -1,0 +1,115 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/experience"
+)
+
+// Candidate is one Experience candidate (a proposed lesson awaiting human review).
+type Candidate struct {
+	CandidateID    string          `json:"candidate_id"`
+	ScopeID        string          `json:"scope_id"`
+	OperationID    string          `json:"operation_id"`
+	Title          string          `json:"title"`
+	Lesson         string          `json:"lesson"`
+	CitedPositions json.RawMessage `json:"cited_positions"`
+	Status         string          `json:"status"`
+	StateVersion   int64           `json:"state_version"`
+	CreatedAt      Time            `json:"created_at"`
+	UpdatedAt      Time            `json:"updated_at"`
+}
+
+// CandidateList is the answer of GET /v1/experience/candidates, newest first.
+type CandidateList struct {
+	Items []Candidate `json:"items"`
+}
+
+// ExpectedVersionRequest is the body of approve/reject and of operation cancel/retry.
+type ExpectedVersionRequest struct {
+	ExpectedVersion *int64 `json:"expected_version"`
+}
+
+const (
+	defaultCandidateLimit = 50
+	maxCandidateLimit     = 500
+)
+
+func candidate(c db.ExperienceCandidate) Candidate {
+	return Candidate{CandidateID: c.CandidateID, ScopeID: c.ScopeID, OperationID: c.WorkID, Title: c.Title,
+		Lesson: c.Lesson, CitedPositions: rawJSON(c.CitedPositions, "[]"), Status: c.Status,
+		StateVersion: c.StateVersion, CreatedAt: apiTime(c.CreatedAt), UpdatedAt: apiTime(c.UpdatedAt)}
+}
+
+// expectedVersion decodes {expected_version: int >= 1}.
+func expectedVersion(c echo.Context) (int64, error) {
+	var req ExpectedVersionRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return 0, err
+	}
+	if req.ExpectedVersion == nil {
+		return 0, invalidField("expected_version", "is required")
+	}
+	if *req.ExpectedVersion < 1 {
+		return 0, invalidField("expected_version", "must be an integer >= 1")
+	}
+	return *req.ExpectedVersion, nil
+}
+
+func (s *server) listCandidates(c echo.Context) error {
+	if s.d.Experience.Store == nil {
+		return notReady("experience")
+	}
+	scope, err := queryString(c, "scope_id")
+	if err != nil {
+		return err
+	}
+	status, err := queryString(c, "status")
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(c, "limit", defaultCandidateLimit, 1, maxCandidateLimit)
+	if err != nil {
+		return err
+	}
+	rows, err := s.d.Experience.List(c.Request().Context(), scope, status, int(limit))
+	if err != nil {
+		return err
+	}
+	out := CandidateList{Items: make([]Candidate, 0, len(rows))}
+	for _, r := range rows {
+		out.Items = append(out.Items, candidate(r))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *server) approveCandidate(c echo.Context) error { return s.reviewCandidate(c, true) }
+func (s *server) rejectCandidate(c echo.Context) error  { return s.reviewCandidate(c, false) }
+
+func (s *server) reviewCandidate(c echo.Context, approve bool) error {
+	if s.d.Experience.Store == nil {
+		return notReady("experience")
+	}
+	version, err := expectedVersion(c)
+	if err != nil {
+		return err
+	}
+	id := c.Param("candidate_id")
+	row, err := s.d.Experience.Review(c.Request().Context(), id, version, approve)
+	var conflict *experience.ErrCandidateConflict
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return candidateNotFound()
+	case errors.As(err, &conflict):
+		return apiErr(http.StatusConflict, CodeCandidateConflict, "the candidate is in another state or version",
+			map[string]any{"candidate_id": id, "status": conflict.Status, "actual_version": conflict.ActualVersion})
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusOK, candidate(row))
+}

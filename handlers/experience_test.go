@@ -1,0 +1,93 @@
+package handlers
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// incubate captures task outcomes in scope and runs one incubation; it returns the candidates listed by the API.
+func (e *env) incubate(scope string, outcomes ...string) []any {
+	e.t.Helper()
+	for _, o := range outcomes {
+		e.capture(scope, o, map[string]any{"kind": "task-outcome"})
+	}
+	e.enqueueExperience(scope)
+	require.Equal(e.t, 1, e.step(nil))
+	r := e.get("/v1/experience/candidates?scope_id=" + scope)
+	require.Equal(e.t, http.StatusOK, r.Code, "body: %s", r.Body)
+	return r.json(e.t)["items"].([]any)
+}
+
+func TestExperienceCandidates(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	items := e.incubate("s", "Retrying the flaky test twice hid a real race. Always run with -race.",
+		"Pinning the base image fixed the drifting build.")
+	require.Len(t, items, 2)
+	c := items[0].(map[string]any)
+	for _, k := range []string{"candidate_id", "scope_id", "operation_id", "title", "lesson", "cited_positions", "status", "state_version", "created_at", "updated_at"} {
+		require.Contains(t, c, k)
+	}
+	require.Equal(t, "pending", c["status"])
+	require.Equal(t, float64(1), c["state_version"])
+	require.Regexp(t, timeRE, c["created_at"])
+	id := c["candidate_id"].(string)
+	other := items[1].(map[string]any)["candidate_id"].(string)
+
+	r := e.post("/v1/experience/candidates/"+id+"/approve", `{"expected_version":1}`)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	m := r.json(t)
+	require.Equal(t, "approved", m["status"])
+	require.Equal(t, float64(2), m["state_version"])
+
+	// Stale version / already reviewed: 409 with the actual state.
+	r = e.post("/v1/experience/candidates/"+id+"/reject", `{"expected_version":1}`)
+	d := r.requireError(t, http.StatusConflict, CodeCandidateConflict)
+	require.Equal(t, "approved", d["status"])
+	require.Equal(t, float64(2), d["actual_version"])
+	require.Equal(t, id, d["candidate_id"])
+	r = e.post("/v1/experience/candidates/"+id+"/reject", `{"expected_version":2}`)
+	r.requireError(t, http.StatusConflict, CodeCandidateConflict)
+
+	r = e.post("/v1/experience/candidates/"+other+"/reject", `{"expected_version":1}`)
+	require.Equal(t, http.StatusOK, r.Code)
+	require.Equal(t, "rejected", r.json(t)["status"])
+
+	// Filters.
+	r = e.get("/v1/experience/candidates?scope_id=s&status=approved")
+	require.Len(t, r.json(t)["items"].([]any), 1)
+	r = e.get("/v1/experience/candidates?scope_id=s&status=pending")
+	require.Empty(t, r.json(t)["items"])
+	r = e.get("/v1/experience/candidates?scope_id=elsewhere")
+	require.Equal(t, map[string]any{"items": []any{}}, r.json(t))
+
+	// Not found.
+	for _, bad := range []string{uuid.NewString(), "not-a-uuid", "%00"} {
+		r = e.post("/v1/experience/candidates/"+bad+"/approve", `{"expected_version":1}`)
+		r.requireError(t, http.StatusNotFound, CodeCandidateNotFound)
+	}
+
+	// Invalid requests.
+	for _, tc := range []struct{ target, body, field string }{
+		{"/v1/experience/candidates/" + id + "/approve", `{}`, "expected_version"},
+		{"/v1/experience/candidates/" + id + "/approve", `{"expected_version":0}`, "expected_version"},
+		{"/v1/experience/candidates/" + id + "/approve", `{"expected_version":"2"}`, "expected_version"},
+		{"/v1/experience/candidates/" + id + "/approve", `{"expected_version":2.5}`, "expected_version"},
+	} {
+		r = e.post(tc.target, tc.body)
+		d := r.requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
+		require.Equal(t, tc.field, d["field"], tc.body)
+	}
+	for _, tc := range []struct{ q, field string }{
+		{"", "scope_id"},
+		{"scope_id=s&status=maybe", "status"},
+		{"scope_id=s&limit=0", "limit"},
+	} {
+		r = e.get("/v1/experience/candidates?" + tc.q)
+		d := r.requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
+		require.Equal(t, tc.field, d["field"], tc.q)
+	}
+}

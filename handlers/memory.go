@@ -1,0 +1,202 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/powercontext/powercontext/memory"
+)
+
+// FlushRequest is the body of POST /v1/memory/flush.
+type FlushRequest struct {
+	ScopeID string `json:"scope_id"`
+}
+
+// FlushResponse is the 200 answer of a flush: nothing pending (idle) or done within the wait (processed).
+type FlushResponse struct {
+	Status               string          `json:"status"`
+	PreviousCursor       int64           `json:"previous_cursor"`
+	CurrentCursor        int64           `json:"current_cursor"`
+	HighWatermark        int64           `json:"high_watermark"`
+	ProcessedSourceCount int64           `json:"processed_source_count"`
+	Memory               *MemoryRevision `json:"memory"`
+	OperationID          *string         `json:"operation_id"`
+}
+
+// MemoryRevision names a committed Memory revision.
+type MemoryRevision struct {
+	Revision int64 `json:"revision"`
+}
+
+// FlushAccepted is the 202 answer of a flush still queued or running after the wait.
+type FlushAccepted struct {
+	OperationID string `json:"operation_id"`
+	Status      string `json:"status"`
+	StatusURL   string `json:"status_url"`
+}
+
+// MemoryResponse is a scope's current Memory (GET /v1/memory) or the matching entries of it
+// (GET /v1/memory/search). revision and created_at are null while nothing was committed.
+type MemoryResponse struct {
+	ScopeID   string        `json:"scope_id"`
+	Revision  *int64        `json:"revision"`
+	CreatedAt *Time         `json:"created_at"`
+	Entries   []MemoryEntry `json:"entries"`
+}
+
+// MemoryEntry is one fact of a Memory revision with the journal positions it came from.
+type MemoryEntry struct {
+	EntryNo         int32           `json:"entry_no"`
+	Content         string          `json:"content"`
+	SourcePositions json.RawMessage `json:"source_positions"`
+}
+
+const (
+	defaultSearchLimit = 20
+	maxSearchLimit     = 100
+)
+
+func operationURL(id string) string { return "/v1/operations/" + id }
+
+func (s *server) flushMemory(c echo.Context) error {
+	if s.d.Flusher == nil {
+		return notReady("memory flush")
+	}
+	var req FlushRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if err := checkText("scope_id", req.ScopeID); err != nil {
+		return err
+	}
+	wait := flushWait(c.Request().Header.Values("Prefer"), s.defaultWait, s.maxWait)
+	out, err := s.d.Flusher.Flush(c.Request().Context(), req.ScopeID, wait)
+	if err != nil {
+		return err
+	}
+	id := out.Item.WorkID
+	switch out.Status {
+	case memory.FlushIdle, memory.FlushProcessed:
+		resp := FlushResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
+			CurrentCursor: out.Result.CurrentCursor, HighWatermark: out.Result.HighWatermark,
+			ProcessedSourceCount: out.Result.ProcessedSourceCount}
+		if out.Result.Memory != nil {
+			resp.Memory = &MemoryRevision{Revision: out.Result.Memory.Revision}
+		}
+		if id != "" {
+			resp.OperationID = &id
+		}
+		return c.JSON(http.StatusOK, resp)
+	case memory.FlushPending:
+		h := c.Response().Header()
+		h.Set(echo.HeaderLocation, operationURL(id))
+		h.Set(echo.HeaderRetryAfter, strconv.Itoa(RetryAfterSeconds))
+		return c.JSON(http.StatusAccepted, FlushAccepted{OperationID: id, Status: out.Item.Status, StatusURL: operationURL(id)})
+	case memory.FlushBlocked:
+		return apiErr(http.StatusConflict, CodeOperationBlocked,
+			"the scope's next memory window is held by a failed operation; retry or cancel it",
+			map[string]any{"operation_id": id})
+	case memory.FlushFailed:
+		return apiErr(http.StatusConflict, CodeOperationFailed, "the memory flush operation failed",
+			map[string]any{"operation_id": id})
+	case memory.FlushCancelled:
+		return apiErr(http.StatusConflict, CodeOperationCancelled, "the memory flush operation was cancelled",
+			map[string]any{"operation_id": id})
+	}
+	return errUnknownOutcome
+}
+
+var errUnknownOutcome = errors.New("handlers: unknown flush outcome")
+
+// flushWait reads RFC 7240 preferences: respond-async means wait 0 and wins; wait=N (seconds) is clamped to
+// 0..max; anything unrecognised is ignored (default wait).
+func flushWait(prefer []string, def, max time.Duration) time.Duration {
+	wait, async := def, false
+	for _, header := range prefer {
+		for _, pref := range strings.Split(header, ",") {
+			token, _, _ := strings.Cut(pref, ";") // preference parameters are not used
+			name, value, hasValue := strings.Cut(strings.TrimSpace(token), "=")
+			name = strings.ToLower(strings.TrimSpace(name))
+			switch {
+			case name == "respond-async" && !hasValue:
+				async = true
+			case name == "wait" && hasValue:
+				v := strings.Trim(strings.TrimSpace(value), `"`)
+				secs, err := strconv.ParseFloat(v, 64)
+				if err != nil || secs != secs { // NaN
+					continue
+				}
+				switch {
+				case secs <= 0:
+					wait = 0
+				case secs >= max.Seconds():
+					wait = max
+				default:
+					wait = time.Duration(secs * float64(time.Second))
+				}
+			}
+		}
+	}
+	if async {
+		return 0
+	}
+	return wait
+}
+
+func memoryResponse(m memory.Memory) MemoryResponse {
+	out := MemoryResponse{ScopeID: m.ScopeID, Entries: make([]MemoryEntry, 0, len(m.Entries))}
+	if m.Revision > 0 {
+		rev := m.Revision
+		out.Revision = &rev
+		out.CreatedAt = optTime(m.CreatedAt)
+	}
+	for _, e := range m.Entries {
+		out.Entries = append(out.Entries, MemoryEntry{EntryNo: e.EntryNo, Content: e.Content,
+			SourcePositions: rawJSON(e.SourcePositions, "[]")})
+	}
+	return out
+}
+
+func (s *server) getMemory(c echo.Context) error {
+	if s.d.Memory.Store == nil {
+		return notReady("memory")
+	}
+	scope, err := queryString(c, "scope_id")
+	if err != nil {
+		return err
+	}
+	m, err := s.d.Memory.Current(c.Request().Context(), scope)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, memoryResponse(m))
+}
+
+func (s *server) searchMemory(c echo.Context) error {
+	if s.d.Memory.Store == nil {
+		return notReady("memory")
+	}
+	scope, err := queryString(c, "scope_id")
+	if err != nil {
+		return err
+	}
+	q, err := queryString(c, "q")
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(c, "limit", defaultSearchLimit, 1, maxSearchLimit)
+	if err != nil {
+		return err
+	}
+	m, err := s.d.Memory.Search(c.Request().Context(), scope, q, int(limit))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, memoryResponse(m))
+}

@@ -1,0 +1,177 @@
+package handlers
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// OperationList is the answer of GET /v1/operations: newest first; next_cursor is null on the last page.
+type OperationList struct {
+	Items      []OperationRecord `json:"items"`
+	NextCursor *string           `json:"next_cursor"`
+}
+
+const (
+	defaultOperationLimit = 50
+	maxOperationLimit     = 100
+)
+
+var validStatus = map[string]bool{db.StatusQueued: true, db.StatusRunning: true, db.StatusRetryWait: true,
+	db.StatusCancelling: true, db.StatusSucceeded: true, db.StatusFailed: true, db.StatusCancelled: true}
+
+// encodeCursor is the opaque keyset position after the given item: base64url("<created_at µs>:<work_id>").
+func encodeCursor(w db.WorkItem) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(w.CreatedAt.UnixMicro(), 10) + ":" + w.WorkID))
+}
+
+func decodeCursor(s string) (time.Time, string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	ts, id, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return time.Time{}, "", false
+	}
+	us, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || us <= 0 {
+		return time.Time{}, "", false
+	}
+	if u, err := uuid.Parse(id); err != nil || len(id) != 36 || u.String() != strings.ToLower(id) {
+		return time.Time{}, "", false
+	}
+	return time.UnixMicro(us).UTC(), id, true
+}
+
+// publicItem fetches a work item and hides internal kinds behind 404 operation_not_found.
+func (s *server) publicItem(c echo.Context) (db.WorkItem, error) {
+	item, err := s.d.Ledger.Get(c.Request().Context(), c.Param("operation_id"))
+	if err != nil {
+		return db.WorkItem{}, operationError(err)
+	}
+	if _, ok := publicKindOf[item.Kind]; !ok {
+		return db.WorkItem{}, operationNotFound()
+	}
+	return item, nil
+}
+
+func (s *server) getOperation(c echo.Context) error {
+	if s.d.Ledger == nil {
+		return notReady("the operation ledger")
+	}
+	item, err := s.publicItem(c)
+	if err != nil {
+		return err
+	}
+	rec, _ := operationRecord(item)
+	return c.JSON(http.StatusOK, rec)
+}
+
+func (s *server) listOperations(c echo.Context) error {
+	if s.d.Ledger == nil {
+		return notReady("the operation ledger")
+	}
+	p := coordinator.ListParams{}
+	scope, err := queryString(c, "scope_id")
+	if err != nil {
+		return err
+	}
+	if scope != "" {
+		if err := sources.ValidateScope(scope); err != nil {
+			return err
+		}
+		p.ScopeID = scope
+	}
+	kind, err := queryString(c, "kind")
+	if err != nil {
+		return err
+	}
+	switch internal, ok := internalKind[kind]; {
+	case kind == "":
+		for k := range publicKindOf {
+			p.Kinds = append(p.Kinds, k)
+		}
+	case ok:
+		p.Kinds = []string{internal}
+	default:
+		return invalidField("kind", "must be memory_flush or experience_incubation")
+	}
+	status, err := queryString(c, "status")
+	if err != nil {
+		return err
+	}
+	if status != "" && !validStatus[status] {
+		return invalidField("status", "must be one of queued, running, retry_wait, cancelling, succeeded, failed, cancelled")
+	}
+	p.Status = status
+	cursor, err := queryString(c, "cursor")
+	if err != nil {
+		return invalidField("cursor", "is malformed")
+	}
+	if cursor != "" {
+		at, id, ok := decodeCursor(cursor)
+		if !ok {
+			return invalidField("cursor", "is malformed")
+		}
+		p.BeforeCreatedAt, p.BeforeWorkID = at, id
+	}
+	limit, err := queryInt(c, "limit", defaultOperationLimit, 1, maxOperationLimit)
+	if err != nil {
+		return err
+	}
+	p.Limit = int32(limit) + 1 // one more tells whether a next page exists
+	items, err := s.d.Ledger.List(c.Request().Context(), p)
+	if err != nil {
+		return err
+	}
+	out := OperationList{Items: make([]OperationRecord, 0, min(len(items), int(limit)))}
+	for i, w := range items {
+		if i == int(limit) {
+			next := encodeCursor(items[i-1])
+			out.NextCursor = &next
+			break
+		}
+		if rec, ok := operationRecord(w); ok {
+			out.Items = append(out.Items, rec)
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *server) cancelOperation(c echo.Context) error { return s.operatorTransition(c, true) }
+func (s *server) retryOperation(c echo.Context) error  { return s.operatorTransition(c, false) }
+
+// operatorTransition cancels or retries a public operation with an expected state_version.
+func (s *server) operatorTransition(c echo.Context, cancel bool) error {
+	if s.d.Ledger == nil {
+		return notReady("the operation ledger")
+	}
+	version, err := expectedVersion(c)
+	if err != nil {
+		return err
+	}
+	item, err := s.publicItem(c)
+	if err != nil {
+		return err
+	}
+	if cancel {
+		item, err = s.d.Ledger.Cancel(c.Request().Context(), item.WorkID, version)
+	} else {
+		item, err = s.d.Ledger.Retry(c.Request().Context(), item.WorkID, version)
+	}
+	if err != nil {
+		return operationError(err)
+	}
+	rec, _ := operationRecord(item)
+	return c.JSON(http.StatusOK, rec)
+}

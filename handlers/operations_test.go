@@ -1,0 +1,242 @@
+package handlers
+
+import (
+	"context"
+	"time"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/memory"
+)
+
+func TestGetOperation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.capture("s", "The cache is warmed at boot.", nil)
+	item := e.enqueueMemory("s")
+
+	r := e.get("/v1/operations/" + item.WorkID)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	m := r.json(t)
+	require.Equal(t, item.WorkID, m["operation_id"])
+	require.Equal(t, "memory_flush", m["kind"])
+	require.Equal(t, "s", m["scope_id"])
+	require.Equal(t, "queued", m["status"])
+	require.Equal(t, float64(0), m["attempt_count"])
+	require.Equal(t, float64(item.StateVersion), m["state_version"])
+	for _, k := range []string{"created_at", "updated_at", "available_at"} {
+		require.Regexp(t, timeRE, m[k], k)
+	}
+	require.Nil(t, m["completed_at"])
+	require.Nil(t, m["result"])
+	require.Nil(t, m["error"])
+	require.Len(t, m, 12)
+
+	require.Equal(t, 1, e.step(nil))
+	m = e.get("/v1/operations/" + item.WorkID).json(t)
+	require.Equal(t, "succeeded", m["status"])
+	require.Equal(t, float64(1), m["attempt_count"])
+	require.Regexp(t, timeRE, m["completed_at"])
+	require.Equal(t, map[string]any{"type": "memory_flush", "previous_cursor": float64(0), "current_cursor": float64(1),
+		"high_watermark": float64(1), "processed_source_count": float64(1), "memory": map[string]any{"revision": float64(1)}}, m["result"])
+
+	// Experience incubation is public too, with its own result.
+	e.capture("s", "Never deploy on Fridays.", map[string]any{"kind": "task-outcome"})
+	inc := e.enqueueExperience("s")
+	require.Equal(t, 1, e.step(nil))
+	m = e.get("/v1/operations/" + inc.WorkID).json(t)
+	require.Equal(t, "experience_incubation", m["kind"])
+	res := m["result"].(map[string]any)
+	require.Equal(t, "experience_incubation", res["type"])
+	require.Contains(t, res, "candidate_count")
+
+	// Failed: error {category, code}.
+	e.capture("f", "x is y.", nil)
+	failed := e.enqueueMemory("f")
+	require.Equal(t, 1, e.step(poison))
+	m = e.get("/v1/operations/" + failed.WorkID).json(t)
+	require.Equal(t, "failed", m["status"])
+	require.Equal(t, map[string]any{"category": "payload", "code": "invalid_payload"}, m["error"])
+
+	// Unknown and internal operations are not found.
+	maint := e.enqueueMaintenance()
+	for _, id := range []string{uuid.NewString(), "nope", maint.WorkID, url.PathEscape("ü")} {
+		e.get("/v1/operations/"+id).requireError(t, http.StatusNotFound, CodeOperationNotFound)
+	}
+}
+
+func TestListOperations(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var ids []string // creation order
+	for i := range 5 {
+		scope := fmt.Sprintf("s%d", i)
+		e.capture(scope, "The queue is durable.", map[string]any{"kind": "task-outcome"})
+		if i%2 == 0 {
+			ids = append(ids, e.enqueueMemory(scope).WorkID)
+		} else {
+			ids = append(ids, e.enqueueExperience(scope).WorkID)
+		}
+	}
+	maint := e.enqueueMaintenance()
+
+	r := e.get("/v1/operations")
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	m := r.json(t)
+	require.Nil(t, m["next_cursor"])
+	items := m["items"].([]any)
+	require.Len(t, items, 5) // maintenance is never listed
+	for _, it := range items {
+		require.NotEqual(t, maint.WorkID, it.(map[string]any)["operation_id"])
+	}
+
+	// Page through with limit=2: newest first, every item once.
+	var seen []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 5)
+		target := "/v1/operations?limit=2"
+		if cursor != "" {
+			target += "&cursor=" + cursor
+		}
+		m := e.get(target).json(t)
+		for _, it := range m["items"].([]any) {
+			seen = append(seen, it.(map[string]any)["operation_id"].(string))
+		}
+		next, _ := m["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	require.Len(t, seen, 5)
+	// created_at ties are broken by work_id; with distinct creation times this is reverse creation order.
+	require.ElementsMatch(t, ids, seen)
+
+	// Filters.
+	m = e.get("/v1/operations?kind=memory_flush").json(t)
+	require.Len(t, m["items"].([]any), 3)
+	m = e.get("/v1/operations?kind=experience_incubation&scope_id=s1").json(t)
+	require.Len(t, m["items"].([]any), 1)
+	require.Equal(t, ids[1], m["items"].([]any)[0].(map[string]any)["operation_id"])
+	m = e.get("/v1/operations?status=succeeded").json(t)
+	require.Empty(t, m["items"])
+	m = e.get("/v1/operations?status=queued&scope_id=s0").json(t)
+	require.Len(t, m["items"].([]any), 1)
+
+	// Invalid queries are 422 with the field.
+	badCursors := []string{"!!!", "bm90LWEtY3Vyc29y", base64.RawURLEncoding.EncodeToString([]byte("123:not-a-uuid")),
+		base64.RawURLEncoding.EncodeToString([]byte("x:" + uuid.NewString())),
+		base64.RawURLEncoding.EncodeToString([]byte("-5:" + uuid.NewString())), "%FF"}
+	for _, tc := range []struct{ q, field string }{
+		{"kind=powercontext.maintenance.operations", "kind"},
+		{"kind=powercontext.memory.source-window", "kind"},
+		{"kind=bogus", "kind"},
+		{"status=done", "status"},
+		{"limit=0", "limit"},
+		{"limit=101", "limit"},
+		{"limit=ten", "limit"},
+		{"scope_id=%FF", "scope_id"},
+		{"scope_id=" + strings.Repeat("s", 257), "scope_id"},
+	} {
+		d := e.get("/v1/operations?"+tc.q).requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
+		require.Equal(t, tc.field, d["field"], tc.q)
+	}
+	for _, c := range badCursors {
+		d := e.get("/v1/operations?cursor="+c).requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
+		require.Equal(t, "cursor", d["field"], c)
+	}
+	require.Len(t, e.get("/v1/operations?limit=100").json(t)["items"].([]any), 5)
+}
+
+func TestCursorRoundTrip(t *testing.T) {
+	t.Parallel()
+	w := db.WorkItem{WorkID: uuid.NewString(), CreatedAt: mustTime("2026-12-02T13:00:00.123456Z")}
+	at, id, ok := decodeCursor(encodeCursor(w))
+	require.True(t, ok)
+	require.Equal(t, w.WorkID, id)
+	require.True(t, at.Equal(w.CreatedAt))
+}
+
+func TestCancelAndRetryOperation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.capture("s", "x is y.", nil)
+	item := e.enqueueMemory("s")
+	v := item.StateVersion
+
+	// Stale version: 409 with the actual state.
+	r := e.post("/v1/operations/"+item.WorkID+"/cancel", mustJSON(map[string]any{"expected_version": v + 1}))
+	d := r.requireError(t, http.StatusConflict, CodeOperationConflict)
+	require.Equal(t, map[string]any{"operation_id": item.WorkID, "status": "queued", "actual_version": float64(v)}, d)
+
+	// Retry of a queued item is an illegal transition.
+	r = e.post("/v1/operations/"+item.WorkID+"/retry", mustJSON(map[string]any{"expected_version": v}))
+	r.requireError(t, http.StatusConflict, CodeOperationConflict)
+
+	r = e.post("/v1/operations/"+item.WorkID+"/cancel", mustJSON(map[string]any{"expected_version": v}))
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	m := r.json(t)
+	require.Equal(t, "cancelled", m["status"])
+	require.Equal(t, float64(v+1), m["state_version"])
+	require.Regexp(t, timeRE, m["completed_at"])
+
+	// Cancelling a cancelled item conflicts.
+	r = e.post("/v1/operations/"+item.WorkID+"/cancel", mustJSON(map[string]any{"expected_version": v + 1}))
+	d = r.requireError(t, http.StatusConflict, CodeOperationConflict)
+	require.Equal(t, "cancelled", d["status"])
+
+	// Retry of a failed item queues it again; then cancel of a running one is cancelling.
+	failed := e.enqueueMemory("s")
+	require.Equal(t, 1, e.step(poison))
+	failed = e.item(failed.WorkID)
+	require.Equal(t, db.StatusFailed, failed.Status)
+	r = e.post("/v1/operations/"+failed.WorkID+"/retry", mustJSON(map[string]any{"expected_version": failed.StateVersion}))
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	m = r.json(t)
+	require.Equal(t, "queued", m["status"])
+	require.Nil(t, m["error"])
+
+	claimed, err := e.ledger.Claim(context.Background(), coordinator.ClaimRequest{Owner: testOwner,
+		Supported: coordinator.Supported{memory.Kind: {Min: 1, Max: 1}}, Slots: 1, Lease: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, claimed.Claims, 1)
+	running := e.item(failed.WorkID)
+	require.Equal(t, db.StatusRunning, running.Status)
+	r = e.post("/v1/operations/"+failed.WorkID+"/cancel", mustJSON(map[string]any{"expected_version": running.StateVersion}))
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, "cancelling", r.json(t)["status"])
+
+	// Unknown, malformed and internal operations: 404.
+	maint := e.enqueueMaintenance()
+	for _, id := range []string{uuid.NewString(), "nope", maint.WorkID} {
+		for _, op := range []string{"cancel", "retry"} {
+			e.post("/v1/operations/"+id+"/"+op, `{"expected_version":1}`).requireError(t, http.StatusNotFound, CodeOperationNotFound)
+		}
+	}
+	require.Equal(t, db.StatusQueued, e.item(maint.WorkID).Status)
+
+	// Invalid bodies.
+	for _, body := range []string{`{}`, `{"expected_version":0}`, `{"expected_version":-1}`, `{"expected_version":"1"}`,
+		`{"expected_version":1.5}`, `{"expected_version":null}`, `{"expected_version":1e40}`} {
+		d := e.post("/v1/operations/"+item.WorkID+"/cancel", body).requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
+		require.Equal(t, "expected_version", d["field"], body)
+	}
+}
+
+func mustTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}

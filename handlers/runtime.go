@@ -1,0 +1,103 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/powercontext/powercontext/coordinator"
+)
+
+// Health is the body of /health/ready (and of /health/live, without checks).
+type Health struct {
+	Status string         `json:"status"`
+	Checks map[string]any `json:"checks"`
+}
+
+// Member is one live runtime member: identity, role, build and version ranges, heartbeat. No secrets.
+type Member struct {
+	MemberID         string       `json:"member_id"`
+	Role             string       `json:"role"`
+	BuildVersion     string       `json:"build_version"`
+	SchemaVersions   VersionRange `json:"schema_versions"`
+	PayloadVersions  VersionRange `json:"payload_versions"`
+	BehaviorRevision string       `json:"behavior_revision"`
+	StartedAt        Time         `json:"started_at"`
+	HeartbeatAt      Time         `json:"heartbeat_at"`
+	ExpiresAt        Time         `json:"expires_at"`
+}
+
+// VersionRange is an inclusive range of versions.
+type VersionRange struct {
+	Min int64 `json:"min"`
+	Max int64 `json:"max"`
+}
+
+// MemberList is the answer of GET /v1/runtime/members.
+type MemberList struct {
+	Items []Member `json:"items"`
+}
+
+const readinessTimeout = 5 * time.Second
+
+func (s *server) live(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "live"})
+}
+
+func (s *server) ready(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), readinessTimeout)
+	defer cancel()
+	var status string
+	var checks map[string]any
+	if s.d.Readiness != nil {
+		status, checks = s.d.Readiness(ctx)
+	} else {
+		status, checks = s.defaultReadiness(ctx)
+	}
+	if checks == nil {
+		checks = map[string]any{}
+	}
+	code := http.StatusOK
+	if status != coordinator.ReadyReady && status != coordinator.ReadyDegraded {
+		code = http.StatusServiceUnavailable
+	}
+	return c.JSON(code, Health{Status: status, Checks: checks})
+}
+
+// defaultReadiness: the database answers and live members agree (coordinator.MembershipCheck).
+func (s *server) defaultReadiness(ctx context.Context) (string, map[string]any) {
+	if s.d.Store == nil {
+		return coordinator.ReadyNotReady, map[string]any{"database": "unconfigured"}
+	}
+	members, err := coordinator.LiveMembers(ctx, s.d.Store)
+	if err != nil {
+		return coordinator.ReadyNotReady, map[string]any{"database": "unreachable"}
+	}
+	role := s.d.Role
+	if role == "" {
+		role = "all"
+	}
+	state, reason := coordinator.MembershipCheck(members, role)
+	return state, map[string]any{"database": "ok", "membership": reason}
+}
+
+func (s *server) listMembers(c echo.Context) error {
+	if s.d.Store == nil {
+		return notReady("runtime membership")
+	}
+	ms, err := coordinator.LiveMembers(c.Request().Context(), s.d.Store)
+	if err != nil {
+		return err
+	}
+	out := MemberList{Items: make([]Member, 0, len(ms))}
+	for _, m := range ms {
+		out.Items = append(out.Items, Member{MemberID: m.MemberID, Role: m.Role, BuildVersion: m.BuildVersion,
+			SchemaVersions:   VersionRange{Min: m.SchemaMin, Max: m.SchemaMax},
+			PayloadVersions:  VersionRange{Min: int64(m.PayloadMin), Max: int64(m.PayloadMax)},
+			BehaviorRevision: m.BehaviorRevision, StartedAt: apiTime(m.StartedAt), HeartbeatAt: apiTime(m.HeartbeatAt),
+			ExpiresAt: apiTime(m.ExpiresAt)})
+	}
+	return c.JSON(http.StatusOK, out)
+}

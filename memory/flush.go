@@ -1,0 +1,113 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// Flush outcomes (the flush API maps them to 200, 202 and 409).
+const (
+	FlushIdle      = "idle"
+	FlushProcessed = "processed"
+	FlushPending   = "pending"
+	FlushBlocked   = "blocked"
+	FlushFailed    = "failed"
+	FlushCancelled = "cancelled"
+)
+
+// FlushOutcome is the answer to a flush request.
+type FlushOutcome struct {
+	Status string
+	Item   db.WorkItem // zero for idle
+	Result FlushResult // for idle and processed
+}
+
+// Flusher enqueues a scope's next memory window and optionally waits for it, polling the ledger on the database
+// so any replica can answer.
+type Flusher struct {
+	Ledger   *coordinator.Ledger
+	Consumer sources.Consumer
+	Wake     func()        // wakes an in-process worker after an enqueue (single_node); optional
+	Poll     time.Duration // wait poll interval (default 100 ms)
+}
+
+// Flush enqueues (or joins) the scope's next window and waits up to wait for it to finish.
+func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (FlushOutcome, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return FlushOutcome{}, err
+	}
+	res, err := f.Ledger.Enqueue(ctx, f.Consumer.EnqueueRequest(scope))
+	if err != nil {
+		return FlushOutcome{}, err
+	}
+	if res.Idle {
+		return f.idle(ctx, scope)
+	}
+	if res.Created && f.Wake != nil {
+		f.Wake()
+	}
+	item := res.Item
+	if item.Status == db.StatusFailed {
+		return FlushOutcome{Status: FlushBlocked, Item: item}, nil
+	}
+	poll := f.Poll
+	if poll <= 0 {
+		poll = 100 * time.Millisecond
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		switch item.Status {
+		case db.StatusSucceeded:
+			out := FlushOutcome{Status: FlushProcessed, Item: item}
+			_ = json.Unmarshal(item.ResultPayload, &out.Result)
+			return out, nil
+		case db.StatusFailed:
+			return FlushOutcome{Status: FlushFailed, Item: item}, nil
+		case db.StatusCancelled:
+			return FlushOutcome{Status: FlushCancelled, Item: item}, nil
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return FlushOutcome{Status: FlushPending, Item: item}, nil
+		}
+		t := time.NewTimer(min(poll, remaining))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return FlushOutcome{Status: FlushPending, Item: item}, nil
+		case <-t.C:
+		}
+		next, err := f.Ledger.Get(ctx, item.WorkID)
+		if err != nil {
+			return FlushOutcome{}, err
+		}
+		item = next
+	}
+}
+
+func (f *Flusher) idle(ctx context.Context, scope string) (FlushOutcome, error) {
+	store := f.Ledger.Store()
+	cur, err := sources.Cursor(ctx, store, scope, CursorName)
+	if err != nil {
+		return FlushOutcome{}, err
+	}
+	head, err := sources.Head(ctx, store, scope)
+	if err != nil {
+		return FlushOutcome{}, err
+	}
+	out := FlushOutcome{Status: FlushIdle, Result: FlushResult{Type: PublicKind, PreviousCursor: cur.Position,
+		CurrentCursor: cur.Position, HighWatermark: head}}
+	latest, _, err := current(ctx, store, scope)
+	if err != nil {
+		return FlushOutcome{}, err
+	}
+	if latest > 0 {
+		out.Result.Memory = &RevisionResult{Revision: latest}
+	}
+	return out, nil
+}

@@ -1,0 +1,206 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// Names of the memory flush.
+const (
+	Kind        = "powercontext.memory.source-window"
+	PublicKind  = "memory_flush"
+	CursorName  = "memory-source-window"
+	WindowLimit = 100
+)
+
+// Consumer returns the memory flush's journal consumer with the given retry budget.
+func Consumer(maxAttempts int32) sources.Consumer {
+	return sources.Consumer{Kind: Kind, CursorName: CursorName, LanePrefix: "memory", Limit: WindowLimit, MaxAttempts: maxAttempts}
+}
+
+// FlushResult is the result payload of a memory flush (also the flush API body).
+type FlushResult struct {
+	Type                 string          `json:"type"`
+	PreviousCursor       int64           `json:"previous_cursor"`
+	CurrentCursor        int64           `json:"current_cursor"`
+	HighWatermark        int64           `json:"high_watermark"`
+	ProcessedSourceCount int64           `json:"processed_source_count"`
+	Memory               *RevisionResult `json:"memory"`
+}
+
+// RevisionResult names a Memory revision.
+type RevisionResult struct {
+	Revision int64 `json:"revision"`
+}
+
+// Handler is the ledger handler of memory flushes.
+type Handler struct {
+	Store    db.Store
+	Provider provider.Provider
+}
+
+func (h *Handler) Kind() string { return Kind }
+func (h *Handler) PayloadVersions() coordinator.VersionRange {
+	return coordinator.VersionRange{Min: sources.PayloadVersion, Max: sources.PayloadVersion}
+}
+
+// Prepare reads the window and calls the provider outside any transaction; the returned commit writes the
+// revision and advances the cursor inside the final transaction.
+func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
+	p, err := sources.DecodePayload(item)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	cur, err := sources.Cursor(ctx, h.Store, item.ScopeID, CursorName)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	state, err := sources.CheckCursor(cur, p)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	if state == sources.WindowAlreadyCommitted {
+		// An earlier attempt committed and only its response was lost: finish without writing anything.
+		var mem *RevisionResult
+		if rev, err := h.Store.MemoryRevisionLatest(ctx, item.ScopeID); err == nil {
+			mem = &RevisionResult{Revision: rev.Revision}
+		}
+		return coordinator.Prepared{Result: coordinator.Result{Code: "already_committed", Payload: FlushResult{
+			Type: PublicKind, PreviousCursor: p.After, CurrentCursor: cur.Position, HighWatermark: p.HighWatermark,
+			ProcessedSourceCount: 0, Memory: mem}}}, nil
+	}
+	window, err := sources.ReadWindow(ctx, h.Store, item.ScopeID, p)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	latest, existing, err := current(ctx, h.Store, item.ScopeID)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	req := provider.ExtractMemoryRequest{ScopeID: item.ScopeID, Window: toProviderSources(window)}
+	for _, e := range existing {
+		var pos []int64
+		_ = json.Unmarshal(e.SourcePositions, &pos)
+		req.Existing = append(req.Existing, provider.MemoryEntry{Content: e.Content, SourcePositions: pos})
+	}
+	resp, err := h.Provider.ExtractMemory(ctx, req)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	revision := latest + 1
+	result := FlushResult{Type: PublicKind, PreviousCursor: p.After, CurrentCursor: p.Through, HighWatermark: p.HighWatermark,
+		ProcessedSourceCount: p.Through - p.After, Memory: &RevisionResult{Revision: revision}}
+	commit := func(ctx context.Context, q db.Queries, item db.WorkItem) error {
+		now, err := q.DBNow(ctx)
+		if err != nil {
+			return err
+		}
+		if err := sources.Advance(ctx, q, item.ScopeID, p, now); err != nil {
+			return err
+		}
+		// Revisions of a scope are only written here, under the memory lane lock and the cursor CAS, so the
+		// latest revision cannot move between prepare and commit.
+		if err := q.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: item.ScopeID, Revision: revision, WorkID: item.WorkID,
+			CursorGeneration: p.CursorGeneration, WindowAfter: p.After, WindowThrough: p.Through,
+			EntryCount: int32(len(resp.Entries)), CreatedAt: now}); err != nil {
+			if errors.Is(err, db.ErrConflict) {
+				return coordinator.NewHandlerError(coordinator.CategoryConflict, coordinator.CodeCursorChanged, false)
+			}
+			return err
+		}
+		for i, e := range resp.Entries {
+			pos, _ := json.Marshal(e.SourcePositions)
+			if err := q.MemoryEntryInsert(ctx, db.MemoryEntry{ScopeID: item.ScopeID, Revision: revision, EntryNo: int32(i + 1),
+				Content: e.Content, SourcePositions: pos, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return coordinator.Prepared{Result: coordinator.Result{Code: "processed", Payload: result}, Commit: commit}, nil
+}
+
+func toProviderSources(srcs []db.Source) []provider.Source {
+	out := make([]provider.Source, 0, len(srcs))
+	for _, s := range srcs {
+		var md map[string]any
+		_ = json.Unmarshal(s.Metadata, &md)
+		out = append(out, provider.Source{Position: s.JournalPosition, Type: s.SourceType, Content: s.Content, Metadata: md})
+	}
+	return out
+}
+
+// current returns the latest revision number (0 when none) and its entries.
+func current(ctx context.Context, q db.Queries, scope string) (int64, []db.MemoryEntry, error) {
+	rev, err := q.MemoryRevisionLatest(ctx, scope)
+	if errors.Is(err, db.ErrNotFound) {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	entries, err := q.MemoryEntryListByRevision(ctx, scope, rev.Revision)
+	return rev.Revision, entries, err
+}
+
+// Memory is a scope's current revision and its entries.
+type Memory struct {
+	ScopeID   string
+	Revision  int64 // 0 when nothing was committed yet
+	CreatedAt time.Time
+	Entries   []db.MemoryEntry
+}
+
+// Reader reads committed Memory.
+type Reader struct{ Store db.Store }
+
+// Current returns the latest revision of a scope.
+func (r Reader) Current(ctx context.Context, scope string) (Memory, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return Memory{}, err
+	}
+	rev, err := r.Store.MemoryRevisionLatest(ctx, scope)
+	if errors.Is(err, db.ErrNotFound) {
+		return Memory{ScopeID: scope}, nil
+	}
+	if err != nil {
+		return Memory{}, err
+	}
+	entries, err := r.Store.MemoryEntryListByRevision(ctx, scope, rev.Revision)
+	if err != nil {
+		return Memory{}, err
+	}
+	return Memory{ScopeID: scope, Revision: rev.Revision, CreatedAt: rev.CreatedAt, Entries: entries}, nil
+}
+
+// Search returns entries of the latest revision containing query (case-insensitive).
+func (r Reader) Search(ctx context.Context, scope, query string, limit int) (Memory, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return Memory{}, err
+	}
+	if query == "" || len(query) > 256 {
+		return Memory{}, &sources.ValidationError{Field: "q", Message: "must be 1..256 bytes"}
+	}
+	if limit < 1 || limit > 100 {
+		return Memory{}, &sources.ValidationError{Field: "limit", Message: "must be 1..100"}
+	}
+	rev, err := r.Store.MemoryRevisionLatest(ctx, scope)
+	if errors.Is(err, db.ErrNotFound) {
+		return Memory{ScopeID: scope}, nil
+	}
+	if err != nil {
+		return Memory{}, err
+	}
+	entries, err := r.Store.MemoryEntrySearch(ctx, scope, rev.Revision, query, int32(limit))
+	if err != nil {
+		return Memory{}, err
+	}
+	return Memory{ScopeID: scope, Revision: rev.Revision, CreatedAt: rev.CreatedAt, Entries: entries}, nil
+}

@@ -1,0 +1,171 @@
+package sources
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+)
+
+// Limits of a captured Source.
+const (
+	MaxScopeBytes    = 256
+	MaxSourceIDBytes = 256
+	MaxTypeBytes     = 64
+	MaxContentBytes  = 64 * 1024
+	MaxMetadataBytes = 16 * 1024
+	DefaultType      = "content"
+)
+
+// ValidationError names the offending field of a capture (HTTP 422 with details.field).
+type ValidationError struct {
+	Field   string
+	Message string
+}
+
+func (e *ValidationError) Error() string { return e.Field + ": " + e.Message }
+
+// CaptureRequest is one Source to capture.
+type CaptureRequest struct {
+	ScopeID    string
+	SourceID   string // optional; a random id is assigned when empty
+	SourceType string // optional; "content" when empty
+	Content    string
+	Metadata   json.RawMessage // optional JSON object
+}
+
+// CaptureResult reports where the Source sits in its scope's journal.
+type CaptureResult struct {
+	ScopeID         string
+	SourceID        string
+	JournalPosition int64
+	Created         bool
+}
+
+// Journal captures and reads Sources.
+type Journal struct{ store db.Store }
+
+// NewJournal returns the journal over store.
+func NewJournal(store db.Store) *Journal { return &Journal{store: store} }
+
+// ValidateScope checks a scope id: 1..256 bytes of valid UTF-8.
+func ValidateScope(scope string) error {
+	if len(scope) == 0 || len(scope) > MaxScopeBytes {
+		return &ValidationError{Field: "scope_id", Message: "must be 1..256 bytes"}
+	}
+	if !utf8.ValidString(scope) {
+		return &ValidationError{Field: "scope_id", Message: "must be valid UTF-8"}
+	}
+	return nil
+}
+
+func (r *CaptureRequest) normalise() (metadata []byte, err error) {
+	if err := ValidateScope(r.ScopeID); err != nil {
+		return nil, err
+	}
+	if r.SourceID == "" {
+		r.SourceID = uuid.NewString()
+	}
+	if len(r.SourceID) > MaxSourceIDBytes || !utf8.ValidString(r.SourceID) {
+		return nil, &ValidationError{Field: "source_id", Message: "must be 1..256 bytes of UTF-8"}
+	}
+	if r.SourceType == "" {
+		r.SourceType = DefaultType
+	}
+	if len(r.SourceType) > MaxTypeBytes || !utf8.ValidString(r.SourceType) {
+		return nil, &ValidationError{Field: "source_type", Message: "must be 1..64 bytes of UTF-8"}
+	}
+	if len(r.Content) == 0 || len(r.Content) > MaxContentBytes {
+		return nil, &ValidationError{Field: "content", Message: fmt.Sprintf("must be 1..%d bytes", MaxContentBytes)}
+	}
+	if !utf8.ValidString(r.Content) {
+		return nil, &ValidationError{Field: "content", Message: "must be valid UTF-8"}
+	}
+	if len(r.Metadata) == 0 || string(r.Metadata) == "null" {
+		return []byte("{}"), nil
+	}
+	if len(r.Metadata) > MaxMetadataBytes {
+		return nil, &ValidationError{Field: "metadata", Message: fmt.Sprintf("must be at most %d bytes", MaxMetadataBytes)}
+	}
+	m, err := coordinator.CanonicalJSON([]byte(r.Metadata))
+	if err != nil {
+		return nil, &ValidationError{Field: "metadata", Message: "must be a JSON object"}
+	}
+	return m, nil
+}
+
+// Capture appends a Source to its scope's journal, or returns the existing one for a repeated
+// (scope_id, source_id). One transaction: lock the journal head (created by an autocommitted insert-if-absent
+// first, SPEC §2), re-check the source id, insert at head+1 and advance the head.
+func (j *Journal) Capture(ctx context.Context, req CaptureRequest) (CaptureResult, error) {
+	metadata, err := req.normalise()
+	if err != nil {
+		return CaptureResult{}, err
+	}
+	if existing, err := j.store.SourceGetByID(ctx, req.ScopeID, req.SourceID); err == nil {
+		return CaptureResult{ScopeID: existing.ScopeID, SourceID: existing.SourceID, JournalPosition: existing.JournalPosition}, nil
+	} else if !errors.Is(err, db.ErrNotFound) {
+		return CaptureResult{}, err
+	}
+	if _, err := j.store.SourceJournalHeadInsertIfAbsent(ctx, req.ScopeID); err != nil {
+		return CaptureResult{}, err
+	}
+	var res CaptureResult
+	err = j.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		head, err := q.SourceJournalHeadLock(ctx, req.ScopeID)
+		if err != nil {
+			return err
+		}
+		if existing, err := q.SourceGetByID(ctx, req.ScopeID, req.SourceID); err == nil {
+			res = CaptureResult{ScopeID: existing.ScopeID, SourceID: existing.SourceID, JournalPosition: existing.JournalPosition}
+			return nil
+		} else if !errors.Is(err, db.ErrNotFound) {
+			return err
+		}
+		now, err := q.DBNow(ctx)
+		if err != nil {
+			return err
+		}
+		pos := head.Position + 1
+		if err := q.SourceInsert(ctx, db.Source{ScopeID: req.ScopeID, JournalPosition: pos, SourceID: req.SourceID,
+			SourceType: req.SourceType, Content: req.Content, Metadata: metadata, CreatedAt: now}); err != nil {
+			return err
+		}
+		head.Position, head.UpdatedAt = pos, now
+		if err := q.SourceJournalHeadUpdate(ctx, head); err != nil {
+			return err
+		}
+		res = CaptureResult{ScopeID: req.ScopeID, SourceID: req.SourceID, JournalPosition: pos, Created: true}
+		return nil
+	})
+	return res, err
+}
+
+// List returns up to limit Sources of a scope after a journal position, in journal order.
+func (j *Journal) List(ctx context.Context, scope string, after int64, limit int) ([]db.Source, error) {
+	if err := ValidateScope(scope); err != nil {
+		return nil, err
+	}
+	if after < 0 {
+		return nil, &ValidationError{Field: "after", Message: "must be >= 0"}
+	}
+	if limit < 1 || limit > 500 {
+		return nil, &ValidationError{Field: "limit", Message: "must be 1..500"}
+	}
+	return j.store.SourceListAfter(ctx, scope, after, int32(limit))
+}
+
+// Head returns a scope's journal high-watermark (0 when nothing was captured).
+func Head(ctx context.Context, q db.Queries, scope string) (int64, error) {
+	h, err := q.SourceJournalHeadGet(ctx, scope)
+	if errors.Is(err, db.ErrNotFound) {
+		return 0, nil
+	}
+	return h.Position, err
+}
