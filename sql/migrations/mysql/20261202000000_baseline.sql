@@ -2,8 +2,10 @@
 -- Forward-only: never edit this file once applied anywhere; add a new YYYYMMDDHHMMSS_label.sql and run make migrate-hash.
 
 -- powercontext desired schema, MySQL mode (OceanBase 4.3.5; MariaDB >= 10.6 and MySQL 8 are tested stand-ins).
--- Times are DATETIME(6) holding UTC (every session runs with time_zone = '+00:00'). Ids and keys are binary-collated
--- (utf8mb4_bin / ascii_bin) so comparison is byte-exact; CHECKs bound ids in bytes (LENGTH counts bytes).
+-- Times are DATETIME(6) holding UTC (every session runs with time_zone = '+00:00'). Client-chosen ids (scope_id,
+-- source_id, scan continuations) are VARBINARY: byte-exact and byte-ordered like PostgreSQL's "C" collation and
+-- SQLite's BINARY (the *_bin collations are PAD SPACE on MariaDB/OceanBase: 'a' would equal 'a '). Server-made ids
+-- and keys (uuids, sha256 hex, member ids) are ascii_bin / utf8mb4_bin. CHECKs bound ids in bytes.
 -- JSON payloads are compact bytes in MEDIUMBLOB. No foreign keys: the application writes every value under the
 -- ledger's lock order (SPEC §3.3).
 
@@ -16,7 +18,7 @@ CREATE TABLE pc_work_items (
     lane_sequence            BIGINT       NOT NULL,
     kind                     VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     payload_version          INT          NOT NULL,
-    scope_id                 VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    scope_id                 VARBINARY(256) NOT NULL,
     payload                  MEDIUMBLOB   NOT NULL,
     status                   VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     available_at             DATETIME(6)  NOT NULL,
@@ -105,7 +107,7 @@ CREATE TABLE pc_scheduler_leases (
 CREATE TABLE pc_scheduler_scans (
     discoverer    VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     next_run_at   DATETIME(6)  NOT NULL,
-    continuation  VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+    continuation  VARBINARY(256) NULL,
     state_version BIGINT       NOT NULL,
     updated_at    DATETIME(6)  NOT NULL,
     PRIMARY KEY (discoverer),
@@ -144,9 +146,9 @@ CREATE TABLE pc_rate_limit_windows (
 -- Domain ----------------------------------------------------------------------------------------------------------
 
 CREATE TABLE pc_sources (
-    scope_id         VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    scope_id         VARBINARY(256) NOT NULL,
     journal_position BIGINT       NOT NULL,
-    source_id        VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    source_id        VARBINARY(256) NOT NULL,
     source_type      VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     content          MEDIUMTEXT   CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     metadata         MEDIUMBLOB   NOT NULL,
@@ -159,7 +161,7 @@ CREATE TABLE pc_sources (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE pc_source_journal_heads (
-    scope_id   VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    scope_id   VARBINARY(256) NOT NULL,
     position   BIGINT       NOT NULL,
     updated_at DATETIME(6)  NOT NULL,
     PRIMARY KEY (scope_id),
@@ -167,7 +169,7 @@ CREATE TABLE pc_source_journal_heads (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE pc_source_cursors (
-    scope_id    VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    scope_id    VARBINARY(256) NOT NULL,
     cursor_name VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     position    BIGINT       NOT NULL,
     generation  BIGINT       NOT NULL,
@@ -178,7 +180,7 @@ CREATE TABLE pc_source_cursors (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE pc_memory_revisions (
-    scope_id          VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    scope_id          VARBINARY(256) NOT NULL,
     revision          BIGINT       NOT NULL,
     work_id           CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     cursor_generation BIGINT       NOT NULL,
@@ -191,7 +193,7 @@ CREATE TABLE pc_memory_revisions (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE pc_memory_entries (
-    scope_id         VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    scope_id         VARBINARY(256) NOT NULL,
     revision         BIGINT       NOT NULL,
     entry_no         INT          NOT NULL,
     content          MEDIUMTEXT   CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
@@ -202,7 +204,7 @@ CREATE TABLE pc_memory_entries (
 
 CREATE TABLE pc_experience_candidates (
     candidate_id    CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-    scope_id        VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    scope_id        VARBINARY(256) NOT NULL,
     work_id         CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     title           VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     lesson          MEDIUMTEXT   CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,

@@ -1,0 +1,117 @@
+package app_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/app"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds cmd/powercontext once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "powercontext-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "powercontext")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/powercontext").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			t.Logf("%s", out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+// TestStartupRefusals execs the built binary for every refusal of SPEC §4: exit code 2, one line naming the reason,
+// before anything starts (no database file is created).
+func TestStartupRefusals(t *testing.T) {
+	bin := binary(t)
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"distributed on sqlite", []string{"POWERCONTEXT_DEPLOYMENT_MODE=distributed", "POWERCONTEXT_DEPLOYMENT_ROLE=api"}, nil, "distributed mode needs a shared database"},
+		{"distributed role all", []string{"POWERCONTEXT_DEPLOYMENT_MODE=distributed", "POWERCONTEXT_DATABASE_URL=postgres://u@127.0.0.1:1/db"}, nil, "role must be api, scheduler or worker"},
+		{"single_node worker", []string{"POWERCONTEXT_DEPLOYMENT_ROLE=worker"}, nil, "role must be all"},
+		{"non-loopback without token", nil, []string{"--listen", "0.0.0.0:8080"}, "is not loopback: set POWERCONTEXT_AUTH_TOKEN"},
+		{"renew above lease/3", []string{"POWERCONTEXT_COORDINATION_SCHEDULER_LEASE_SECONDS=30", "POWERCONTEXT_COORDINATION_SCHEDULER_RENEW_SECONDS=11"}, nil, "scheduler renew interval"},
+		{"heartbeat at lease/3", []string{"POWERCONTEXT_WORKER_LEASE_SECONDS=90", "POWERCONTEXT_WORKER_HEARTBEAT_SECONDS=30"}, nil, "worker heartbeat"},
+		{"grace not below lease", []string{"POWERCONTEXT_WORKER_SHUTDOWN_GRACE_SECONDS=120"}, nil, "worker shutdown grace"},
+		{"retry max below base", nil, []string{"--worker-retry-base-seconds", "10", "--worker-retry-max-seconds", "5"}, "worker retry max"},
+		{"default wait above max", []string{"POWERCONTEXT_FLUSH_DEFAULT_WAIT_SECONDS=40"}, nil, "flush default wait"},
+		{"worker without provider", []string{"POWERCONTEXT_DEPLOYMENT_MODE=distributed", "POWERCONTEXT_DEPLOYMENT_ROLE=worker",
+			"POWERCONTEXT_DATABASE_URL=mysql://root@127.0.0.1:1/db"}, nil, "a worker needs a model provider"},
+		{"openai without model", []string{"POWERCONTEXT_PROVIDER_KIND=openai", "POWERCONTEXT_PROVIDER_BASE_URL=http://127.0.0.1:1/v1"}, nil, "provider openai needs"},
+		{"unparsable number", []string{"POWERCONTEXT_WORKER_CONCURRENCY=four"}, nil, "POWERCONTEXT_WORKER_CONCURRENCY"},
+		{"unknown flag", nil, []string{"--no-such-flag"}, "unknown flag"},
+		{"bad database url", []string{"POWERCONTEXT_DATABASE_URL=redis://x"}, nil, "POWERCONTEXT_DATABASE_URL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command(bin, append([]string{"server", "run"}, tc.args...)...)
+			cmd.Dir = dir
+			cmd.Env = append(cleanEnv(), tc.env...)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "output: %s", out)
+			require.Equal(t, 2, exit.ExitCode(), "output: %s", out)
+			text := strings.TrimSpace(string(out))
+			require.Contains(t, text, tc.want)
+			require.NotContains(t, text, "\n", "one line")
+			entries, _ := os.ReadDir(dir)
+			require.Empty(t, entries, "nothing started: no database file")
+		})
+	}
+}
+
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "POWERCONTEXT_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func TestConfigDefaultsAreValid(t *testing.T) {
+	cfg := app.DefaultConfig()
+	require.NoError(t, cfg.Validate())
+	cfg.Listen = "0.0.0.0:8080"
+	cfg.AuthToken = "secret"
+	require.NoError(t, cfg.Validate(), "a token allows a non-loopback address")
+}
+
+// TestReadmeDocumentsEveryVariable keeps the README configuration table complete.
+func TestReadmeDocumentsEveryVariable(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	src, err := os.ReadFile("config.go")
+	require.NoError(t, err)
+	vars := regexp.MustCompile(`"(POWERCONTEXT_[A-Z_]+)"`).FindAllStringSubmatch(string(src), -1)
+	require.NotEmpty(t, vars)
+	for _, v := range vars {
+		require.Contains(t, string(readme), "`"+v[1]+"`", "README configuration table misses %s", v[1])
+	}
+}
