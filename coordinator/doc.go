@@ -36,6 +36,9 @@ or cancelled when cancel was requested. Only succeeded and cancelled are termina
     commit; a lost response is detected by the next attempt as already_committed.
   - Database time only. Every expiry and availability decision uses the clock read by the database inside the
     same transaction (returned by the locking read of the item or lease). The process clock only paces loops.
+    The locking read returns the clock from the same statement; because the lane lock is taken first, the item
+    lock itself almost never waits, and when it does (a heartbeat holds it) the earlier clock only errs towards
+    "not yet expired", which is safe: takeover needs the same row lock, so whichever transaction locks first wins.
   - One global lock order: scheduler lease → lane → logical key → work item → domain cursor. Every path takes
     locks in this direction, a prefix-free subset of it, and never upward; several lanes are locked in ascending
     lane_key order. The protocol is therefore deadlock-free by construction, and an engine deadlock error is

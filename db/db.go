@@ -11,6 +11,9 @@
 //     same row so the row lock really starts; on SQLite a plain read inside a BEGIN IMMEDIATE transaction). They
 //     return ErrNotFound when the row does not exist.
 //   - "InsertIfAbsent" methods never fail on an existing row; they report whether they inserted.
+//   - "Update" methods that return only an error return ErrNotFound when no row matched; ":execrows" methods return
+//     the number of rows MATCHED (MySQL connections use CLIENT_FOUND_ROWS), so a compare-and-set that rewrites
+//     identical values still counts 1.
 //   - Engine deadlock or serialization failures are returned wrapped in ErrDeadlock and are never retried here:
 //     the protocol is deadlock-free by construction, so one is a bug to expose, not to hide.
 package db
@@ -42,7 +45,8 @@ var (
 
 // Store is one engine's connection pool plus the statements of the ledger and the domain.
 // Methods called on the Store itself run in autocommit mode; InTx runs fn in one write transaction
-// (READ COMMITTED on PostgreSQL/MySQL, BEGIN IMMEDIATE on SQLite). fn must not make network or provider calls.
+// (READ COMMITTED on PostgreSQL/MySQL, BEGIN IMMEDIATE on SQLite). fn must use only q — never the Store, whose
+// SQLite writer is the single connection fn already holds — and must not make network or provider calls.
 type Store interface {
 	Queries
 	Engine() Engine
@@ -73,11 +77,11 @@ type Queries interface {
 	// WorkItemLock returns the locked row and the database clock read in the same statement.
 	WorkItemLock(ctx context.Context, workID string) (WorkItem, time.Time, error)
 	WorkItemGet(ctx context.Context, workID string) (WorkItem, error)
-	// WorkItemUpdateState writes every mutable column of item where work_id matches and state_version equals
-	// expectedVersion; it returns the number of rows changed (0 or 1).
+	// WorkItemUpdateState writes every mutable column of item — including item.StateVersion as given (the caller
+	// increments it) — where work_id matches and state_version equals expectedVersion; returns rows matched.
 	WorkItemUpdateState(ctx context.Context, item WorkItem, expectedVersion int64) (int64, error)
 	// WorkItemExtendLease sets lease_expires_at for a running, uncancelled item whose owner, fence and attempt
-	// count match (heartbeat; state_version is not changed). Returns rows changed.
+	// count match (heartbeat; neither state_version nor updated_at change). Returns rows matched.
 	WorkItemExtendLease(ctx context.Context, p ExtendLeaseParams) (int64, error)
 	// WorkItemMinLiveSequenceAfter returns the lowest lane_sequence > after in the lane whose status is not
 	// succeeded or cancelled, or 0 when there is none.
