@@ -33,7 +33,7 @@ type Flusher struct {
 	Ledger   *coordinator.Ledger
 	Consumer sources.Consumer
 	Wake     func()        // wakes an in-process worker after an enqueue (single_node); optional
-	Poll     time.Duration // wait poll interval (default 100 ms)
+	Poll     time.Duration // longest wait poll interval (default 100 ms); polls start at 5 ms and double
 }
 
 // Flush enqueues (or joins) the scope's next window and waits up to wait for it to finish.
@@ -55,10 +55,11 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 	if item.Status == db.StatusFailed {
 		return FlushOutcome{Status: FlushBlocked, Item: item}, nil
 	}
-	poll := f.Poll
-	if poll <= 0 {
-		poll = 100 * time.Millisecond
+	maxPoll := f.Poll
+	if maxPoll <= 0 {
+		maxPoll = 100 * time.Millisecond
 	}
+	poll := min(5*time.Millisecond, maxPoll) // most flushes finish within a few ms of the wake-up
 	deadline := time.Now().Add(wait)
 	for {
 		switch item.Status {
@@ -82,6 +83,7 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 			return FlushOutcome{Status: FlushPending, Item: item}, nil
 		case <-t.C:
 		}
+		poll = min(2*poll, maxPoll)
 		next, err := f.Ledger.Get(ctx, item.WorkID)
 		if err != nil {
 			return FlushOutcome{}, err
