@@ -122,14 +122,18 @@ type hdr map[string]string
 var jsonCT = hdr{"Content-Type": "application/json"}
 
 func (e *env) do(method, target string, body io.Reader, h hdr) resp {
-	e.t.Helper()
+	return serve(e.e, method, target, body, h)
+}
+
+// serve runs one request through h (no testing.TB: usable inside a fuzz target).
+func serve(h http.Handler, method, target string, body io.Reader, headers hdr) resp {
 	req := httptest.NewRequest(method, target, body)
 	req.RemoteAddr = "192.0.2.10:4242"
-	for k, v := range h {
+	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()
-	e.e.ServeHTTP(rec, req)
+	h.ServeHTTP(rec, req)
 	return resp{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 }
 

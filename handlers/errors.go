@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -148,7 +149,8 @@ func errorHandler(s *server) echo.HTTPErrorHandler {
 		}
 		ae, ok := toAPIError(err)
 		if !ok {
-			s.log.Error().Err(err).Str("request_id", requestID(c)).Str("route", s.routeOf(c)).
+			// Error text can carry driver messages with row values: log a bounded class only (SPEC §6).
+			s.log.Error().Str("error_class", errorClass(err)).Str("request_id", requestID(c)).Str("route", s.routeOf(c)).
 				Str("method", c.Request().Method).Msg("request failed")
 			ae = apiErr(http.StatusInternalServerError, CodeInternal, "internal server error", nil)
 		}
@@ -162,5 +164,21 @@ func errorHandler(s *server) echo.HTTPErrorHandler {
 			return
 		}
 		_ = c.JSON(ae.Status, errorBody{Error: errorPayload{Code: ae.Code, Message: ae.Message, Details: ae.Details}})
+	}
+}
+
+// errorClass names an unexpected error without its text.
+func errorClass(err error) string {
+	switch {
+	case errors.Is(err, db.ErrDeadlock):
+		return "deadlock"
+	case errors.Is(err, db.ErrConflict):
+		return "conflict"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	default:
+		return "unexpected"
 	}
 }

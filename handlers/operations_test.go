@@ -2,13 +2,13 @@ package handlers
 
 import (
 	"context"
-	"time"
 	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -100,7 +100,7 @@ func TestListOperations(t *testing.T) {
 	}
 
 	// Page through with limit=2: newest first, every item once.
-	var seen []string
+	var seen, keys []string
 	cursor := ""
 	for pages := 0; ; pages++ {
 		require.Less(t, pages, 5)
@@ -110,7 +110,9 @@ func TestListOperations(t *testing.T) {
 		}
 		m := e.get(target).json(t)
 		for _, it := range m["items"].([]any) {
-			seen = append(seen, it.(map[string]any)["operation_id"].(string))
+			rec := it.(map[string]any)
+			seen = append(seen, rec["operation_id"].(string))
+			keys = append(keys, rec["created_at"].(string)+"/"+rec["operation_id"].(string))
 		}
 		next, _ := m["next_cursor"].(string)
 		if next == "" {
@@ -119,8 +121,11 @@ func TestListOperations(t *testing.T) {
 		cursor = next
 	}
 	require.Len(t, seen, 5)
-	// created_at ties are broken by work_id; with distinct creation times this is reverse creation order.
 	require.ElementsMatch(t, ids, seen)
+	// Newest first: (created_at, work_id) strictly descending (the fixed-width times sort as text).
+	for i := 1; i < len(keys); i++ {
+		require.Greater(t, keys[i-1], keys[i])
+	}
 
 	// Filters.
 	m = e.get("/v1/operations?kind=memory_flush").json(t)

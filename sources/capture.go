@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -59,11 +60,14 @@ func ValidateScope(scope string) error {
 	if len(scope) == 0 || len(scope) > MaxScopeBytes {
 		return &ValidationError{Field: "scope_id", Message: "must be 1..256 bytes"}
 	}
-	if !utf8.ValidString(scope) {
-		return &ValidationError{Field: "scope_id", Message: "must be valid UTF-8"}
+	if !utf8.ValidString(scope) || strings.IndexByte(scope, 0) >= 0 {
+		return &ValidationError{Field: "scope_id", Message: "must be valid UTF-8 without NUL"}
 	}
 	return nil
 }
+
+// validText reports whether s is valid UTF-8 without NUL bytes (PostgreSQL text cannot hold NUL).
+func validText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
 
 func (r *CaptureRequest) normalise() (metadata []byte, err error) {
 	if err := ValidateScope(r.ScopeID); err != nil {
@@ -72,20 +76,20 @@ func (r *CaptureRequest) normalise() (metadata []byte, err error) {
 	if r.SourceID == "" {
 		r.SourceID = uuid.NewString()
 	}
-	if len(r.SourceID) > MaxSourceIDBytes || !utf8.ValidString(r.SourceID) {
-		return nil, &ValidationError{Field: "source_id", Message: "must be 1..256 bytes of UTF-8"}
+	if len(r.SourceID) > MaxSourceIDBytes || !validText(r.SourceID) {
+		return nil, &ValidationError{Field: "source_id", Message: "must be 1..256 bytes of UTF-8 without NUL"}
 	}
 	if r.SourceType == "" {
 		r.SourceType = DefaultType
 	}
-	if len(r.SourceType) > MaxTypeBytes || !utf8.ValidString(r.SourceType) {
-		return nil, &ValidationError{Field: "source_type", Message: "must be 1..64 bytes of UTF-8"}
+	if len(r.SourceType) > MaxTypeBytes || !validText(r.SourceType) {
+		return nil, &ValidationError{Field: "source_type", Message: "must be 1..64 bytes of UTF-8 without NUL"}
 	}
 	if len(r.Content) == 0 || len(r.Content) > MaxContentBytes {
 		return nil, &ValidationError{Field: "content", Message: fmt.Sprintf("must be 1..%d bytes", MaxContentBytes)}
 	}
-	if !utf8.ValidString(r.Content) {
-		return nil, &ValidationError{Field: "content", Message: "must be valid UTF-8"}
+	if !validText(r.Content) {
+		return nil, &ValidationError{Field: "content", Message: "must be valid UTF-8 without NUL"}
 	}
 	if len(r.Metadata) == 0 || string(r.Metadata) == "null" {
 		return []byte("{}"), nil
