@@ -69,6 +69,7 @@ func NewRootCommand() *cobra.Command {
 	}
 	server.AddCommand(newMigrateCommand(), newRunCommand())
 	root.AddCommand(server)
+	root.AddCommand(newClientCommands()...)
 	return root
 }
 

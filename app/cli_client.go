@@ -1,0 +1,243 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/powercontext/powercontext/client"
+)
+
+// Client command settings (flags win over the environment).
+const (
+	EnvServerURL     = "POWERCONTEXT_SERVER_URL"
+	EnvAuthToken     = "POWERCONTEXT_AUTH_TOKEN"
+	DefaultServerURL = "http://127.0.0.1:8080"
+
+	outputText = "text"
+	outputJSON = "json"
+)
+
+// newClientCommands returns the commands that talk to a running server: sources, memory and ops.
+func newClientCommands() []*cobra.Command {
+	return []*cobra.Command{newSourcesCommand(), newMemoryCommand(), newOpsCommand()}
+}
+
+// clientFlags are the flags shared by every client command (persistent on each command group).
+type clientFlags struct {
+	server  string
+	token   string
+	output  string
+	timeout time.Duration
+}
+
+func (f *clientFlags) register(cmd *cobra.Command) {
+	pf := cmd.PersistentFlags()
+	// Defaults from the environment are resolved at run time so that --help never prints a token.
+	pf.StringVar(&f.server, "server", "", "powercontext API URL (default $"+EnvServerURL+", else "+DefaultServerURL+")")
+	pf.StringVar(&f.token, "token", "", "bearer token (default $"+EnvAuthToken+")")
+	pf.StringVarP(&f.output, "output", "o", outputText, "output format: text (human-friendly) or json (the server's JSON)")
+	pf.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "timeout of each HTTP request")
+}
+
+// session is one command's client plus what it needs to print.
+type session struct {
+	c    *client.Client
+	json bool
+	// raw is the body of the last successful answer (printed as is with --output json).
+	raw []byte
+}
+
+// connect validates the client flags and builds the client (bad flags are ConfigErrors, exit 2).
+func (f *clientFlags) connect(extra ...client.Option) (*session, error) {
+	switch f.output {
+	case outputText, outputJSON:
+	default:
+		return nil, configErrorf("--output must be text or json, not %q", f.output)
+	}
+	if f.timeout < 0 {
+		return nil, configErrorf("--timeout must not be negative")
+	}
+	server := f.server
+	if server == "" {
+		server = envOr(EnvServerURL, DefaultServerURL)
+	}
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, configErrorf("--server must be an http:// or https:// URL such as %s, not %q", DefaultServerURL, server)
+	}
+	token := f.token
+	if token == "" {
+		token = envOr(EnvAuthToken, "")
+	}
+	s := &session{json: f.output == outputJSON}
+	opts := []client.Option{client.WithToken(token), client.WithTimeout(f.timeout),
+		client.WithResponseObserver(func(_, _ string, status int, body []byte) {
+			if status < 400 {
+				s.raw = body
+			}
+		})}
+	s.c = client.New(server, append(opts, extra...)...)
+	return s, nil
+}
+
+// printJSON writes the last raw answer of the server.
+func (s *session) printJSON(w io.Writer) error {
+	return writeJSONLine(w, s.raw)
+}
+
+func writeJSONLine(w io.Writer, b []byte) error {
+	b = bytes.TrimRight(b, "\r\n")
+	_, err := fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// explain turns client errors into one helpful line; the caller's Main prints it and exits 1.
+func (s *session) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *client.ConnectionError
+	if errors.As(err, &ce) {
+		if ce.Timeout {
+			return fmt.Errorf("powercontext at %s did not answer in time (raise --timeout, or check the server)", ce.URL)
+		}
+		return fmt.Errorf("cannot reach powercontext at %s: is the server running? (start it with: make run)", ce.URL)
+	}
+	var pending *client.OperationPendingError
+	if errors.As(err, &pending) {
+		return fmt.Errorf("operation %s is still %s after %s; it continues on the server; follow it with: powercontext ops get %s",
+			pending.OperationID, pendingStatus(pending.Status), pending.Deadline, pending.OperationID)
+	}
+	var failed *client.OperationFailedError
+	if errors.As(err, &failed) {
+		switch {
+		case failed.Blocked:
+			return fmt.Errorf("memory flush is blocked by failed operation %s (%s): retry or cancel it "+
+				"(see: powercontext ops get %s)", failed.OperationID, failed.Code, failed.OperationID)
+		case failed.Code == client.StatusCancelled:
+			return fmt.Errorf("operation %s was cancelled", failed.OperationID)
+		default:
+			return fmt.Errorf("operation %s failed: %s (see: powercontext ops get %s)", failed.OperationID,
+				failureName(failed.Category, failed.Code), failed.OperationID)
+		}
+	}
+	var ae *client.APIError
+	if errors.As(err, &ae) {
+		msg := ae.Error()
+		switch {
+		case ae.Status == 401:
+			msg += "; pass --token or set " + EnvAuthToken
+		case ae.Code == "operation_conflict" || ae.Code == "candidate_conflict":
+			if v, ok := ae.Details["actual_version"].(float64); ok {
+				msg += fmt.Sprintf("; it is %v at version %d", ae.Details["status"], int64(v))
+			}
+		}
+		return errors.New(msg)
+	}
+	return err
+}
+
+func pendingStatus(s string) string {
+	if s == "" {
+		return "pending"
+	}
+	return s
+}
+
+func failureName(category, code string) string {
+	if category == "" {
+		return code
+	}
+	return category + "/" + code
+}
+
+func configErrorf(format string, a ...any) error {
+	return &ConfigError{Err: fmt.Errorf(format, a...)}
+}
+
+// args wraps a cobra argument check so that a wrong argument count is a ConfigError (exit 2).
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := check(cmd, a); err != nil {
+			return &ConfigError{Err: fmt.Errorf("%w (see: %s --help)", err, cmd.CommandPath())}
+		}
+		return nil
+	}
+}
+
+func requireFlag(name, value string) error {
+	if strings.TrimSpace(value) == "" {
+		return configErrorf("--%s is required", name)
+	}
+	return nil
+}
+
+// group is a command that only holds subcommands; an unknown subcommand is a ConfigError.
+func group(use, short, example string, f *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: example,
+		Args:    args(cobra.NoArgs),
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// table writes aligned columns.
+type table struct{ tw *tabwriter.Writer }
+
+func newTable(w io.Writer, header ...string) *table {
+	t := &table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+	t.row(header...)
+	return t
+}
+
+func (t *table) row(cells ...string) { fmt.Fprintln(t.tw, strings.Join(cells, "\t")) }
+func (t *table) flush() error        { return t.tw.Flush() }
+
+// cell makes a value safe for one table cell: no tabs or line breaks.
+func cell(s string) string {
+	return strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+func fmtPositions(p []int64) string {
+	if len(p) == 0 {
+		return "-"
+	}
+	s := make([]string, len(p))
+	for i, v := range p {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(s, ",")
+}
+
+// compactJSON renders raw JSON on one line ("-" for null or empty).
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "-"
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}

@@ -1,0 +1,29 @@
+/*
+Package mcp serves powercontext as a Model Context Protocol server over streamable HTTP (the official Go SDK),
+mounted by the HTTP layer at /mcp behind the same auth, rate limit, body limit and request-id middleware as the
+REST API.
+
+Tools — exactly these four; flushes and operations are deliberately not MCP tools:
+
+	capture_source             {scope_id, source_id?, source_type?, content, metadata?}
+	get_memory                 {scope_id}
+	search_memory              {scope_id, q, limit?}
+	list_experience_candidates {scope_id, status?}
+
+Each tool calls the same domain service as its HTTP route (sources.Journal.Capture, memory.Reader.Current and
+Search, experience.Reviews.List) with the same validation, so a value refused over HTTP is refused here too.
+
+Invariants:
+  - A validation failure is a tool error (isError true) whose text names the code, the field and the message
+    ("invalid_request: scope_id: must be 1..256 bytes"); a malformed argument object is a tool error from the
+    input schema. Neither is a JSON-RPC protocol error, so a model can read it and correct its call.
+  - Any other failure is logged with the tool name and answered with one generic text: internal error text never
+    reaches the client.
+  - In stateless mode (distributed deployments) no session exists: every POST builds a temporary session with
+    default initialization, no Mcp-Session-Id is issued or read, GET and DELETE answer 405, and server-to-client
+    requests (elicitation, sampling) are unavailable. Any API replica can therefore answer any request, because all
+    state lives in the shared database.
+  - In stateful mode (single_node) the SDK keeps sessions in memory; idle sessions are closed after
+    SessionTimeout.
+*/
+package mcp

@@ -1,0 +1,377 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// Deps is what the tools call: the same domain services as the HTTP handlers. A nil Journal or zero Memory or
+// Experience makes the tools that need it answer a runtime_not_ready tool error.
+type Deps struct {
+	Journal    *sources.Journal
+	Memory     memory.Reader
+	Experience experience.Reviews
+	Logger     zerolog.Logger
+	// Version is announced as the server implementation version (default "dev").
+	Version string
+}
+
+// Names of the tools.
+const (
+	ToolCaptureSource            = "capture_source"
+	ToolGetMemory                = "get_memory"
+	ToolSearchMemory             = "search_memory"
+	ToolListExperienceCandidates = "list_experience_candidates"
+)
+
+// Limits applied like the HTTP routes do.
+const (
+	defaultSearchLimit    = 20
+	defaultCandidateLimit = 50
+	// SessionTimeout closes idle sessions in stateful mode.
+	SessionTimeout = 30 * time.Minute
+)
+
+// timeLayout is RFC 3339 in UTC with exactly six fractional digits, as on the HTTP API.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+// NewHandler returns the streamable HTTP handler of the MCP server. stateless is true in distributed mode: no
+// session, any replica answers any request.
+func NewHandler(d Deps, stateless bool) http.Handler {
+	version := d.Version
+	if version == "" {
+		version = "dev"
+	}
+	t := &tools{d: d, log: d.Logger.With().Str("component", "mcp").Logger()}
+	server := sdk.NewServer(&sdk.Implementation{Name: "powercontext", Title: "powercontext", Version: version},
+		&sdk.ServerOptions{
+			Instructions: "powercontext keeps durable context per scope: capture sources (evidence) into a scope, " +
+				"then read the scope's Memory (facts extracted from its sources) or search it, and list proposed " +
+				"Experience lessons. Memory is updated asynchronously after capture.",
+			// Tools only; the tool list never changes at run time.
+			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		})
+	t.register(server)
+	opts := &sdk.StreamableHTTPOptions{Stateless: stateless, JSONResponse: true}
+	if !stateless {
+		opts.SessionTimeout = SessionTimeout
+	}
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, opts)
+}
+
+type tools struct {
+	d   Deps
+	log zerolog.Logger
+}
+
+func (t *tools) register(s *sdk.Server) {
+	sdk.AddTool(s, &sdk.Tool{
+		Name:  ToolCaptureSource,
+		Title: "Capture a source",
+		Description: "Append one Source (a piece of evidence: a note, a message, a task outcome) to a scope's journal. " +
+			"Capturing the same (scope_id, source_id) again returns the first capture with created=false. " +
+			"The scope's Memory is updated asynchronously by a later memory flush.",
+		InputSchema: json.RawMessage(captureSourceSchema),
+		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}, t.captureSource)
+	sdk.AddTool(s, &sdk.Tool{
+		Name:        ToolGetMemory,
+		Title:       "Get a scope's memory",
+		Description: "Return the current Memory revision of a scope: its entries (facts) with the journal positions of the sources they came from. revision is null while nothing was committed.",
+		InputSchema: json.RawMessage(getMemorySchema),
+		Annotations: readOnly(),
+	}, t.getMemory)
+	sdk.AddTool(s, &sdk.Tool{
+		Name:        ToolSearchMemory,
+		Title:       "Search a scope's memory",
+		Description: "Return the entries of a scope's current Memory revision that contain q (case-insensitive).",
+		InputSchema: json.RawMessage(searchMemorySchema),
+		Annotations: readOnly(),
+	}, t.searchMemory)
+	sdk.AddTool(s, &sdk.Tool{
+		Name:        ToolListExperienceCandidates,
+		Title:       "List experience candidates",
+		Description: "List a scope's Experience candidates (lessons proposed from task outcomes, awaiting human review), newest first.",
+		InputSchema: json.RawMessage(listCandidatesSchema),
+		Annotations: readOnly(),
+	}, t.listCandidates)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func readOnly() *sdk.ToolAnnotations {
+	return &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
+}
+
+// Input schemas (JSON Schema 2020-12). The domain services validate the values again, exactly as over HTTP.
+const (
+	captureSourceSchema = `{
+  "type": "object",
+  "properties": {
+    "scope_id": {"type": "string", "description": "Scope the source belongs to (1..256 bytes)."},
+    "source_id": {"type": "string", "description": "Caller's id of the source, for idempotent capture (default: a random id)."},
+    "source_type": {"type": "string", "description": "Kind of source (1..64 bytes, default \"content\")."},
+    "content": {"type": "string", "description": "The source text (1..65536 bytes of UTF-8)."},
+    "metadata": {"type": "object", "description": "Optional JSON object stored with the source; {\"kind\":\"task-outcome\"} offers it to experience incubation."}
+  },
+  "required": ["scope_id", "content"],
+  "additionalProperties": false
+}`
+	getMemorySchema = `{
+  "type": "object",
+  "properties": {
+    "scope_id": {"type": "string", "description": "Scope whose Memory to read."}
+  },
+  "required": ["scope_id"],
+  "additionalProperties": false
+}`
+	searchMemorySchema = `{
+  "type": "object",
+  "properties": {
+    "scope_id": {"type": "string", "description": "Scope whose Memory to search."},
+    "q": {"type": "string", "description": "Text to look for (1..256 bytes, case-insensitive)."},
+    "limit": {"type": "integer", "description": "Most entries to return (1..100, default 20)."}
+  },
+  "required": ["scope_id", "q"],
+  "additionalProperties": false
+}`
+	listCandidatesSchema = `{
+  "type": "object",
+  "properties": {
+    "scope_id": {"type": "string", "description": "Scope whose candidates to list."},
+    "status": {"type": "string", "description": "Only candidates in this status: pending, approved or rejected (default: any)."}
+  },
+  "required": ["scope_id"],
+  "additionalProperties": false
+}`
+)
+
+// CaptureSourceInput is the argument object of capture_source.
+type CaptureSourceInput struct {
+	ScopeID    string          `json:"scope_id"`
+	SourceID   string          `json:"source_id,omitempty"`
+	SourceType string          `json:"source_type,omitempty"`
+	Content    string          `json:"content"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+}
+
+// CaptureSourceOutput is the result of capture_source (the HTTP answer of POST /v1/sources).
+type CaptureSourceOutput struct {
+	ScopeID         string `json:"scope_id"`
+	SourceID        string `json:"source_id"`
+	JournalPosition int64  `json:"journal_position"`
+	Created         bool   `json:"created"`
+}
+
+// GetMemoryInput is the argument object of get_memory.
+type GetMemoryInput struct {
+	ScopeID string `json:"scope_id"`
+}
+
+// SearchMemoryInput is the argument object of search_memory.
+type SearchMemoryInput struct {
+	ScopeID string `json:"scope_id"`
+	Q       string `json:"q"`
+	Limit   *int   `json:"limit,omitempty"`
+}
+
+// MemoryOutput is the result of get_memory and search_memory (the HTTP answer of GET /v1/memory).
+type MemoryOutput struct {
+	ScopeID   string        `json:"scope_id"`
+	Revision  *int64        `json:"revision"`
+	CreatedAt *string       `json:"created_at"`
+	Entries   []MemoryEntry `json:"entries"`
+}
+
+// MemoryEntry is one fact with the journal positions of the sources it came from.
+type MemoryEntry struct {
+	EntryNo         int32   `json:"entry_no"`
+	Content         string  `json:"content"`
+	SourcePositions []int64 `json:"source_positions"`
+}
+
+// ListCandidatesInput is the argument object of list_experience_candidates.
+type ListCandidatesInput struct {
+	ScopeID string `json:"scope_id"`
+	Status  string `json:"status,omitempty"`
+}
+
+// CandidateList is the result of list_experience_candidates.
+type CandidateList struct {
+	Items []Candidate `json:"items"`
+}
+
+// Candidate is one Experience candidate.
+type Candidate struct {
+	CandidateID    string  `json:"candidate_id"`
+	ScopeID        string  `json:"scope_id"`
+	OperationID    string  `json:"operation_id"`
+	Title          string  `json:"title"`
+	Lesson         string  `json:"lesson"`
+	CitedPositions []int64 `json:"cited_positions"`
+	Status         string  `json:"status"`
+	StateVersion   int64   `json:"state_version"`
+	CreatedAt      string  `json:"created_at"`
+	UpdatedAt      string  `json:"updated_at"`
+}
+
+func (t *tools) captureSource(ctx context.Context, _ *sdk.CallToolRequest, in CaptureSourceInput) (*sdk.CallToolResult, CaptureSourceOutput, error) {
+	if t.d.Journal == nil {
+		return nil, CaptureSourceOutput{}, notReady("the source journal")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}, field{"source_id", in.SourceID},
+		field{"source_type", in.SourceType}, field{"content", in.Content}); err != nil {
+		return nil, CaptureSourceOutput{}, err
+	}
+	res, err := t.d.Journal.Capture(ctx, sources.CaptureRequest{ScopeID: in.ScopeID, SourceID: in.SourceID,
+		SourceType: in.SourceType, Content: in.Content, Metadata: in.Metadata})
+	if err != nil {
+		return nil, CaptureSourceOutput{}, t.toolError(ToolCaptureSource, err)
+	}
+	return nil, CaptureSourceOutput{ScopeID: res.ScopeID, SourceID: res.SourceID, JournalPosition: res.JournalPosition,
+		Created: res.Created}, nil
+}
+
+func (t *tools) getMemory(ctx context.Context, _ *sdk.CallToolRequest, in GetMemoryInput) (*sdk.CallToolResult, MemoryOutput, error) {
+	if t.d.Memory.Store == nil {
+		return nil, MemoryOutput{}, notReady("memory")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}); err != nil {
+		return nil, MemoryOutput{}, err
+	}
+	m, err := t.d.Memory.Current(ctx, in.ScopeID)
+	if err != nil {
+		return nil, MemoryOutput{}, t.toolError(ToolGetMemory, err)
+	}
+	return nil, memoryOutput(m), nil
+}
+
+func (t *tools) searchMemory(ctx context.Context, _ *sdk.CallToolRequest, in SearchMemoryInput) (*sdk.CallToolResult, MemoryOutput, error) {
+	if t.d.Memory.Store == nil {
+		return nil, MemoryOutput{}, notReady("memory")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}, field{"q", in.Q}); err != nil {
+		return nil, MemoryOutput{}, err
+	}
+	limit := defaultSearchLimit
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	m, err := t.d.Memory.Search(ctx, in.ScopeID, in.Q, limit)
+	if err != nil {
+		return nil, MemoryOutput{}, t.toolError(ToolSearchMemory, err)
+	}
+	return nil, memoryOutput(m), nil
+}
+
+func (t *tools) listCandidates(ctx context.Context, _ *sdk.CallToolRequest, in ListCandidatesInput) (*sdk.CallToolResult, CandidateList, error) {
+	if t.d.Experience.Store == nil {
+		return nil, CandidateList{}, notReady("experience")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}, field{"status", in.Status}); err != nil {
+		return nil, CandidateList{}, err
+	}
+	rows, err := t.d.Experience.List(ctx, in.ScopeID, in.Status, defaultCandidateLimit)
+	if err != nil {
+		return nil, CandidateList{}, t.toolError(ToolListExperienceCandidates, err)
+	}
+	out := CandidateList{Items: make([]Candidate, 0, len(rows))}
+	for _, r := range rows {
+		out.Items = append(out.Items, candidate(r))
+	}
+	return nil, out, nil
+}
+
+func memoryOutput(m memory.Memory) MemoryOutput {
+	out := MemoryOutput{ScopeID: m.ScopeID, Entries: make([]MemoryEntry, 0, len(m.Entries))}
+	if m.Revision > 0 {
+		rev := m.Revision
+		out.Revision = &rev
+		if !m.CreatedAt.IsZero() {
+			out.CreatedAt = ptr(formatTime(m.CreatedAt))
+		}
+	}
+	for _, e := range m.Entries {
+		out.Entries = append(out.Entries, MemoryEntry{EntryNo: e.EntryNo, Content: e.Content,
+			SourcePositions: positions(e.SourcePositions)})
+	}
+	return out
+}
+
+func candidate(c db.ExperienceCandidate) Candidate {
+	return Candidate{CandidateID: c.CandidateID, ScopeID: c.ScopeID, OperationID: c.WorkID, Title: c.Title,
+		Lesson: c.Lesson, CitedPositions: positions(c.CitedPositions), Status: c.Status, StateVersion: c.StateVersion,
+		CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt)}
+}
+
+// positions decodes a stored JSON array of journal positions ([] when empty or malformed).
+func positions(b []byte) []int64 {
+	var out []int64
+	if json.Unmarshal(b, &out) != nil || out == nil {
+		return []int64{}
+	}
+	return out
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// ToolError is a tool error a caller can act on: a bounded code, the offending field (may be empty) and a
+// message. Its text is what the MCP client sees.
+type ToolError struct {
+	Code    string
+	Field   string
+	Message string
+}
+
+func (e *ToolError) Error() string {
+	if e.Field != "" {
+		return e.Code + ": " + e.Field + ": " + e.Message
+	}
+	return e.Code + ": " + e.Message
+}
+
+// errInternal is the only text an unexpected failure shows.
+var errInternal = &ToolError{Code: "internal_error", Message: "the request could not be completed; try again later"}
+
+func notReady(what string) error {
+	return &ToolError{Code: "runtime_not_ready", Message: what + " is not available on this process"}
+}
+
+// toolError maps a domain error: validation → invalid_request with the field; anything else is logged and
+// answered with the generic internal error.
+func (t *tools) toolError(tool string, err error) error {
+	var ve *sources.ValidationError
+	if errors.As(err, &ve) {
+		return &ToolError{Code: "invalid_request", Field: ve.Field, Message: ve.Message}
+	}
+	if errors.Is(err, context.Canceled) {
+		return errInternal
+	}
+	t.log.Error().Err(err).Str("tool", tool).Msg("mcp tool failed")
+	return errInternal
+}
+
+type field struct{ name, value string }
+
+// checkTexts refuses NUL characters like the HTTP layer does (no engine stores NUL in a text column). JSON
+// decoding already replaced invalid UTF-8.
+func checkTexts(fields ...field) error {
+	for _, f := range fields {
+		if strings.IndexByte(f.value, 0) >= 0 {
+			return &ToolError{Code: "invalid_request", Field: f.name, Message: "must not contain NUL characters"}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,316 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/mcp"
+	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/sources"
+)
+
+func deps(s db.Store, log zerolog.Logger) mcp.Deps {
+	return mcp.Deps{Journal: sources.NewJournal(s), Memory: memory.Reader{Store: s},
+		Experience: experience.Reviews{Store: s}, Logger: log, Version: "test"}
+}
+
+// rpc posts JSON-RPC requests to one MCP endpoint, never sending a session id.
+type rpc struct {
+	t  *testing.T
+	id atomic.Int64
+}
+
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	header http.Header
+}
+
+func (r *rpc) call(url, method string, params any) rpcResponse {
+	r.t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.id.Add(1), "method": method, "params": params})
+	require.NoError(r.t, err)
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	require.NoError(r.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(r.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(r.t, err)
+	require.Equal(r.t, http.StatusOK, resp.StatusCode, string(raw))
+	require.Empty(r.t, resp.Header.Get("Mcp-Session-Id"), "a stateless server issues no session")
+	var out rpcResponse
+	require.NoError(r.t, json.Unmarshal(raw, &out), string(raw))
+	out.header = resp.Header
+	return out
+}
+
+type toolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+func (r *rpc) tool(url, name string, args any) toolResult {
+	r.t.Helper()
+	resp := r.call(url, "tools/call", map[string]any{"name": name, "arguments": args})
+	require.Nil(r.t, resp.Error, "tool failures are tool results, not protocol errors")
+	var res toolResult
+	require.NoError(r.t, json.Unmarshal(resp.Result, &res))
+	require.NotEmpty(r.t, res.Content)
+	return res
+}
+
+func (r *rpc) ok(url, name string, args, out any) {
+	r.t.Helper()
+	res := r.tool(url, name, args)
+	require.False(r.t, res.IsError, res.Content[0].Text)
+	require.NoError(r.t, json.Unmarshal(res.StructuredContent, out))
+}
+
+// replicas starts two stateless MCP handlers — two "API replicas" — over one store.
+func replicas(t *testing.T, s db.Store, log zerolog.Logger) (a, b string) {
+	t.Helper()
+	srvA := httptest.NewServer(mcp.NewHandler(deps(s, log), true))
+	t.Cleanup(srvA.Close)
+	srvB := httptest.NewServer(mcp.NewHandler(deps(s, log), true))
+	t.Cleanup(srvB.Close)
+	return srvA.URL, srvB.URL
+}
+
+// flush runs the scope's next memory window to completion the way a worker does.
+func flush(t *testing.T, s db.Store, scope string) {
+	t.Helper()
+	ctx := context.Background()
+	ledger := coordinator.NewLedger(s)
+	_, err := ledger.Enqueue(ctx, memory.Consumer(3).EnqueueRequest(scope))
+	require.NoError(t, err)
+	h := &memory.Handler{Store: s, Provider: provider.NewLocal()}
+	res, err := ledger.Claim(ctx, coordinator.ClaimRequest{Owner: "test-worker",
+		Supported: coordinator.Supported{h.Kind(): h.PayloadVersions()}, Slots: 1, Lease: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, res.Claims, 1)
+	p, err := h.Prepare(ctx, res.Claims[0].Item)
+	require.NoError(t, err)
+	_, err = ledger.Complete(ctx, res.Claims[0], p.Result, p.Commit)
+	require.NoError(t, err)
+}
+
+func TestStatelessReplicasShareOneStore(t *testing.T) {
+	s := enginetest.Open(t, db.EngineSQLite)
+	a, b := replicas(t, s, zerolog.Nop())
+	r := &rpc{t: t}
+
+	// tools/list: exactly the four tools, on either replica, without initialize or a session.
+	for _, url := range []string{a, b} {
+		resp := r.call(url, "tools/list", map[string]any{})
+		require.Nil(t, resp.Error)
+		var list struct {
+			Tools []struct {
+				Name        string         `json:"name"`
+				InputSchema map[string]any `json:"inputSchema"`
+			} `json:"tools"`
+		}
+		require.NoError(t, json.Unmarshal(resp.Result, &list))
+		var names []string
+		for _, tool := range list.Tools {
+			names = append(names, tool.Name)
+			require.Equal(t, "object", tool.InputSchema["type"])
+		}
+		require.ElementsMatch(t, []string{"capture_source", "get_memory", "search_memory", "list_experience_candidates"}, names)
+	}
+
+	// Capture on A, read on B, alternately.
+	var captured mcp.CaptureSourceOutput
+	r.ok(a, "capture_source", map[string]any{"scope_id": "team", "source_id": "s-1",
+		"content": "The deploy window is Tuesday at noon.", "metadata": map[string]any{"kind": "note"}}, &captured)
+	require.Equal(t, mcp.CaptureSourceOutput{ScopeID: "team", SourceID: "s-1", JournalPosition: 1, Created: true}, captured)
+
+	var again mcp.CaptureSourceOutput
+	r.ok(b, "capture_source", map[string]any{"scope_id": "team", "source_id": "s-1", "content": "ignored"}, &again)
+	require.Equal(t, mcp.CaptureSourceOutput{ScopeID: "team", SourceID: "s-1", JournalPosition: 1, Created: false}, again)
+
+	r.ok(a, "capture_source", map[string]any{"scope_id": "team", "content": "Alice owns the billing service."}, &captured)
+	require.Equal(t, int64(2), captured.JournalPosition)
+	require.NotEmpty(t, captured.SourceID)
+
+	var mem mcp.MemoryOutput
+	r.ok(b, "get_memory", map[string]any{"scope_id": "team"}, &mem)
+	require.Nil(t, mem.Revision, "nothing flushed yet")
+	require.Empty(t, mem.Entries)
+
+	flush(t, s, "team")
+
+	r.ok(b, "get_memory", map[string]any{"scope_id": "team"}, &mem)
+	require.NotNil(t, mem.Revision)
+	require.Equal(t, int64(1), *mem.Revision)
+	require.NotNil(t, mem.CreatedAt)
+	require.Len(t, mem.Entries, 2)
+	require.Equal(t, []int64{1}, mem.Entries[0].SourcePositions)
+
+	var found mcp.MemoryOutput
+	r.ok(a, "search_memory", map[string]any{"scope_id": "team", "q": "BILLING", "limit": 5}, &found)
+	require.Len(t, found.Entries, 1)
+	require.Contains(t, found.Entries[0].Content, "billing")
+
+	var cands mcp.CandidateList
+	r.ok(b, "list_experience_candidates", map[string]any{"scope_id": "team", "status": "pending"}, &cands)
+	require.NotNil(t, cands.Items)
+	require.Empty(t, cands.Items)
+
+	// The text content carries the same JSON for clients that ignore structuredContent.
+	res := r.tool(a, "get_memory", map[string]any{"scope_id": "team"})
+	require.JSONEq(t, string(res.StructuredContent), res.Content[0].Text)
+}
+
+func TestValidationErrorsAreToolErrors(t *testing.T) {
+	s := enginetest.Open(t, db.EngineSQLite)
+	a, b := replicas(t, s, zerolog.Nop())
+	r := &rpc{t: t}
+	// Each refusal names the code and the field, then the domain's message (not repeated here, so the domain may
+	// refine its wording).
+	for i, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"capture_source", map[string]any{"scope_id": "team", "content": ""}, "invalid_request: content: must be 1..65536 bytes"},
+		{"capture_source", map[string]any{"scope_id": strings.Repeat("x", 257), "content": "c"}, "invalid_request: scope_id: "},
+		{"capture_source", map[string]any{"scope_id": "team", "content": "a\x00b"}, "invalid_request: content: "},
+		{"capture_source", map[string]any{"scope_id": "team", "content": "c", "source_type": strings.Repeat("t", 65)}, "invalid_request: source_type: "},
+		{"get_memory", map[string]any{"scope_id": ""}, "invalid_request: scope_id: "},
+		{"search_memory", map[string]any{"scope_id": "team", "q": "x", "limit": 0}, "invalid_request: limit: must be 1..100"},
+		{"search_memory", map[string]any{"scope_id": "team", "q": ""}, "invalid_request: q: "},
+		{"list_experience_candidates", map[string]any{"scope_id": "team", "status": "maybe"}, "invalid_request: status: must be pending, approved or rejected"},
+	} {
+		url := a // alternate the replicas
+		if i%2 == 1 {
+			url = b
+		}
+		res := r.tool(url, tc.tool, tc.args)
+		require.True(t, res.IsError, tc.want)
+		require.True(t, strings.HasPrefix(res.Content[0].Text, tc.want), "%s: got %q", tc.want, res.Content[0].Text)
+		require.Greater(t, len(res.Content[0].Text), len("invalid_request: x: "))
+		require.Empty(t, res.StructuredContent)
+	}
+
+	// Arguments that do not match the input schema are tool errors too.
+	for _, args := range []map[string]any{
+		{"scope_id": "team"}, // content missing
+		{"scope_id": "team", "content": "c", "metadata": "no"}, // metadata not an object
+		{"scope_id": "team", "content": "c", "surprise": true}, // unknown argument
+	} {
+		res := r.tool(a, "capture_source", args)
+		require.True(t, res.IsError)
+		require.Contains(t, res.Content[0].Text, "arguments")
+	}
+	var mem mcp.MemoryOutput
+	r.ok(b, "get_memory", map[string]any{"scope_id": "team"}, &mem)
+	require.Nil(t, mem.Revision, "refused captures wrote nothing")
+}
+
+// failingStore fails every Memory read with an error whose text must never reach a client.
+type failingStore struct{ db.Store }
+
+var errSecret = errors.New("pq: connection to 10.0.0.7 failed for user admin")
+
+func (failingStore) MemoryRevisionLatest(context.Context, string) (db.MemoryRevision, error) {
+	return db.MemoryRevision{}, errSecret
+}
+
+func TestInternalErrorsAreGeneric(t *testing.T) {
+	s := enginetest.Open(t, db.EngineSQLite)
+	var logs bytes.Buffer
+	srv := httptest.NewServer(mcp.NewHandler(deps(failingStore{s}, zerolog.New(&logs)), true))
+	t.Cleanup(srv.Close)
+	r := &rpc{t: t}
+	res := r.tool(srv.URL, "get_memory", map[string]any{"scope_id": "team"})
+	require.True(t, res.IsError)
+	require.Equal(t, "internal_error: the request could not be completed; try again later", res.Content[0].Text)
+	require.NotContains(t, fmt.Sprint(res), "10.0.0.7")
+	require.Contains(t, logs.String(), `"tool":"get_memory"`)
+	require.Contains(t, logs.String(), `"message":"mcp tool failed"`)
+}
+
+func TestUnconfiguredDepsAnswerNotReady(t *testing.T) {
+	srv := httptest.NewServer(mcp.NewHandler(mcp.Deps{}, true))
+	t.Cleanup(srv.Close)
+	r := &rpc{t: t}
+	res := r.tool(srv.URL, "capture_source", map[string]any{"scope_id": "team", "content": "c"})
+	require.True(t, res.IsError)
+	require.Equal(t, "runtime_not_ready: the source journal is not available on this process", res.Content[0].Text)
+}
+
+func TestStatelessRefusesStreamsAndStatefulIssuesSessions(t *testing.T) {
+	s := enginetest.Open(t, db.EngineSQLite)
+	stateless := httptest.NewServer(mcp.NewHandler(deps(s, zerolog.Nop()), true))
+	t.Cleanup(stateless.Close)
+	resp, err := http.Get(stateless.URL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+
+	stateful := httptest.NewServer(mcp.NewHandler(deps(s, zerolog.Nop()), false))
+	t.Cleanup(stateful.Close)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, err := http.NewRequest(http.MethodPost, stateful.URL, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotEmpty(t, resp.Header.Get("Mcp-Session-Id"))
+}
+
+// An SDK client works against the stateless server like any MCP client would.
+func TestSDKClientAgainstStatelessServer(t *testing.T) {
+	s := enginetest.Open(t, db.EngineSQLite)
+	a, _ := replicas(t, s, zerolog.Nop())
+	ctx := context.Background()
+	c := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, nil)
+	session, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: a}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = session.Close() })
+	tools, err := session.ListTools(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, tools.Tools, 4)
+	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "capture_source",
+		Arguments: map[string]any{"scope_id": "sdk", "content": "hello"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	out, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	require.Contains(t, string(out), `"journal_position":1`)
+}
