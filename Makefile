@@ -11,7 +11,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: help run test check generate generate-check migrate-hash fmt-check vet build e2e bench
+.PHONY: help run test check generate generate-check migrate-hash fmt-check vet build e2e bench fuzz
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ migrate-hash: ## rewrite sql/migrations/*/atlas.sum after adding a migration
 
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^db/gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+fuzz: ## run the request-decoding fuzz target briefly (FUZZTIME, default 20s)
+	$(GO) test ./handlers -run '^$$' -fuzz FuzzSourcesAndFlush -fuzztime $(or $(FUZZTIME),20s)
 
 vet: ## go vet
 	$(GO) vet ./...
