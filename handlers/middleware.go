@@ -16,6 +16,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
+
+	"github.com/powercontext/powercontext/ui"
 )
 
 const (
@@ -144,10 +146,15 @@ func exempt(path string) bool {
 
 func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.tokenHash == nil || exempt(c.Request().URL.Path) {
+		path := c.Request().URL.Path
+		if s.tokenHash == nil || exempt(path) || path == ui.LoginPath {
 			return next(c)
 		}
 		given, ok := bearer(c.Request().Header.Get(echo.HeaderAuthorization))
+		if !ok {
+			// Browsers: the dashboard's cookie, on /ui pages and on its same-origin fetches (X-PowerContext-UI: 1).
+			given, ok = ui.Credential(c.Request())
+		}
 		sum := sha256.Sum256([]byte(given))
 		// Compare fixed-size digests in constant time: neither the token nor its length leaks through timing.
 		if !ok || subtle.ConstantTimeCompare(sum[:], s.tokenHash) != 1 {

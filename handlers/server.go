@@ -70,6 +70,9 @@ type Deps struct {
 	Metrics http.Handler
 	// MCP, when non-nil, is mounted at /mcp (all methods, roles all and api) behind auth, rate limit and body limit.
 	MCP http.Handler
+	// UI, when non-nil, is the operations dashboard (ui.New), mounted at /ui and /ui/* (roles all and api) behind
+	// auth, rate limit and body limit.
+	UI http.Handler
 	// ObserveRequest, when non-nil, is called once per request with bounded labels (route template or
 	// "unmatched", method, status) for the HTTP request metric.
 	ObserveRequest func(route, method string, status int, latency time.Duration)
@@ -145,6 +148,11 @@ func New(d Deps) *echo.Echo {
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/cancel", s.cancelOperation)
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/retry", s.retryOperation)
 	s.add(e, http.MethodGet, "/v1/runtime/members", s.listMembers)
+	if d.UI != nil {
+		e.Any("/ui", echo.WrapHandler(d.UI))
+		e.Any("/ui/*", echo.WrapHandler(d.UI))
+		s.routes["/ui"], s.routes["/ui/*"] = true, true
+	}
 	if d.MCP != nil {
 		e.Any("/mcp", echo.WrapHandler(d.MCP))
 		s.routes["/mcp"] = true

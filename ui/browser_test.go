@@ -1,0 +1,223 @@
+package ui_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/handlers"
+	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/sources"
+	"github.com/powercontext/powercontext/ui"
+)
+
+const (
+	chromiumPath = "/usr/bin/chromium"
+	// EnvRequireBrowser=1 turns a missing Chromium into a failure instead of a skip (CI sets it).
+	envRequireBrowser = "PC_TEST_REQUIRE_BROWSER"
+	// envTestOutputDir, when set, receives the screenshots; otherwise they go to t.TempDir().
+	envTestOutputDir = "TEST_OUTPUT_DIR"
+	// leadScreenshot is a fixed copy of the final screenshot for a human to look at.
+	leadScreenshot = "/tmp/pc-ui-screenshot.png"
+)
+
+// firstTryFails is a memory handler that fails non-retryably in the first recovery generation and runs the real
+// handler after an operator retry: every new window becomes a blocked lane, and Retry then succeeds.
+type firstTryFails struct{ inner *memory.Handler }
+
+func (h firstTryFails) Kind() string                              { return h.inner.Kind() }
+func (h firstTryFails) PayloadVersions() coordinator.VersionRange { return h.inner.PayloadVersions() }
+func (h firstTryFails) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
+	if item.RecoveryGeneration == 0 {
+		return coordinator.Prepared{}, coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeInvalidOutput, false)
+	}
+	return h.inner.Prepare(ctx, item)
+}
+
+// TestBrowserBlockedLaneRetryAndConflict runs the dashboard and the API in one real HTTP server with a real
+// worker, and drives headless Chromium: a failed operation shows in the blocked-lanes view, Retry makes it queued
+// and then succeeded, and Cancel on a page whose version went stale shows the conflict message.
+func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv(envRequireBrowser) == "1" {
+			t.Fatalf("%s is missing and %s=1: install chromium (apt-get install -y chromium)", chromiumPath, envRequireBrowser)
+		}
+		t.Skipf("%s is missing (set %s=1 to require it)", chromiumPath, envRequireBrowser)
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+
+	// --- the service: API + dashboard on one server, a worker, a member and a scheduler leader ---
+	store := enginetest.Open(t, db.EngineSQLite)
+	ledger := coordinator.NewLedger(store)
+	dash := ui.New(ui.Deps{Ledger: ledger, Store: store, Logger: zerolog.Nop(), AuthToken: "tok"})
+	api := handlers.New(handlers.Deps{Journal: sources.NewJournal(store), Memory: memory.Reader{Store: store},
+		Experience: experience.Reviews{Store: store}, Ledger: ledger, Store: store, Role: "all", Logger: zerolog.Nop(), AuthToken: "tok", UI: dash})
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+
+	worker, err := coordinator.NewWorker(ledger, coordinator.WorkerConfig{Owner: "browser-worker-1", Concurrency: 2,
+		Poll: 20 * time.Millisecond, Lease: 30 * time.Second, Heartbeat: 5 * time.Second, ShutdownGrace: 2 * time.Second,
+		Logger: zerolog.Nop()}, firstTryFails{&memory.Handler{Store: store, Provider: provider.NewLocal()}})
+	require.NoError(t, err)
+	wctx, stopWorker := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = worker.Run(wctx) })
+	defer func() { stopWorker(); wg.Wait() }()
+
+	member := coordinator.NewMembership(store, db.RuntimeMember{MemberID: "browser-worker-1", Role: "all",
+		BuildVersion: "v0.0.0-test", SchemaMin: 1, SchemaMax: 1, PayloadMin: 1, PayloadMax: 1, BehaviorRevision: "r1"},
+		time.Second, time.Minute, zerolog.Nop())
+	require.NoError(t, member.Beat(ctx))
+	lead, err := ledger.AcquireLease(ctx, coordinator.LeaseWorkDiscovery, "browser-worker-1", time.Minute)
+	require.NoError(t, err)
+	require.True(t, lead.Acquired)
+
+	// --- two failed operations (blocked lanes) whose Sources carry the canary ---
+	blockedOp := func(scope string) db.WorkItem {
+		body, _ := json.Marshal(map[string]any{"scope_id": scope, "content": canary})
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/sources", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer tok")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusCreated, res.StatusCode)
+		_ = res.Body.Close()
+		enq, err := ledger.Enqueue(ctx, memory.Consumer(3).EnqueueRequest(scope))
+		require.NoError(t, err)
+		worker.Wake()
+		var w db.WorkItem
+		require.Eventually(t, func() bool {
+			w, err = ledger.Get(ctx, enq.Item.WorkID)
+			return err == nil && w.Status == db.StatusFailed
+		}, 10*time.Second, 10*time.Millisecond)
+		return w
+	}
+	opA := blockedOp("team-alpha/blocked")
+	opB := blockedOp("team-beta/blocked")
+
+	// --- the browser ---
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1440, 900),
+	)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(alloc)
+	defer cancelBrowser()
+
+	outDir := os.Getenv(envTestOutputDir)
+	if outDir == "" {
+		outDir = t.TempDir()
+	}
+	require.NoError(t, os.MkdirAll(outDir, 0o755))
+	shot := func(name string) string {
+		t.Helper()
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		path := filepath.Join(outDir, name)
+		require.NoError(t, os.WriteFile(path, png, 0o644))
+		t.Logf("screenshot: %s", path)
+		return path
+	}
+	html := func() string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+		require.NoError(t, err)
+		require.NotContains(t, s, "CANARY-3f9e1c", "no Source content on any page")
+		return s
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		require.NoError(t, err)
+		return s
+	}
+
+	// Overview: the queue shows the failed work, the member and the leader with its fence.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/login?token=tok")))
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui"), chromedp.WaitVisible(chromedp.CSS("#leader-fence"))))
+	page := html()
+	require.Contains(t, page, "2 blocked lanes")
+	require.Contains(t, page, "browser-worker-1")
+	require.Equal(t, "1", strings.TrimSpace(text("#leader-fence")))
+	shot("00-overview.png")
+
+	// Blocked lanes: both failed heads; Retry A.
+	rowA := `tr[data-op-id="` + opA.WorkID + `"]`
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/blocked"), chromedp.WaitVisible(chromedp.CSS(rowA))))
+	page = html()
+	require.Contains(t, page, opB.WorkID)
+	require.Contains(t, text(rowA), "provider/invalid_output")
+	shot("01-blocked-lanes.png")
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(rowA+` button[data-action="retry"]`))))
+	// Success reloads the page and shows the outcome in the flash banner; A is no longer blocked.
+	require.NoError(t, chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS("#flash"))))
+	flash := text("#flash")
+	require.Contains(t, flash, "Retry accepted: operation "+opA.WorkID[:8]+" is now queued")
+	require.Contains(t, flash, "(version ")
+
+	// A's page: queued → succeeded (the page refreshes itself while the operation is in motion).
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/operations/"+opA.WorkID)))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := chromedp.Run(bctx, chromedp.Evaluate[string](
+			`(document.getElementById('op-status') || {dataset: {}}).dataset.status || ''`))
+		if err == nil && st == db.StatusSucceeded {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "operation A did not succeed after Retry (status %q, err %v)", st, err)
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(t, chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS("#result"))))
+	page = html()
+	require.Contains(t, page, "out-succeeded")
+	require.Contains(t, page, "provider/invalid_output") // the first attempt stays in the timeline
+
+	// B: open its page (failed, version v), let another operator retry it behind the page's back, then Cancel.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/operations/"+opB.WorkID),
+		chromedp.WaitVisible(chromedp.CSS(`#op-status[data-status="failed"]`))))
+	_, err = ledger.Retry(ctx, opB.WorkID, opB.StateVersion)
+	require.NoError(t, err)
+	cancelBtn := chromedp.CSS(`.toolbar button[data-action="cancel"]`)
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(cancelBtn))) // arms
+	require.Equal(t, "Confirm cancel", text(`.toolbar button[data-action="cancel"]`))
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(cancelBtn), chromedp.WaitVisible(chromedp.CSS(".msg.conflict"))))
+	msg := text(".msg.conflict")
+	require.Contains(t, msg, "This operation changed (now ")
+	require.Contains(t, msg, ", version ")
+	require.Contains(t, msg, "reload to act on its current state")
+	html()
+	final := shot("02-operation-conflict.png")
+	if data, err := os.ReadFile(final); err == nil {
+		_ = os.WriteFile(leadScreenshot, data, 0o644)
+	}
+
+	// The stale page changed nothing: B went on from the other operator's retry, not cancelled.
+	w, err := ledger.Get(ctx, opB.WorkID)
+	require.NoError(t, err)
+	require.NotEqual(t, db.StatusCancelled, w.Status)
+}
