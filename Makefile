@@ -14,7 +14,7 @@ TEST_FLAGS ?= -count=1 -timeout 25m
 .PHONY: help run test check generate generate-check migrate-hash fmt-check vet build e2e bench fuzz
 
 help: ## list targets
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
 
 run: ## run the service: single_node, role all, embedded SQLite under ./data, local provider, 127.0.0.1:8080
 	$(GO) run ./cmd/powercontext server run
@@ -39,6 +39,14 @@ generate-check: $(SQLC) ## fail when db/gen is stale with respect to sql/ (sqlc 
 
 migrate-hash: ## rewrite sql/migrations/*/atlas.sum after adding a migration
 	$(GO) run ./internal/tools/atlassum
+
+# The distributed proof (e2e/): a real fleet (2 api, 2 scheduler, 3 worker processes) on MariaDB and PostgreSQL under
+# SIGKILL/SIGSTOP chaos, checked with SQL. `make e2e E2E_LONG=1` runs the long variant and the broken-build round;
+# E2E_BROKEN=1 adds the broken-build round to the short one. `make test` runs the short variant too.
+E2E_LONG ?=
+E2E_BROKEN ?=
+e2e: ## distributed proof on mariadb and postgres (short; E2E_LONG=1 for the long variant + broken build)
+	E2E_LONG=$(E2E_LONG) E2E_BROKEN=$(E2E_BROKEN) $(GO) test ./e2e/ -run TestFleet -count=1 -v -timeout 20m
 
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^db/gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
@@ -21,9 +22,12 @@ import (
 	"github.com/powercontext/powercontext/db/migrate"
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/handlers"
+	"github.com/powercontext/powercontext/mcp"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/sources"
+	"github.com/powercontext/powercontext/telemetry"
+	"github.com/powercontext/powercontext/ui"
 )
 
 // BuildVersion is set at link time (-ldflags "-X github.com/powercontext/powercontext/app.BuildVersion=…").
@@ -52,6 +56,20 @@ type Runtime struct {
 	http       *http.Server
 	listener   net.Listener
 	single     *coordinator.LeaseToken
+	tel        *telemetry.Telemetry
+}
+
+// Option adjusts Start beyond the configuration (tests).
+type Option func(*startOptions)
+
+type startOptions struct {
+	spanExporter sdktrace.SpanExporter
+}
+
+// WithSpanExporter sends every span synchronously to exp (for example tracetest.NewInMemoryExporter()), whatever
+// the OTEL_* environment says.
+func WithSpanExporter(exp sdktrace.SpanExporter) Option {
+	return func(o *startOptions) { o.spanExporter = exp }
 }
 
 // NewMemberID returns a boot-unique member id (also the process's lease owner id).
@@ -65,7 +83,11 @@ func NewMemberID(role string) string {
 
 // Start opens the database, migrates (single_node) or verifies (distributed) the schema, registers the member and
 // starts every part the role runs. It returns after the HTTP listener is bound.
-func Start(ctx context.Context, cfg Config, logOut io.Writer) (*Runtime, error) {
+func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*Runtime, error) {
+	var o startOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	log := NewLogger(cfg.LogFormat, cfg.LogLevel, logOut)
 	u, err := dburl.Parse(cfg.DatabaseURL)
 	if err != nil {
@@ -92,6 +114,13 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer) (*Runtime, error) 
 			r.closeAll()
 		}
 	}()
+	// Telemetry first: every later part reports through it. Tracing is off unless OTEL_* turns it on.
+	r.tel, err = telemetry.New(ctx, telemetry.Config{ServiceVersion: BuildVersion, InstanceID: r.memberID, Logger: log,
+		SpanExporter: o.spanExporter})
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	r.ledger.SetHooks(r.tel.LedgerHooks())
 
 	if cfg.Mode == ModeSingleNode {
 		if _, err := migrate.Apply(ctx, u.Engine, sqlDB, store, r.memberID); err != nil {
@@ -117,6 +146,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer) (*Runtime, error) 
 	if err := r.membership.Beat(ctx); err != nil {
 		return nil, err
 	}
+	r.refreshMembers(ctx)
 
 	prov, err := r.provider()
 	if err != nil {
@@ -130,7 +160,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer) (*Runtime, error) 
 			Owner: r.memberID, Concurrency: cfg.WorkerConcurrency, Lease: Seconds(cfg.WorkerLeaseSeconds),
 			Heartbeat: Seconds(cfg.WorkerHeartbeatSeconds), Poll: Seconds(cfg.WorkerPollSeconds),
 			ShutdownGrace: Seconds(cfg.WorkerShutdownGraceSeconds), RetryBase: Seconds(cfg.WorkerRetryBaseSeconds),
-			RetryMax: Seconds(cfg.WorkerRetryMaxSeconds), Logger: log,
+			RetryMax: Seconds(cfg.WorkerRetryMaxSeconds), Logger: log, Hooks: r.tel.WorkerHooks(),
 		},
 			&memory.Handler{Store: store, Provider: prov},
 			&experience.Handler{Store: store, Provider: prov},
@@ -149,7 +179,8 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer) (*Runtime, error) 
 			discoverers = append(discoverers, sources.Discoverer{Consumer: expConsumer, Store: store, Every: Seconds(cfg.ExperienceScheduleSeconds), Label: "experience"})
 		}
 		r.scheduler, err = coordinator.NewScheduler(r.ledger, coordinator.SchedulerConfig{Owner: r.memberID,
-			Lease: Seconds(cfg.SchedulerLeaseSeconds), Renew: Seconds(cfg.SchedulerRenewSeconds), Logger: log}, discoverers...)
+			Lease: Seconds(cfg.SchedulerLeaseSeconds), Renew: Seconds(cfg.SchedulerRenewSeconds), Logger: log,
+			Hooks: r.tel.SchedulerHooks(r.ledger)}, discoverers...)
 		if err != nil {
 			return nil, err
 		}
@@ -168,9 +199,16 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer) (*Runtime, error) 
 		Readiness:        r.Readiness,
 		Role:             cfg.Role,
 		Logger:           log,
+		Metrics:          r.tel.MetricsHandler(),
 	}
 	if r.worker != nil {
 		deps.Flusher.Wake = r.worker.Wake
+	}
+	if cfg.RunsAPI() {
+		// MCP is stateless in distributed mode: any API replica answers any request, no session affinity.
+		deps.MCP = mcp.NewHandler(mcp.Deps{Journal: deps.Journal, Memory: deps.Memory, Experience: deps.Experience,
+			Logger: log, Version: BuildVersion}, cfg.Mode == ModeDistributed)
+		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, AuthToken: cfg.AuthToken})
 	}
 	if cfg.RateLimitEnabled {
 		deps.RateLimiter = coordinator.NewRateLimiter(store)
@@ -180,7 +218,9 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer) (*Runtime, error) 
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
 	}
-	r.http = &http.Server{Handler: handlers.New(deps), ReadHeaderTimeout: 10 * time.Second}
+	e := handlers.New(deps)
+	e.Pre(r.tel.HTTPMiddleware(e)) // outermost: request metrics and server spans by route template
+	r.http = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	ok = true
 	return r, nil
 }
@@ -200,6 +240,8 @@ func (r *Runtime) provider() (provider.Provider, error) {
 	default:
 		return nil, errors.New("unknown provider kind")
 	}
+	// Observe real calls only: a call the shared limiter refuses never reaches the provider.
+	p = r.tel.WrapProvider(p)
 	if r.cfg.RateLimitEnabled {
 		limiter := coordinator.NewRateLimiter(r.store)
 		limit, window := r.cfg.RateLimitRequests, Seconds(r.cfg.RateLimitWindowSeconds)
@@ -241,6 +283,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- r.http.Serve(r.listener) }()
 	goRun(r.membership.Run)
+	goRun(r.observeMembers)
 	if r.single != nil {
 		goRun(r.keepSingleNode)
 	}
@@ -291,11 +334,36 @@ func (r *Runtime) keepSingleNode(ctx context.Context) error {
 			if errors.As(err, &held) {
 				return err
 			}
-			r.log.Warn().Err(err).Msg("single-node lease renewal failed")
+			r.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("single-node lease renewal failed")
 			continue
 		}
 		r.single = &tok
 	}
+}
+
+// observeMembers refreshes the role-member gauges from live membership every member heartbeat.
+func (r *Runtime) observeMembers(ctx context.Context) error {
+	t := time.NewTicker(Seconds(r.cfg.MemberHeartbeatSeconds))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			r.refreshMembers(ctx)
+		}
+	}
+}
+
+func (r *Runtime) refreshMembers(ctx context.Context) {
+	members, err := coordinator.LiveMembers(ctx, r.store)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("live members read failed")
+		}
+		return
+	}
+	r.tel.SetMembers(members)
 }
 
 func (r *Runtime) closeAll() {
@@ -305,18 +373,64 @@ func (r *Runtime) closeAll() {
 	if r.store != nil {
 		_ = r.store.Close()
 	}
+	if r.tel != nil { // last, so spans ended during the shutdown are still exported
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := r.tel.Shutdown(ctx); err != nil {
+			r.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("telemetry shutdown failed")
+		}
+		cancel()
+	}
 }
 
-// Readiness reports the process's checks: database, membership, scheduler, worker handlers and provider.
+// Telemetry is the process's metrics registry and tracer.
+func (r *Runtime) Telemetry() *telemetry.Telemetry { return r.tel }
+
+// Readiness states of the individual checks.
+const (
+	checkOK      = "ok"
+	checkUnknown = "unknown"     // not evaluated (the database is unavailable)
+	checkNotRun  = "not_run"     // this role does not run the part
+	checkDown    = "unavailable" // the check's query failed
+)
+
+// Readiness reports the process's status and every check by name — database, membership, scheduler, worker
+// (its handlers against the lane heads) and provider — each with a bounded state:
+//
+//	database    ok | unavailable
+//	membership  ok | no_live_members | behavior_revision_mismatch | version_range_mismatch | no_scheduler |
+//	            no_worker | no_scheduler_no_worker | unavailable | unknown
+//	scheduler   leader | standby | not_run
+//	worker      ok | unsupported_work_waiting | unavailable | unknown | not_run
+//	provider    unknown (no call yet) | ok | rate_limited | unavailable | invalid_output | error | not_run
+//	provider_kind  local | openai (workers only)
+//
+// The status is the worst of: database unavailable → not_ready; membership per coordinator.MembershipCheck;
+// unsupported work waiting → misconfigured; the last provider call unavailable → degraded.
 func (r *Runtime) Readiness(ctx context.Context) (string, map[string]any) {
-	checks := map[string]any{}
+	checks := map[string]any{"database": checkOK, "membership": checkUnknown, "scheduler": checkNotRun,
+		"worker": checkNotRun, "provider": checkNotRun}
+	if r.scheduler != nil {
+		if _, leader := r.scheduler.Leader(); leader {
+			checks["scheduler"] = "leader"
+		} else {
+			checks["scheduler"] = "standby"
+		}
+	}
+	if r.worker != nil {
+		checks["worker"] = checkUnknown
+		checks["provider"] = r.tel.ProviderState()
+		kind := r.cfg.ProviderKind
+		if kind == "" {
+			kind = "local"
+		}
+		checks["provider_kind"] = kind
+	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if _, err := r.store.DBNow(ctx); err != nil {
-		checks["database"] = "unavailable"
+		checks["database"] = checkDown
 		return coordinator.ReadyNotReady, checks
 	}
-	checks["database"] = "ok"
 	status := coordinator.ReadyReady
 	worse := func(s string) {
 		rank := map[string]int{coordinator.ReadyReady: 0, coordinator.ReadyDegraded: 1, coordinator.ReadyNotReady: 2, coordinator.ReadyMisconfigured: 3}
@@ -326,37 +440,28 @@ func (r *Runtime) Readiness(ctx context.Context) (string, map[string]any) {
 	}
 	members, err := coordinator.LiveMembers(ctx, r.store)
 	if err != nil {
-		checks["membership"] = "unavailable"
+		checks["membership"] = checkDown
 		worse(coordinator.ReadyNotReady)
 	} else {
 		st, reason := coordinator.MembershipCheck(members, r.cfg.Role)
 		checks["membership"] = reason
 		worse(st)
 	}
-	if r.scheduler != nil {
-		if _, leader := r.scheduler.Leader(); leader {
-			checks["scheduler"] = "leader"
-		} else {
-			checks["scheduler"] = "standby"
-		}
-	}
 	if r.worker != nil {
 		n, err := r.ledger.UnsupportedHeadCount(ctx, r.worker.Supported())
 		switch {
 		case err != nil:
-			checks["worker"] = "unavailable"
+			checks["worker"] = checkDown
 			worse(coordinator.ReadyNotReady)
 		case n > 0:
 			checks["worker"] = "unsupported_work_waiting"
 			worse(coordinator.ReadyMisconfigured)
 		default:
-			checks["worker"] = "ok"
+			checks["worker"] = checkOK
 		}
-		kind := r.cfg.ProviderKind
-		if kind == "" {
-			kind = "local"
+		if checks["provider"] == "unavailable" {
+			worse(coordinator.ReadyDegraded)
 		}
-		checks["provider"] = kind
 	}
 	return status, checks
 }

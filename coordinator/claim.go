@@ -29,8 +29,16 @@ type ClaimRequest struct {
 
 // ClaimResult reports one claim pass.
 type ClaimResult struct {
-	Claims  []Claim
-	Expired int // expired lane heads recovered in this pass (claimable on the next pass)
+	Claims      []Claim
+	Expired     int               // expired lane heads recovered in this pass (claimable on the next pass)
+	Expirations []LeaseExpiration // one per recovered lane head, committed
+}
+
+// LeaseExpiration is one expired lease recovered by a claim pass (SPEC §3.8): the item's kind and the outcome
+// its old attempt finished with (lease_expired_retry, lease_expired_failed or cancelled).
+type LeaseExpiration struct {
+	Kind    string
+	Outcome string
 }
 
 // Claim runs one claim pass (SPEC §3.5): an unlocked candidate query over lane heads, then per candidate a short
@@ -60,12 +68,13 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 		if !expired && !req.Supported.Has(c.Kind, c.PayloadVersion) {
 			continue // unsupported heads wait (readiness reports misconfigured)
 		}
-		claim, ok, didExpire, err := l.claimOne(ctx, c, req)
+		claim, ok, expiredOutcome, err := l.claimOne(ctx, c, req)
 		if err != nil {
 			return res, err
 		}
-		if didExpire {
+		if expiredOutcome != "" {
 			res.Expired++
+			res.Expirations = append(res.Expirations, LeaseExpiration{Kind: c.Kind, Outcome: expiredOutcome})
 		}
 		if ok {
 			res.Claims = append(res.Claims, claim)
@@ -74,9 +83,11 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 	return res, nil
 }
 
-func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimRequest) (claim Claim, ok, expired bool, err error) {
+// claimOne claims or expires one candidate; expired is the old attempt's outcome when it recovered an expired
+// lease ("" otherwise).
+func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimRequest) (claim Claim, ok bool, expired string, err error) {
 	err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		ok, expired = false, false
+		ok, expired = false, ""
 		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.LaneKey, c.LogicalKey, c.WorkID)
 		if errors.Is(err, db.ErrNotFound) {
 			return nil // purged or never committed: nothing to do
@@ -99,8 +110,8 @@ func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimReq
 			if item.LeaseExpiresAt.After(now) {
 				return nil
 			}
-			expired = true
-			return expireItem(ctx, q, lane, hasKey, item, now)
+			expired, err = expireItem(ctx, q, lane, hasKey, item, now)
+			return err
 		}
 		return nil
 	})
@@ -150,6 +161,8 @@ func claimItem(ctx context.Context, q db.Queries, item db.WorkItem, now time.Tim
 		Fence:           item.LeaseFence,
 		AttemptNo:       item.AttemptCount,
 		LeaseExpiresAt:  item.LeaseExpiresAt,
+		TraceID:         traceID,
+		SpanID:          spanID,
 		PreviousTraceID: prevTrace,
 		PreviousSpanID:  prevSpan,
 	}, nil
@@ -157,8 +170,8 @@ func claimItem(ctx context.Context, q db.Queries, item db.WorkItem, now time.Tim
 
 // expireItem recovers an expired lease (SPEC §3.8): the old attempt finishes as lease_expired_retry (→ retry_wait,
 // available now), lease_expired_failed (budget spent → failed) or cancelled (cancel requested). The fence is
-// unchanged; the next claim raises it.
-func expireItem(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time) error {
+// unchanged; the next claim raises it. It returns the old attempt's outcome.
+func expireItem(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time) (string, error) {
 	prevVersion := item.StateVersion
 	attempt := db.FinishAttemptParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now}
 	item.LeaseOwner = ""
@@ -187,13 +200,13 @@ func expireItem(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool
 		attempt.ErrorCategory, attempt.ErrorCode = ErrorCategoryLease, ErrorCodeLeaseExpired
 	}
 	if err := updateState(ctx, q, item, prevVersion); err != nil {
-		return err
+		return "", err
 	}
 	if _, err := q.WorkAttemptFinish(ctx, attempt); err != nil {
-		return err
+		return "", err
 	}
 	if cancelled {
-		return finishLane(ctx, q, lane, hasKey, item)
+		return attempt.Outcome, finishLane(ctx, q, lane, hasKey, item)
 	}
-	return nil
+	return attempt.Outcome, nil
 }

@@ -43,7 +43,16 @@ var errLaneMissing = errors.New("coordinator: lane row missing")
 // Enqueue creates the window's work item or joins the existing one, in one short transaction that locks
 // (scheduler lease →) lane → logical key. A missing lane row is created by an autocommitted insert-if-absent
 // outside the transaction and the transaction is run again (SPEC §2: InnoDB duplicate-key trap).
-func (l *Ledger) Enqueue(ctx context.Context, req EnqueueRequest) (EnqueueResult, error) {
+func (l *Ledger) Enqueue(ctx context.Context, req EnqueueRequest) (res EnqueueResult, err error) {
+	if l.hooks.Enqueue != nil {
+		var end func(EnqueueResult, error)
+		ctx, end = l.hooks.Enqueue(ctx)
+		defer func() { end(res, err) }()
+	}
+	return l.enqueue(ctx, req)
+}
+
+func (l *Ledger) enqueue(ctx context.Context, req EnqueueRequest) (EnqueueResult, error) {
 	if !isHex64(req.LaneKey) {
 		return EnqueueResult{}, invalidArgument("lane key must be 64 lowercase hex characters")
 	}
@@ -68,7 +77,7 @@ func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResu
 				return err
 			}
 		}
-		lane, err := q.WorkLaneLock(ctx, req.LaneKey)
+		lane, now, err := q.WorkLaneLock(ctx, req.LaneKey)
 		if errors.Is(err, db.ErrNotFound) {
 			return errLaneMissing
 		}
@@ -99,10 +108,6 @@ func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResu
 			return err
 		}
 
-		now, err := q.DBNow(ctx)
-		if err != nil {
-			return err
-		}
 		workID := uuid.NewString()
 		inserted, err := q.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: workID, LaneKey: req.LaneKey, CreatedAt: now})
 		if err != nil {

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -38,4 +39,50 @@ func (e *StateConflictError) Error() string {
 
 func invalidArgument(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+// ErrorClass names err for logs and spans without its text (which may quote database values): the protocol's
+// sentinel or the classified handler pair when err is one, the context error, else the Go type of the innermost
+// wrapped error. The result is drawn from a bounded set (sentinels and types compiled into the binary).
+func ErrorClass(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrStaleWorkClaim):
+		return "stale_work_claim"
+	case errors.Is(err, ErrCancelRequested):
+		return "cancel_requested"
+	case errors.Is(err, ErrStaleCoordinatorLease):
+		return "stale_coordinator_lease"
+	case errors.Is(err, ErrInvalidArgument):
+		return "invalid_argument"
+	case errors.Is(err, ErrKeyIdentityMismatch):
+		return "key_identity_mismatch"
+	case errors.Is(err, db.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, db.ErrConflict):
+		return "conflict"
+	case errors.Is(err, db.ErrDeadlock):
+		return "deadlock"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline_exceeded"
+	}
+	var he *HandlerError
+	if errors.As(err, &he) {
+		return he.Category + "/" + he.Code
+	}
+	var sc *StateConflictError
+	if errors.As(err, &sc) {
+		return "state_conflict"
+	}
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	return fmt.Sprintf("%T", err)
 }

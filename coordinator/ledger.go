@@ -14,10 +14,23 @@ import (
 // lives in the database.
 type Ledger struct {
 	store db.Store
+	hooks LedgerHooks
 }
 
 // NewLedger returns a Ledger over store.
 func NewLedger(store db.Store) *Ledger { return &Ledger{store: store} }
+
+// LedgerHooks observe ledger operations (metrics, traces). Every field is optional. A hook sees only bounded facts
+// (the item's kind and status, the claim), never payloads, and must not call the ledger.
+type LedgerHooks struct {
+	// Enqueue wraps one Enqueue; it returns a context for the enqueue and a func called with its result.
+	Enqueue func(ctx context.Context) (context.Context, func(EnqueueResult, error))
+	// Commit wraps Complete's final transaction; it returns a context for it and a func called with its error.
+	Commit func(ctx context.Context, c Claim) (context.Context, func(error))
+}
+
+// SetHooks installs hooks. Call it once, before the ledger is used.
+func (l *Ledger) SetHooks(h LedgerHooks) { l.hooks = h }
 
 // Store returns the underlying store.
 func (l *Ledger) Store() db.Store { return l.store }
@@ -51,6 +64,10 @@ type Claim struct {
 	Fence          int64
 	AttemptNo      int32
 	LeaseExpiresAt time.Time
+	// TraceID/SpanID are the ids stored on this attempt's row (ClaimRequest.NewTrace; empty without it): the
+	// attempt's execution span must be started with exactly these ids.
+	TraceID string
+	SpanID  string
 	// PreviousTraceID/PreviousSpanID are the stored ids of the previous attempt's execution span, if any, so the
 	// new attempt's span can link to it.
 	PreviousTraceID string
@@ -112,7 +129,7 @@ func verifyClaim(item db.WorkItem, c Claim, now time.Time) error {
 // lockLaneKeyItem takes the lane, logical key and item locks in the global order and returns the item with the
 // database time read while locking it. The key may be absent for terminal items (hasKey=false).
 func lockLaneKeyItem(ctx context.Context, q db.Queries, laneKey, logicalKey, workID string) (lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time, err error) {
-	lane, err = q.WorkLaneLock(ctx, laneKey)
+	lane, _, err = q.WorkLaneLock(ctx, laneKey)
 	if err != nil {
 		return lane, false, item, now, err
 	}
@@ -139,12 +156,7 @@ func finishLane(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool
 	if lane.HeadSequence != item.LaneSequence {
 		return nil
 	}
-	next, err := q.WorkItemMinLiveSequenceAfter(ctx, lane.LaneKey, item.LaneSequence)
-	if err != nil {
-		return err
-	}
-	lane.HeadSequence = next
-	return q.WorkLaneUpdate(ctx, lane)
+	return q.WorkLaneAdvanceHead(ctx, lane.LaneKey, item.LaneSequence)
 }
 
 // updateState writes item guarded by its previous state_version (always current under the held row lock; the

@@ -62,7 +62,7 @@ func (m *Membership) Run(ctx context.Context) error {
 			return err
 		case <-t.C:
 			if err := m.Beat(ctx); err != nil && ctx.Err() == nil {
-				m.log.Warn().Err(err).Msg("membership heartbeat failed")
+				m.log.Warn().Str("error_class", ErrorClass(err)).Msg("membership heartbeat failed")
 			}
 		}
 	}

@@ -85,14 +85,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error().Err(err).Msg("scheduler tick failed")
+			s.log.Error().Str("error_class", ErrorClass(err)).Msg("scheduler tick failed")
 		}
 		select {
 		case <-ctx.Done():
 			if s.leader {
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				if err := s.ledger.ReleaseLease(rctx, s.token); err != nil {
-					s.log.Warn().Err(err).Msg("lease release failed")
+					s.log.Warn().Str("error_class", ErrorClass(err)).Msg("lease release failed")
 				}
 				cancel()
 				s.setLeader(false, s.token)

@@ -32,6 +32,8 @@ type WorkerConfig struct {
 type WorkerHooks struct {
 	// ClaimPass is called after every claim pass.
 	ClaimPass func(d time.Duration, claimed []Claim, expired int)
+	// LeaseExpired is called once per expired lease a claim pass recovered (after its transaction committed).
+	LeaseExpired func(e LeaseExpiration)
 	// NewTrace returns ids for a new attempt's execution span (stored on the attempt row).
 	NewTrace func() (traceID, spanID string)
 	// StartAttempt wraps one attempt's execution; it returns a context for the attempt and a func called with the
@@ -126,9 +128,14 @@ func (w *Worker) Run(ctx context.Context) error {
 			if w.cfg.Hooks.ClaimPass != nil && err == nil {
 				w.cfg.Hooks.ClaimPass(time.Since(start), res.Claims, res.Expired)
 			}
+			if w.cfg.Hooks.LeaseExpired != nil && err == nil {
+				for _, e := range res.Expirations {
+					w.cfg.Hooks.LeaseExpired(e)
+				}
+			}
 			switch {
 			case err != nil && ctx.Err() == nil:
-				w.log.Error().Err(err).Msg("claim pass failed")
+				w.log.Error().Str("error_class", ErrorClass(err)).Msg("claim pass failed")
 			case err == nil:
 				for _, c := range res.Claims {
 					w.running.Add(1)
@@ -179,7 +186,8 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // execute runs one claimed attempt to its end.
 func (w *Worker) execute(ctx context.Context, c Claim) {
-	log := w.log.With().Str("work_id", c.Item.WorkID).Str("kind", c.Item.Kind).Int32("attempt", c.AttemptNo).Int64("fence", c.Fence).Logger()
+	log := w.log.With().Str("work_id", c.Item.WorkID).Str("kind", c.Item.Kind).Int32("attempt", c.AttemptNo).Int64("fence", c.Fence).
+		Str("trace_id", c.TraceID).Logger()
 	finish := func(string, string) {}
 	if w.cfg.Hooks.StartAttempt != nil {
 		ctx, finish = w.cfg.Hooks.StartAttempt(ctx, c)
@@ -214,7 +222,7 @@ func (w *Worker) execute(ctx context.Context, c Claim) {
 				cancelPrep(ErrStaleWorkClaim)
 				return
 			case err != nil:
-				log.Warn().Err(err).Msg("heartbeat failed")
+				log.Warn().Str("error_class", ErrorClass(err)).Msg("heartbeat failed")
 			case res.CancelRequested:
 				lost.Store(ErrCancelRequested)
 				cancelPrep(ErrCancelRequested)
@@ -254,7 +262,7 @@ func (w *Worker) execute(ctx context.Context, c Claim) {
 		log.Warn().Msg("claim lost before commit")
 		finish("stale", CategoryLeaseLost)
 	case errors.Is(err, db.ErrDeadlock):
-		log.Error().Err(err).Msg("engine deadlock in complete")
+		log.Error().Str("error_class", ErrorClass(err)).Msg("engine deadlock in complete")
 		finish("error", CategoryInternal)
 	default:
 		w.fail(ctx, c, err, log, finish)
@@ -269,26 +277,27 @@ func (w *Worker) fail(ctx context.Context, c Claim, cause error, log zerolog.Log
 	item, err := w.ledger.Fail(ctx, c, f, w.backoff(c.Item.GenerationAttemptCount))
 	switch {
 	case err == nil:
-		outcome := db.OutcomeRetryWait
-		if item.Status == db.StatusFailed {
+		outcome, category := db.OutcomeRetryWait, f.Category
+		switch item.Status {
+		case db.StatusFailed:
 			outcome = db.OutcomeFailed
-		} else if item.Status == db.StatusCancelled {
-			outcome = db.OutcomeCancelled
+		case db.StatusCancelled: // a pending cancel request won over the failure (the attempt row says so too)
+			outcome, category = db.OutcomeCancelled, ErrorCategoryCancellation
 		}
-		log.Info().Str("error_category", f.Category).Str("error_code", f.Code).Str("status", item.Status).Msg("attempt failed")
-		finish(outcome, f.Category)
+		log.Info().Str("error_category", category).Str("error_code", item.ErrorCode).Str("status", item.Status).Msg("attempt failed")
+		finish(outcome, category)
 	case errors.Is(err, ErrStaleWorkClaim):
 		log.Warn().Msg("claim lost before fail")
 		finish("stale", CategoryLeaseLost)
 	default:
-		log.Error().Err(err).Msg("recording failure failed")
+		log.Error().Str("error_class", ErrorClass(err)).Msg("recording failure failed")
 		finish("error", CategoryInternal)
 	}
 }
 
 func (w *Worker) confirmCancelled(ctx context.Context, c Claim, log zerolog.Logger, finish func(string, string)) {
 	if _, err := w.ledger.ConfirmCancelled(ctx, c); err != nil {
-		log.Warn().Err(err).Msg("confirm cancelled failed")
+		log.Warn().Str("error_class", ErrorClass(err)).Msg("confirm cancelled failed")
 		finish("stale", CategoryLeaseLost)
 		return
 	}

@@ -63,8 +63,13 @@ type Queries interface {
 
 	// Lanes.
 	WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error)
-	WorkLaneLock(ctx context.Context, laneKey string) (WorkLane, error)
+	// WorkLaneLock returns the locked row and the database clock read in the same statement.
+	WorkLaneLock(ctx context.Context, laneKey string) (WorkLane, time.Time, error)
 	WorkLaneUpdate(ctx context.Context, lane WorkLane) error
+	// WorkLaneAdvanceHead sets the lane's head to the lowest lane_sequence > after whose item is not succeeded or
+	// cancelled, or to idle (NULL) when there is none, in one statement; db.ErrNotFound when the lane does not
+	// exist. The caller holds the lane lock.
+	WorkLaneAdvanceHead(ctx context.Context, laneKey string, after int64) error
 	WorkLaneGet(ctx context.Context, laneKey string) (WorkLane, error)
 
 	// Logical keys.

@@ -49,7 +49,7 @@ var _ db.Store = (*Store)(nil)
 // Open connects with a go-sql-driver DSN such as "root@tcp(127.0.0.1:3306)/test". ParseTime, Loc=UTC and
 // ClientFoundRows are forced; InterpolateParams defaults to true (one round trip per statement) unless the DSN sets
 // it. The pool is pinged once before Open returns.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: parse dsn: %w", err)
@@ -64,13 +64,24 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: connector: %w", err)
 	}
-	sqlDB := sql.OpenDB(&sessionConnector{base: base})
+	var connector driver.Connector = &sessionConnector{base: base}
+	for _, opt := range opts {
+		connector = opt(connector)
+	}
+	sqlDB := sql.OpenDB(connector)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("mysqlstore: connect: %w", err)
 	}
 	return &Store{queries: &queries{q: mysqlgen.New(sqlDB)}, sqlDB: sqlDB}, nil
 }
+
+// Option configures Open.
+type Option func(driver.Connector) driver.Connector
+
+// WithConnector wraps the pool's driver connector (for example to count round trips in a benchmark). The wrapped
+// connector already runs the session setup.
+func WithConnector(wrap func(driver.Connector) driver.Connector) Option { return Option(wrap) }
 
 // DB returns the underlying pool (for migrations and tests).
 func (s *Store) DB() *sql.DB { return s.sqlDB }

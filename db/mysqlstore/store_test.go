@@ -135,11 +135,11 @@ func TestInsertIfAbsentAndTouch(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, inserted)
 
-	got, err := store.WorkLaneLock(ctx, lane)
+	got, _, err := store.WorkLaneLock(ctx, lane)
 	require.NoError(t, err)
 	require.Equal(t, db.WorkLane{LaneKey: lane, NextSequence: 1}, got)
 
-	_, err = store.WorkLaneLock(ctx, strings.Repeat("b", 64))
+	_, _, err = store.WorkLaneLock(ctx, strings.Repeat("b", 64))
 	require.ErrorIs(t, err, db.ErrNotFound)
 
 	// A CAS that writes unchanged values still counts one row (CLIENT_FOUND_ROWS), as on the other engines.
@@ -187,7 +187,7 @@ func TestLockBlocks(t *testing.T) {
 	first := make(chan error, 1)
 	go func() {
 		first <- store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-			l, err := q.WorkLaneLock(ctx, lane)
+			l, _, err := q.WorkLaneLock(ctx, lane)
 			if err != nil {
 				return err
 			}
@@ -203,7 +203,7 @@ func TestLockBlocks(t *testing.T) {
 	secondErr := make(chan error, 1)
 	go func() {
 		secondErr <- store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-			l, err := q.WorkLaneLock(ctx, lane)
+			l, _, err := q.WorkLaneLock(ctx, lane)
 			if err != nil {
 				return err
 			}
@@ -293,12 +293,12 @@ func TestDeadlockMapping(t *testing.T) {
 
 	lockBoth := func(s db.Store, first, second string, locked chan<- struct{}, proceed <-chan struct{}) error {
 		return s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-			if _, err := q.WorkLaneLock(ctx, first); err != nil {
+			if _, _, err := q.WorkLaneLock(ctx, first); err != nil {
 				return err
 			}
 			close(locked)
 			<-proceed
-			_, err := q.WorkLaneLock(ctx, second)
+			_, _, err := q.WorkLaneLock(ctx, second)
 			return err
 		})
 	}
@@ -308,7 +308,7 @@ func TestDeadlockMapping(t *testing.T) {
 	go func() { done <- lockBoth(store, laneA, laneA, locked, release) }()
 	<-locked
 	err = impatient.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		_, err := q.WorkLaneLock(ctx, laneA)
+		_, _, err := q.WorkLaneLock(ctx, laneA)
 		return err
 	})
 	require.ErrorIs(t, err, db.ErrDeadlock)

@@ -137,7 +137,9 @@ func (q *queries) WorkItemMinLiveSequenceAfter(ctx context.Context, laneKey stri
 }
 
 func (q *queries) WorkItemClaimCandidates(ctx context.Context, kinds []string, limit int32) ([]db.ClaimCandidate, error) {
-	rows, err := q.q.WorkItemClaimCandidates(ctx, mysqlgen.WorkItemClaimCandidatesParams{Kinds: kinds, Limit: limit})
+	rows, err := q.q.WorkItemClaimCandidates(ctx, mysqlgen.WorkItemClaimCandidatesParams{
+		Kinds: kinds, Limit: limit, Limit_2: limit, Limit_3: limit, Limit_4: limit,
+	})
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -2,6 +2,7 @@ package mysqlstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
@@ -19,15 +20,22 @@ func (q *queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (b
 	return n == 1, nil
 }
 
-func (q *queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, error) {
+func (q *queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, time.Time, error) {
 	if _, err := q.q.WorkLaneTouch(ctx, laneKey); err != nil {
-		return db.WorkLane{}, interpretError(err)
+		return db.WorkLane{}, time.Time{}, interpretError(err)
 	}
 	r, err := q.q.WorkLaneLock(ctx, laneKey)
 	if err != nil {
-		return db.WorkLane{}, interpretError(err)
+		return db.WorkLane{}, time.Time{}, interpretError(err)
 	}
-	return workLaneFromGen(r), nil
+	lane := db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromNullInt64(r.HeadSequence)}
+	return lane, r.DbNow.UTC(), nil
+}
+
+// WorkLaneAdvanceHead returns db.ErrNotFound when the lane does not exist.
+func (q *queries) WorkLaneAdvanceHead(ctx context.Context, laneKey string, after int64) error {
+	n, err := q.q.WorkLaneAdvanceHead(ctx, mysqlgen.WorkLaneAdvanceHeadParams{LaneKey: laneKey, AfterSequence: after})
+	return rowsFound(n, err)
 }
 
 func (q *queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {

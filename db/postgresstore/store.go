@@ -29,11 +29,21 @@ type queries struct {
 	q *postgresgen.Queries
 }
 
+// Option configures Open.
+type Option func(*pgxpool.Config)
+
+// WithPoolConfig lets the caller adjust the parsed pool configuration before the pool is created (for example a
+// pgx QueryTracer that counts round trips in a benchmark, or the pool size).
+func WithPoolConfig(fn func(*pgxpool.Config)) Option { return Option(fn) }
+
 // Open connects to dsn (a pgx connection string or postgres:// URL) and checks the connection.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgresstore: parse dsn: %w", err)
+	}
+	for _, opt := range opts {
+		opt(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -55,30 +65,6 @@ func (s *Store) Engine() db.Engine { return db.EnginePostgres }
 // Close closes the pool.
 func (s *Store) Close() error {
 	s.pool.Close()
-	return nil
-}
-
-// InTx runs fn in one READ COMMITTED transaction and commits it; it rolls back when fn fails or panics.
-// It never retries.
-func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) (err error) {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
-	if err != nil {
-		return interpretError(err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			// Roll back even when ctx is already cancelled, so the connection returns to the pool clean.
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}()
-	if err := fn(ctx, queries{q: postgresgen.New(tx)}); err != nil {
-		return err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return interpretError(err)
-	}
-	committed = true
 	return nil
 }
 

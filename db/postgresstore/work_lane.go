@@ -2,6 +2,7 @@ package postgresstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/postgresgen"
@@ -19,12 +20,21 @@ func (s queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bo
 	return rows == 1, nil
 }
 
-func (s queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, error) {
+func (s queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, time.Time, error) {
 	r, err := s.q.WorkLaneLock(ctx, laneKey)
 	if err != nil {
-		return db.WorkLane{}, interpretError(err)
+		return db.WorkLane{}, time.Time{}, interpretError(err)
 	}
-	return workLaneFromRow(r), nil
+	lane := db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromSeqPtr(r.HeadSequence)}
+	return lane, fromTime(r.DbNow), nil
+}
+
+// WorkLaneAdvanceHead returns db.ErrNotFound when the lane does not exist.
+func (s queries) WorkLaneAdvanceHead(ctx context.Context, laneKey string, after int64) error {
+	return rowsOrNotFound(s.q.WorkLaneAdvanceHead(ctx, postgresgen.WorkLaneAdvanceHeadParams{
+		LaneKey:       laneKey,
+		AfterSequence: after,
+	}))
 }
 
 // WorkLaneUpdate returns db.ErrNotFound when the lane does not exist.

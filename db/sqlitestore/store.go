@@ -14,6 +14,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -54,7 +55,7 @@ var _ db.Queries = (*queries)(nil)
 
 // Open opens (creating if missing) the database file at path and its parent directory. It does not apply the
 // schema; migrations do.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlitestore: empty database path")
 	}
@@ -67,10 +68,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 
 	busy := fmt.Sprintf("busy_timeout(%d)", busyTimeoutMillis)
-	writer, err := sql.Open("sqlite", fileDSN(abs, url.Values{
+	writer, err := openPool(fileDSN(abs, url.Values{
 		"_txlock": {"immediate"},
 		"_pragma": {busy, "journal_mode(WAL)", "synchronous(NORMAL)"},
-	}))
+	}), opts)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: open writer: %w", err)
 	}
@@ -84,10 +85,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("sqlitestore: connect writer: %w", interpretError(err))
 	}
 
-	reader, err := sql.Open("sqlite", fileDSN(abs, url.Values{
+	reader, err := openPool(fileDSN(abs, url.Values{
 		"_pragma":     {busy},
 		"_query_only": {"1"},
-	}))
+	}), opts)
 	if err != nil {
 		_ = writer.Close()
 		return nil, fmt.Errorf("sqlitestore: open reader: %w", err)
@@ -107,6 +108,39 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		reader:  reader,
 	}, nil
 }
+
+// Option configures Open.
+type Option func(driver.Connector) driver.Connector
+
+// WithConnector wraps the driver connector of both pools (for example to count statements in a benchmark).
+func WithConnector(wrap func(driver.Connector) driver.Connector) Option { return Option(wrap) }
+
+// openPool opens a database/sql pool on dsn with modernc's driver, through the wrapped connector when opts are set.
+func openPool(dsn string, opts []Option) (*sql.DB, error) {
+	if len(opts) == 0 {
+		return sql.Open("sqlite", dsn)
+	}
+	registered, err := sql.Open("sqlite", dsn) // does not connect; only resolves the registered driver
+	if err != nil {
+		return nil, err
+	}
+	var c driver.Connector = dsnConnector{dsn: dsn, drv: registered.Driver()}
+	_ = registered.Close()
+	for _, opt := range opts {
+		c = opt(c)
+	}
+	return sql.OpenDB(c), nil
+}
+
+// dsnConnector is the driver.Connector modernc's driver does not provide.
+type dsnConnector struct {
+	dsn string
+	drv driver.Driver
+}
+
+func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+
+func (c dsnConnector) Driver() driver.Driver { return c.drv }
 
 // fileDSN builds modernc's URI DSN: file:///abs/path?params. The path is percent-escaped (SQLite decodes it);
 // SQLite ignores the driver's underscore parameters, which modernc applies itself.

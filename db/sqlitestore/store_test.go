@@ -346,7 +346,7 @@ func TestConcurrentInTxSerialise(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < perWorker; i++ {
 				errs <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-					lane, err := q.WorkLaneLock(ctx, "lane-1")
+					lane, _, err := q.WorkLaneLock(ctx, "lane-1")
 					if err != nil {
 						return err
 					}

@@ -137,7 +137,9 @@ func (q *queries) WorkItemMinLiveSequenceAfter(ctx context.Context, laneKey stri
 }
 
 func (q *queries) WorkItemClaimCandidates(ctx context.Context, kinds []string, limit int32) ([]db.ClaimCandidate, error) {
-	rows, err := q.r.WorkItemClaimCandidates(ctx, sqlitegen.WorkItemClaimCandidatesParams{Kinds: kinds, Limit: int64(limit)})
+	rows, err := q.r.WorkItemClaimCandidates(ctx, sqlitegen.WorkItemClaimCandidatesParams{
+		Kinds: kinds, RetryKinds: kinds, Limit: int64(limit), Limit_2: int64(limit), Limit_3: int64(limit), Limit_4: int64(limit),
+	})
 	if err != nil {
 		return nil, interpretError(err)
 	}

@@ -39,6 +39,7 @@ func RunQueries(t *testing.T, open func(t *testing.T) db.Store) {
 		{"WorkItemUpdateState", testWorkItemUpdateState},
 		{"WorkItemExtendLease", testWorkItemExtendLease},
 		{"WorkItemMinLiveSequenceAfter", testWorkItemMinLiveSequenceAfter},
+		{"WorkLaneAdvanceHead", testWorkLaneAdvanceHead},
 		{"WorkItemClaimCandidates", testWorkItemClaimCandidates},
 		{"WorkItemList", testWorkItemList},
 		{"WorkItemPurge", testWorkItemPurge},
@@ -255,7 +256,7 @@ func testWorkLane(t *testing.T, s db.Store) {
 	_, err := s.WorkLaneGet(ctx, laneKey)
 	require.ErrorIs(t, err, db.ErrNotFound)
 	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		_, err := q.WorkLaneLock(ctx, laneKey)
+		_, _, err := q.WorkLaneLock(ctx, laneKey)
 		require.ErrorIs(t, err, db.ErrNotFound)
 		return nil
 	}))
@@ -281,9 +282,11 @@ func testWorkLane(t *testing.T, s db.Store) {
 	// Head 0 writes NULL (idle) and reads back as 0.
 	require.NoError(t, s.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: laneKey, NextSequence: 3}))
 	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		lane, err := q.WorkLaneLock(ctx, laneKey)
+		lane, now, err := q.WorkLaneLock(ctx, laneKey)
 		require.NoError(t, err)
 		require.Equal(t, db.WorkLane{LaneKey: laneKey, NextSequence: 3, HeadSequence: 0}, lane)
+		requireUTC(t, now)
+		requireNear(t, time.Now(), now, clockSlack)
 		return nil
 	}))
 
@@ -321,7 +324,7 @@ func testInsertIfAbsentThenLock(t *testing.T, s db.Store) {
 			inserted, err = q.WorkLaneInsertIfAbsent(ctx, laneKey)
 			require.NoError(t, err)
 			require.Equal(t, wantInserted, inserted)
-			lane, err := q.WorkLaneLock(ctx, laneKey)
+			lane, _, err := q.WorkLaneLock(ctx, laneKey)
 			require.NoError(t, err)
 			require.Equal(t, wantNext, lane.NextSequence)
 			lane.NextSequence++
@@ -645,6 +648,43 @@ func testWorkItemMinLiveSequenceAfter(t *testing.T, s db.Store) {
 	got, err := s.WorkItemMinLiveSequenceAfter(ctx, randHex(t, 64), 0)
 	require.NoError(t, err)
 	require.EqualValues(t, 0, got)
+}
+
+func testWorkLaneAdvanceHead(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	laneKey := randHex(t, 64)
+	for seq, status := range map[int64]string{
+		1: db.StatusSucceeded, 2: db.StatusCancelled, 3: db.StatusFailed, 4: db.StatusCancelled,
+		5: db.StatusQueued, 6: db.StatusSucceeded, 7: db.StatusRetryWait,
+	} {
+		item := newItem(t, laneKey, seq, "k", now)
+		item.Status = status
+		insertItem(t, s, item)
+	}
+	// Another lane's live item never counts.
+	other := randHex(t, 64)
+	insertItem(t, s, newItem(t, other, 2, "k", now))
+	_, err := s.WorkLaneInsertIfAbsent(ctx, laneKey)
+	require.NoError(t, err)
+	_, err = s.WorkLaneInsertIfAbsent(ctx, other)
+	require.NoError(t, err)
+
+	for _, tc := range []struct{ after, want int64 }{
+		{0, 3}, {1, 3}, {2, 3}, {3, 5}, {4, 5}, {5, 7}, {6, 7}, {7, 0}, {100, 0},
+	} {
+		require.NoError(t, s.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: laneKey, NextSequence: 8, HeadSequence: 1}))
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			return q.WorkLaneAdvanceHead(ctx, laneKey, tc.after)
+		}))
+		lane, err := s.WorkLaneGet(ctx, laneKey)
+		require.NoError(t, err)
+		require.Equal(t, db.WorkLane{LaneKey: laneKey, NextSequence: 8, HeadSequence: tc.want}, lane, "after %d", tc.after)
+	}
+	otherLane, err := s.WorkLaneGet(ctx, other)
+	require.NoError(t, err)
+	require.Equal(t, db.WorkLane{LaneKey: other, NextSequence: 1}, otherLane, "other lanes are untouched")
+	require.ErrorIs(t, s.WorkLaneAdvanceHead(ctx, randHex(t, 64), 0), db.ErrNotFound)
 }
 
 func testWorkItemClaimCandidates(t *testing.T, s db.Store) {

@@ -8,7 +8,38 @@ package mysqlgen
 import (
 	"context"
 	"database/sql"
+	"time"
 )
+
+const workLaneAdvanceHead = `-- name: WorkLaneAdvanceHead :execrows
+UPDATE pc_work_lanes
+SET head_sequence = (
+    SELECT i.lane_sequence
+    FROM pc_work_items i
+    WHERE i.lane_key = ?
+      AND i.lane_sequence > ?
+      AND i.status NOT IN ('succeeded', 'cancelled')
+    ORDER BY i.lane_sequence
+    LIMIT 1)
+WHERE pc_work_lanes.lane_key = ?
+`
+
+type WorkLaneAdvanceHeadParams struct {
+	LaneKey       string
+	AfterSequence int64
+}
+
+// Requires the lane lock (WorkLaneLock) held by the caller; moves the head to the lowest later sequence of the lane
+// whose item is not succeeded or cancelled, or to NULL (idle) when there is none — one statement instead of
+// WorkItemMinLiveSequenceAfter + WorkLaneUpdate. ORDER BY … LIMIT 1 walks pc_work_items_lane_sequence_key forward and
+// stops at the first live item (MIN() with the status filter would read the whole lane).
+func (q *Queries) WorkLaneAdvanceHead(ctx context.Context, arg WorkLaneAdvanceHeadParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workLaneAdvanceHead, arg.LaneKey, arg.AfterSequence, arg.LaneKey)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
 
 const workLaneGet = `-- name: WorkLaneGet :one
 SELECT lane_key, next_sequence, head_sequence
@@ -39,17 +70,29 @@ func (q *Queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (i
 }
 
 const workLaneLock = `-- name: WorkLaneLock :one
-SELECT lane_key, next_sequence, head_sequence
+SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_lanes
 WHERE lane_key = ?
 FOR UPDATE
 `
 
-// Lane row lock (FOR UPDATE), taken after WorkLaneTouch.
-func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (PcWorkLane, error) {
+type WorkLaneLockRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence sql.NullInt64
+	DbNow        time.Time
+}
+
+// Lane row lock (FOR UPDATE), taken after WorkLaneTouch; returns the database clock from the same statement.
+func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLockRow, error) {
 	row := q.db.QueryRowContext(ctx, workLaneLock, laneKey)
-	var i PcWorkLane
-	err := row.Scan(&i.LaneKey, &i.NextSequence, &i.HeadSequence)
+	var i WorkLaneLockRow
+	err := row.Scan(
+		&i.LaneKey,
+		&i.NextSequence,
+		&i.HeadSequence,
+		&i.DbNow,
+	)
 	return i, err
 }
 

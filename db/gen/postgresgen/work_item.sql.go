@@ -11,18 +11,38 @@ import (
 )
 
 const workItemClaimCandidates = `-- name: WorkItemClaimCandidates :many
-SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status
-FROM pc_work_lanes l
-JOIN pc_work_items i ON i.lane_key = l.lane_key AND i.lane_sequence = l.head_sequence
-WHERE l.head_sequence IS NOT NULL
-  AND (
-    (i.status IN ('queued', 'retry_wait')
-      AND i.available_at <= clock_timestamp()
-      AND i.kind = ANY ($1::text[]))
-    OR (i.status IN ('running', 'cancelling')
-      AND i.lease_expires_at <= clock_timestamp())
-  )
-ORDER BY i.available_at, i.created_at
+SELECT c.work_id, c.lane_key, c.logical_key, c.lane_sequence, c.kind, c.payload_version, c.status
+FROM (
+    (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+            i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'queued'
+       AND i.available_at <= (SELECT clock_timestamp())
+       AND i.kind = ANY ($1::text[])
+     ORDER BY i.available_at, i.created_at
+     LIMIT $2)
+    UNION ALL
+    (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+            i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'retry_wait'
+       AND i.available_at <= (SELECT clock_timestamp())
+       AND i.kind = ANY ($1::text[])
+     ORDER BY i.available_at, i.created_at
+     LIMIT $2)
+    UNION ALL
+    (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+            i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status IN ('running', 'cancelling')
+       AND i.lease_expires_at <= (SELECT clock_timestamp())
+     ORDER BY i.available_at, i.created_at
+     LIMIT $2)
+) c
+ORDER BY c.available_at, c.created_at
 LIMIT $2
 `
 
@@ -42,6 +62,9 @@ type WorkItemClaimCandidatesRow struct {
 }
 
 // No lock; unlocked candidate query over lane heads: due heads of the given kinds plus expired heads of any kind.
+// One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the
+// limit (or, for a few deep lanes, starts from the lanes); the database clock is read once (InitPlan) so it bounds
+// the index range.
 func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaimCandidatesParams) ([]WorkItemClaimCandidatesRow, error) {
 	rows, err := q.db.Query(ctx, workItemClaimCandidates, arg.Kinds, arg.MaxRows)
 	if err != nil {

@@ -7,7 +7,37 @@ package postgresgen
 
 import (
 	"context"
+	"time"
 )
+
+const workLaneAdvanceHead = `-- name: WorkLaneAdvanceHead :execrows
+UPDATE pc_work_lanes
+SET head_sequence = (
+    SELECT i.lane_sequence
+    FROM pc_work_items i
+    WHERE i.lane_key = $1
+      AND i.lane_sequence > $2
+      AND i.status NOT IN ('succeeded', 'cancelled')
+    ORDER BY i.lane_sequence
+    LIMIT 1)
+WHERE lane_key = $1
+`
+
+type WorkLaneAdvanceHeadParams struct {
+	LaneKey       string
+	AfterSequence int64
+}
+
+// Guard: caller holds the lane lock; moves the head to the lowest later sequence of the lane whose item is not
+// succeeded or cancelled, or to NULL (idle) when there is none — one statement instead of
+// WorkItemMinLiveSequenceAfter + WorkLaneUpdate. The subquery walks pc_work_items_lane_sequence_key forward.
+func (q *Queries) WorkLaneAdvanceHead(ctx context.Context, arg WorkLaneAdvanceHeadParams) (int64, error) {
+	result, err := q.db.Exec(ctx, workLaneAdvanceHead, arg.LaneKey, arg.AfterSequence)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
 
 const workLaneGet = `-- name: WorkLaneGet :one
 SELECT lane_key, next_sequence, head_sequence
@@ -39,17 +69,29 @@ func (q *Queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (i
 }
 
 const workLaneLock = `-- name: WorkLaneLock :one
-SELECT lane_key, next_sequence, head_sequence
+SELECT lane_key, next_sequence, head_sequence, clock_timestamp()::timestamptz AS db_now
 FROM pc_work_lanes
 WHERE lane_key = $1
 FOR UPDATE
 `
 
-// Lock: the lane row (FOR UPDATE); first step of the lane → key → item order.
-func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (PcWorkLane, error) {
+type WorkLaneLockRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence *int64
+	DbNow        time.Time
+}
+
+// Lock: the lane row (FOR UPDATE); first step of the lane → key → item order; returns the database clock too.
+func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLockRow, error) {
 	row := q.db.QueryRow(ctx, workLaneLock, laneKey)
-	var i PcWorkLane
-	err := row.Scan(&i.LaneKey, &i.NextSequence, &i.HeadSequence)
+	var i WorkLaneLockRow
+	err := row.Scan(
+		&i.LaneKey,
+		&i.NextSequence,
+		&i.HeadSequence,
+		&i.DbNow,
+	)
 	return i, err
 }
 

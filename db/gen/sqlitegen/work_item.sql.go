@@ -12,21 +12,51 @@ import (
 )
 
 const workItemClaimCandidates = `-- name: WorkItemClaimCandidates :many
-SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status
-FROM pc_work_items i
-JOIN pc_work_lanes l ON i.lane_key = l.lane_key AND i.lane_sequence = l.head_sequence
-WHERE (i.status IN ('queued', 'retry_wait')
-       AND i.available_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
-       AND i.kind IN (/*SLICE:kinds*/?))
-   OR (i.status IN ('running', 'cancelling')
-       AND i.lease_expires_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000)
-ORDER BY i.available_at, i.created_at
+SELECT c.work_id, c.lane_key, c.logical_key, c.lane_sequence, c.kind, c.payload_version, c.status
+FROM (
+    SELECT work_id, lane_key, logical_key, lane_sequence, kind, payload_version, status, available_at, created_at FROM (
+        SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+               i.available_at, i.created_at
+        FROM pc_work_items i
+        JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+        WHERE i.status = 'queued'
+          AND i.available_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
+          AND i.kind IN (/*SLICE:kinds*/?)
+        ORDER BY i.available_at, i.created_at
+        LIMIT ?)
+    UNION ALL
+    SELECT work_id, lane_key, logical_key, lane_sequence, kind, payload_version, status, available_at, created_at FROM (
+        SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+               i.available_at, i.created_at
+        FROM pc_work_items i
+        JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+        WHERE i.status = 'retry_wait'
+          AND i.available_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
+          AND i.kind IN (/*SLICE:retry_kinds*/?)
+        ORDER BY i.available_at, i.created_at
+        LIMIT ?)
+    UNION ALL
+    SELECT work_id, lane_key, logical_key, lane_sequence, kind, payload_version, status, available_at, created_at FROM (
+        SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+               i.available_at, i.created_at
+        FROM pc_work_items i
+        JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+        WHERE i.status IN ('running', 'cancelling')
+          AND i.lease_expires_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
+        ORDER BY i.available_at, i.created_at
+        LIMIT ?)
+) c
+ORDER BY c.available_at, c.created_at
 LIMIT ?
 `
 
 type WorkItemClaimCandidatesParams struct {
-	Kinds []string
-	Limit int64
+	Kinds      []string
+	Limit      int64
+	RetryKinds []string
+	Limit_2    int64
+	Limit_3    int64
+	Limit_4    int64
 }
 
 type WorkItemClaimCandidatesRow struct {
@@ -39,7 +69,12 @@ type WorkItemClaimCandidatesRow struct {
 	Status         string
 }
 
-// No lock: unlocked candidates over lane heads (SPEC 3.5). Differs from postgres because LIMIT is a bare ? (sqlc #2452: numbered args after sqlc.slice bind wrongly on SQLite).
+// No lock: unlocked candidates over lane heads (SPEC 3.5). One branch per status reads
+// pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit. Differs from postgres
+// because each branch names its own kinds slice (sqlc expands only the first of two uses of one sqlc.slice on
+// SQLite; the adapter passes the same kinds to both), LIMIT is a bare ? (sqlc #2452; one per branch and one outer,
+// the adapter passes the same limit to each) and a compound SELECT needs its ordered, limited branches wrapped in
+// subqueries.
 func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaimCandidatesParams) ([]WorkItemClaimCandidatesRow, error) {
 	query := workItemClaimCandidates
 	var queryParams []interface{}
@@ -52,6 +87,17 @@ func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaim
 		query = strings.Replace(query, "/*SLICE:kinds*/?", "NULL", 1)
 	}
 	queryParams = append(queryParams, arg.Limit)
+	if len(arg.RetryKinds) > 0 {
+		for _, v := range arg.RetryKinds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:retry_kinds*/?", strings.Repeat(",?", len(arg.RetryKinds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:retry_kinds*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.Limit_2)
+	queryParams = append(queryParams, arg.Limit_3)
+	queryParams = append(queryParams, arg.Limit_4)
 	rows, err := q.db.QueryContext(ctx, query, queryParams...)
 	if err != nil {
 		return nil, err

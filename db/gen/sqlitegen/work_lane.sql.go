@@ -10,6 +10,35 @@ import (
 	"database/sql"
 )
 
+const workLaneAdvanceHead = `-- name: WorkLaneAdvanceHead :execrows
+UPDATE pc_work_lanes
+SET head_sequence = (
+    SELECT i.lane_sequence
+    FROM pc_work_items i
+    WHERE i.lane_key = ?1
+      AND i.lane_sequence > ?2
+      AND i.status NOT IN ('succeeded', 'cancelled')
+    ORDER BY i.lane_sequence
+    LIMIT 1)
+WHERE pc_work_lanes.lane_key = ?1
+`
+
+type WorkLaneAdvanceHeadParams struct {
+	LaneKey       string
+	AfterSequence int64
+}
+
+// Guard: caller holds the lane lock (the write lock); moves the head to the lowest later sequence of the lane whose
+// item is not succeeded or cancelled, or to NULL (idle) when there is none: one statement instead of
+// WorkItemMinLiveSequenceAfter + WorkLaneUpdate.
+func (q *Queries) WorkLaneAdvanceHead(ctx context.Context, arg WorkLaneAdvanceHeadParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workLaneAdvanceHead, arg.LaneKey, arg.AfterSequence)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const workLaneGet = `-- name: WorkLaneGet :one
 SELECT lane_key, next_sequence, head_sequence
 FROM pc_work_lanes
@@ -39,16 +68,28 @@ func (q *Queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (i
 }
 
 const workLaneLock = `-- name: WorkLaneLock :one
-SELECT lane_key, next_sequence, head_sequence
+SELECT lane_key, next_sequence, head_sequence, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
 FROM pc_work_lanes
 WHERE lane_key = ?1
 `
 
-// Lane lock. Differs from postgres because SQLite has no FOR UPDATE: a plain read inside the BEGIN IMMEDIATE transaction, which already holds the database write lock.
-func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (PcWorkLane, error) {
+type WorkLaneLockRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence sql.NullInt64
+	DbNow        int64
+}
+
+// Lane lock plus the database clock. Differs from postgres because SQLite has no FOR UPDATE: a plain read inside the BEGIN IMMEDIATE transaction, which already holds the database write lock.
+func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLockRow, error) {
 	row := q.db.QueryRowContext(ctx, workLaneLock, laneKey)
-	var i PcWorkLane
-	err := row.Scan(&i.LaneKey, &i.NextSequence, &i.HeadSequence)
+	var i WorkLaneLockRow
+	err := row.Scan(
+		&i.LaneKey,
+		&i.NextSequence,
+		&i.HeadSequence,
+		&i.DbNow,
+	)
 	return i, err
 }
 

@@ -1,15 +1,41 @@
 -- No lock; unlocked candidate query over lane heads (SPEC §3.5); each candidate is re-checked under lane → key → item locks.
+-- One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit
+-- (or, for a few deep lanes, starts from the lanes). Differs from postgres because MySQL cannot merge the ordered
+-- ranges of an IN list, so queued and retry_wait are separate branches here too, and LIMIT is a bare ? (one per
+-- branch and one outer; the adapter passes the same limit to each).
 -- name: WorkItemClaimCandidates :many
-SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status
-FROM pc_work_lanes l
-JOIN pc_work_items i ON i.lane_key = l.lane_key AND i.lane_sequence = l.head_sequence
-WHERE l.head_sequence IS NOT NULL
-  AND ((i.status IN ('queued', 'retry_wait')
-        AND i.available_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
-        AND i.kind IN (sqlc.slice('kinds')))
-    OR (i.status IN ('running', 'cancelling')
-        AND i.lease_expires_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))))
-ORDER BY i.available_at, i.created_at, i.work_id
+SELECT c.work_id, c.lane_key, c.logical_key, c.lane_sequence, c.kind, c.payload_version, c.status
+FROM (
+    (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+            i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'queued'
+       AND i.available_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+       AND i.kind IN (sqlc.slice('kinds'))
+     ORDER BY i.available_at, i.created_at
+     LIMIT ?)
+    UNION ALL
+    (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+            i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'retry_wait'
+       AND i.available_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+       AND i.kind IN (sqlc.slice('kinds'))
+     ORDER BY i.available_at, i.created_at
+     LIMIT ?)
+    UNION ALL
+    (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+            i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status IN ('running', 'cancelling')
+       AND i.lease_expires_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+     ORDER BY i.available_at, i.created_at
+     LIMIT ?)
+) c
+ORDER BY c.available_at, c.created_at, c.work_id
 LIMIT ?;
 
 -- No lock; retention purge, guard: the item is still succeeded or cancelled.

@@ -1,3 +1,19 @@
+-- Requires the lane lock (WorkLaneLock) held by the caller; moves the head to the lowest later sequence of the lane
+-- whose item is not succeeded or cancelled, or to NULL (idle) when there is none — one statement instead of
+-- WorkItemMinLiveSequenceAfter + WorkLaneUpdate. ORDER BY … LIMIT 1 walks pc_work_items_lane_sequence_key forward and
+-- stops at the first live item (MIN() with the status filter would read the whole lane).
+-- name: WorkLaneAdvanceHead :execrows
+UPDATE pc_work_lanes
+SET head_sequence = (
+    SELECT i.lane_sequence
+    FROM pc_work_items i
+    WHERE i.lane_key = sqlc.arg('lane_key')
+      AND i.lane_sequence > sqlc.arg('after_sequence')
+      AND i.status NOT IN ('succeeded', 'cancelled')
+    ORDER BY i.lane_sequence
+    LIMIT 1)
+WHERE pc_work_lanes.lane_key = sqlc.arg('lane_key');
+
 -- No lock; plain read of one lane.
 -- name: WorkLaneGet :one
 SELECT lane_key, next_sequence, head_sequence
@@ -9,9 +25,9 @@ WHERE lane_key = sqlc.arg('lane_key');
 INSERT IGNORE INTO pc_work_lanes (lane_key, next_sequence, head_sequence)
 VALUES (sqlc.arg('lane_key'), 1, NULL);
 
--- Lane row lock (FOR UPDATE), taken after WorkLaneTouch.
+-- Lane row lock (FOR UPDATE), taken after WorkLaneTouch; returns the database clock from the same statement.
 -- name: WorkLaneLock :one
-SELECT lane_key, next_sequence, head_sequence
+SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;

@@ -1,3 +1,18 @@
+-- Guard: caller holds the lane lock; moves the head to the lowest later sequence of the lane whose item is not
+-- succeeded or cancelled, or to NULL (idle) when there is none — one statement instead of
+-- WorkItemMinLiveSequenceAfter + WorkLaneUpdate. The subquery walks pc_work_items_lane_sequence_key forward.
+-- name: WorkLaneAdvanceHead :execrows
+UPDATE pc_work_lanes
+SET head_sequence = (
+    SELECT i.lane_sequence
+    FROM pc_work_items i
+    WHERE i.lane_key = sqlc.arg('lane_key')
+      AND i.lane_sequence > sqlc.arg('after_sequence')
+      AND i.status NOT IN ('succeeded', 'cancelled')
+    ORDER BY i.lane_sequence
+    LIMIT 1)
+WHERE lane_key = sqlc.arg('lane_key');
+
 -- No lock; plain read of one lane.
 -- name: WorkLaneGet :one
 SELECT lane_key, next_sequence, head_sequence
@@ -10,9 +25,9 @@ INSERT INTO pc_work_lanes (lane_key, next_sequence, head_sequence)
 VALUES (sqlc.arg('lane_key'), 1, NULL)
 ON CONFLICT DO NOTHING;
 
--- Lock: the lane row (FOR UPDATE); first step of the lane → key → item order.
+-- Lock: the lane row (FOR UPDATE); first step of the lane → key → item order; returns the database clock too.
 -- name: WorkLaneLock :one
-SELECT lane_key, next_sequence, head_sequence
+SELECT lane_key, next_sequence, head_sequence, clock_timestamp()::timestamptz AS db_now
 FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;

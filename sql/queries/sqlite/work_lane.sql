@@ -1,3 +1,18 @@
+-- Guard: caller holds the lane lock (the write lock); moves the head to the lowest later sequence of the lane whose
+-- item is not succeeded or cancelled, or to NULL (idle) when there is none: one statement instead of
+-- WorkItemMinLiveSequenceAfter + WorkLaneUpdate.
+-- name: WorkLaneAdvanceHead :execrows
+UPDATE pc_work_lanes
+SET head_sequence = (
+    SELECT i.lane_sequence
+    FROM pc_work_items i
+    WHERE i.lane_key = sqlc.arg('lane_key')
+      AND i.lane_sequence > sqlc.arg('after_sequence')
+      AND i.status NOT IN ('succeeded', 'cancelled')
+    ORDER BY i.lane_sequence
+    LIMIT 1)
+WHERE pc_work_lanes.lane_key = sqlc.arg('lane_key');
+
 -- No lock; autocommitted read.
 -- name: WorkLaneGet :one
 SELECT lane_key, next_sequence, head_sequence
@@ -9,9 +24,9 @@ WHERE lane_key = sqlc.arg('lane_key');
 INSERT OR IGNORE INTO pc_work_lanes (lane_key, next_sequence, head_sequence)
 VALUES (sqlc.arg('lane_key'), 1, NULL);
 
--- Lane lock. Differs from postgres because SQLite has no FOR UPDATE: a plain read inside the BEGIN IMMEDIATE transaction, which already holds the database write lock.
+-- Lane lock plus the database clock. Differs from postgres because SQLite has no FOR UPDATE: a plain read inside the BEGIN IMMEDIATE transaction, which already holds the database write lock.
 -- name: WorkLaneLock :one
-SELECT lane_key, next_sequence, head_sequence
+SELECT lane_key, next_sequence, head_sequence, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
 FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key');
 

@@ -37,7 +37,7 @@ CREATE TABLE pc_work_items (
     completed_at             DATETIME(6)  NULL,
     PRIMARY KEY (work_id),
     UNIQUE KEY pc_work_items_lane_sequence_key (lane_key, lane_sequence),
-    KEY pc_work_items_status_available_idx (status, available_at),
+    KEY pc_work_items_status_due_idx (status, available_at, created_at),
     KEY pc_work_items_lane_status_idx (lane_key, status),
     KEY pc_work_items_completed_idx (completed_at),
     KEY pc_work_items_scope_created_idx (scope_id, created_at),

@@ -51,7 +51,7 @@ CREATE TABLE pc_work_items (
     CONSTRAINT pc_work_items_max_attempts_check CHECK (max_attempts > 0),
     CONSTRAINT pc_work_items_state_version_check CHECK (state_version > 0)
 );
-CREATE INDEX pc_work_items_status_available_idx ON pc_work_items (status, available_at);
+CREATE INDEX pc_work_items_status_due_idx ON pc_work_items (status, available_at, created_at);
 CREATE INDEX pc_work_items_lane_status_idx ON pc_work_items (lane_key, status);
 CREATE INDEX pc_work_items_completed_idx ON pc_work_items (completed_at);
 CREATE INDEX pc_work_items_scope_created_idx ON pc_work_items (scope_id, created_at);

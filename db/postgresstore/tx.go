@@ -1,0 +1,161 @@
+package postgresstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/gen/postgresgen"
+)
+
+// beginSQL starts every transaction (what pgx's BeginTx sends for pgx.ReadCommitted).
+const beginSQL = "begin isolation level read committed"
+
+// InTx runs fn in one READ COMMITTED transaction and commits it; it rolls back when fn fails or panics.
+// It never retries.
+//
+// The BEGIN is not a round trip of its own: it is pipelined (one pgx batch) with the transaction's first statement,
+// which in the ledger is always a locking read, so a transaction costs its statements plus the COMMIT. A
+// transaction in which fn runs no statement sends nothing at all.
+func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) (err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return interpretError(err)
+	}
+	// Release destroys the connection instead of pooling it if a transaction is still open on it (a failed ROLLBACK).
+	defer conn.Release()
+	tx := &lazyTx{conn: conn.Conn()}
+	committed := false
+	defer func() {
+		if !committed && tx.begun {
+			// Roll back even when ctx is already cancelled, so the connection returns to the pool clean.
+			if _, rerr := tx.conn.Exec(context.WithoutCancel(ctx), "rollback"); rerr != nil {
+				_ = tx.conn.Close(context.WithoutCancel(ctx))
+			}
+		}
+	}()
+	if err := fn(ctx, queries{q: postgresgen.New(tx)}); err != nil {
+		return err
+	}
+	if !tx.begun {
+		committed = true
+		return nil
+	}
+	tag, err := tx.conn.Exec(ctx, "commit")
+	if err != nil {
+		return interpretError(err)
+	}
+	committed = true
+	if tag.String() == "ROLLBACK" { // COMMIT of an aborted transaction
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}
+
+// lazyTx is the postgresgen.DBTX of one transaction on one connection: its first statement is sent in one batch
+// (one round trip) after the BEGIN; later statements run on the connection directly.
+type lazyTx struct {
+	conn  *pgx.Conn
+	begun bool
+}
+
+// first sends BEGIN and the first statement in one pipelined batch and consumes the BEGIN's result. The caller
+// reads the statement's result from the returned batch and must close it.
+func (t *lazyTx) first(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	b := &pgx.Batch{}
+	b.Queue(beginSQL)
+	b.Queue(sql, args...)
+	t.begun = true // from here on the transaction may be open: roll it back on failure
+	br := t.conn.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return br, nil
+}
+
+func (t *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if t.begun {
+		return t.conn.Exec(ctx, sql, args...)
+	}
+	br, err := t.first(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	return tag, errors.Join(err, br.Close())
+}
+
+func (t *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if t.begun {
+		return t.conn.Query(ctx, sql, args...)
+	}
+	br, err := t.first(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+func (t *lazyTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if t.begun {
+		return t.conn.QueryRow(ctx, sql, args...)
+	}
+	rows, err := t.Query(ctx, sql, args...)
+	return &batchRow{rows: rows, err: err}
+}
+
+// batchRows closes the batch when the rows of its last statement are closed.
+type batchRows struct {
+	pgx.Rows
+	br     pgx.BatchResults
+	closed bool
+	err    error
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	if !r.closed {
+		r.closed = true
+		r.err = r.br.Close()
+	}
+}
+
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+// batchRow is pgx.Row over batchRows, with QueryRow's semantics (pgx.ErrNoRows when there is no row).
+type batchRow struct {
+	rows pgx.Rows
+	err  error
+}
+
+func (r *batchRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	r.rows.Close()
+	return r.rows.Err()
+}
