@@ -88,7 +88,21 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimRequest) (claim Claim, ok bool, expired string, err error) {
 	err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
 		ok, expired = false, ""
-		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.LaneKey, c.LogicalKey, c.WorkID)
+		// A due head is claimed under lane → item: claiming neither reads nor writes the logical key. Recovering an
+		// expired lease may finish the lane (cancelled) and delete the key, so it takes lane → key → item.
+		var (
+			lane   db.WorkLane
+			hasKey bool
+			item   db.WorkItem
+			now    time.Time
+			err    error
+		)
+		keyLocked := c.Status == db.StatusRunning || c.Status == db.StatusCancelling
+		if keyLocked {
+			lane, hasKey, item, now, err = lockLaneKeyItem(ctx, q, c.LaneKey, c.LogicalKey, c.WorkID)
+		} else {
+			lane, item, now, err = lockLaneItem(ctx, q, c.LaneKey, c.WorkID)
+		}
 		if errors.Is(err, db.ErrNotFound) {
 			return nil // purged or never committed: nothing to do
 		}
@@ -107,8 +121,8 @@ func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimReq
 			ok = err == nil
 			return err
 		case db.StatusRunning, db.StatusCancelling:
-			if item.LeaseExpiresAt.After(now) {
-				return nil
+			if item.LeaseExpiresAt.After(now) || !keyLocked {
+				return nil // running, or expired since the candidate query: the next pass recovers it under the key lock
 			}
 			expired, err = expireItem(ctx, q, lane, hasKey, item, now)
 			return err

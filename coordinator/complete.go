@@ -94,7 +94,8 @@ func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit Do
 	}
 	var done db.WorkItem
 	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
+		// The key is deleted while it is locked (a stale claim rolls the deletion back with everything else).
+		lane, item, now, err := lockLaneDeleteKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
 		if err != nil {
 			return err
 		}
@@ -123,7 +124,7 @@ func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit Do
 		}); err != nil {
 			return err
 		}
-		if err := finishLane(ctx, q, lane, hasKey, item); err != nil {
+		if err := finishLane(ctx, q, lane, false, item); err != nil { // the key is already deleted
 			return err
 		}
 		done = item

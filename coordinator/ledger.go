@@ -145,6 +145,33 @@ func lockLaneKeyItem(ctx context.Context, q db.Queries, laneKey, logicalKey, wor
 	return lane, hasKey, item, now, err
 }
 
+// lockLaneItem takes the lane and item locks, skipping the logical key (lane → item keeps the global order). It
+// serves paths that neither read nor write the key, such as claiming a due lane head: every path that does touch
+// the key holds the lane lock first, so the lane lock already serialises them with this one.
+func lockLaneItem(ctx context.Context, q db.Queries, laneKey, workID string) (lane db.WorkLane, item db.WorkItem, now time.Time, err error) {
+	lane, _, err = q.WorkLaneLock(ctx, laneKey)
+	if err != nil {
+		return lane, item, now, err
+	}
+	item, now, err = q.WorkItemLock(ctx, workID)
+	return lane, item, now, err
+}
+
+// lockLaneDeleteKeyItem is lockLaneKeyItem for Complete, which always deletes the key when it commits: the DELETE
+// itself takes the key's row lock (in the lane → key → item order) instead of a locking read followed by a DELETE
+// later in the transaction. If the claim turns out stale, the transaction rolls back and the key is restored.
+func lockLaneDeleteKeyItem(ctx context.Context, q db.Queries, laneKey, logicalKey, workID string) (lane db.WorkLane, item db.WorkItem, now time.Time, err error) {
+	lane, _, err = q.WorkLaneLock(ctx, laneKey)
+	if err != nil {
+		return lane, item, now, err
+	}
+	if _, err = q.WorkKeyDelete(ctx, logicalKey); err != nil {
+		return lane, item, now, err
+	}
+	item, now, err = q.WorkItemLock(ctx, workID)
+	return lane, item, now, err
+}
+
 // finishLane deletes the logical key of a succeeded or cancelled item and advances the lane head past it when it
 // was the head (to the lowest later non-terminal sequence, or idle). Caller holds lane, key and item locks.
 func finishLane(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem) error {

@@ -59,7 +59,9 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 	if maxPoll <= 0 {
 		maxPoll = 100 * time.Millisecond
 	}
-	poll := min(5*time.Millisecond, maxPoll) // most flushes finish within a few ms of the wake-up
+	// Most flushes finish within a few ms of the wake-up: poll from 2 ms, growing by half each time (doubling
+	// overshot a 10 ms flush to 35 ms; issue 9, B3), up to the configured interval.
+	poll := min(2*time.Millisecond, maxPoll)
 	deadline := time.Now().Add(wait)
 	for {
 		switch item.Status {
@@ -83,7 +85,7 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 			return FlushOutcome{Status: FlushPending, Item: item}, nil
 		case <-t.C:
 		}
-		poll = min(2*poll, maxPoll)
+		poll = min(poll+poll/2, maxPoll)
 		next, err := f.Ledger.Get(ctx, item.WorkID)
 		if err != nil {
 			return FlushOutcome{}, err

@@ -81,8 +81,8 @@ const (
 	// pg_class, unlike information_schema, lists tables the role has no privilege on.
 	revisionsExistPostgres = `SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relname = 'atlas_schema_revisions' AND c.relkind IN ('r', 'p')`
-	revisionsExistMySQL    = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'atlas_schema_revisions'`
-	revisionsExistSQLite   = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'atlas_schema_revisions'`
+	revisionsExistMySQL  = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'atlas_schema_revisions'`
+	revisionsExistSQLite = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'atlas_schema_revisions'`
 )
 
 const (

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+)
+
+const noopKind = "bench.noop"
+
+func hash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// noopHandler prepares nothing and commits nothing: the measured cost is the ledger's own.
+type noopHandler struct{}
+
+func (noopHandler) Kind() string { return noopKind }
+func (noopHandler) PayloadVersions() coordinator.VersionRange {
+	return coordinator.VersionRange{Min: 1, Max: 1}
+}
+func (noopHandler) Prepare(context.Context, db.WorkItem) (coordinator.Prepared, error) {
+	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}}, nil
+}
+
+// enqueueNoop enqueues item i of lane (one transaction, the real Enqueue path).
+func enqueueNoop(ctx context.Context, l *coordinator.Ledger, lane string, i int) (coordinator.EnqueueResult, error) {
+	return l.Enqueue(ctx, coordinator.EnqueueRequest{
+		LaneKey: hash("lane/" + lane),
+		Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+			return &coordinator.EnqueueSpec{Kind: noopKind, PayloadVersion: 1, ScopeID: "scope-" + lane,
+				LogicalKey: hash("item/" + strconv.Itoa(i)), Payload: map[string]any{"n": i}, MaxAttempts: 5}, nil
+		},
+	})
+}
+
+// b1Config is one throughput run.
+type b1Config struct {
+	n         int
+	lanes     int
+	workers   int
+	slots     int
+	enqueuers int
+	poll      time.Duration
+}
+
+// b1Result is one throughput measurement.
+type b1Result struct {
+	system    string // "ledger" or "river"
+	engine    db.Engine
+	lanes     int
+	n         int
+	total     time.Duration // first enqueue → last completion
+	enqueued  time.Duration // first enqueue → last enqueue returned
+	perSecond float64
+	// tripsPerItem is every database round trip of the run (enqueues, claim passes including empty and lost ones,
+	// completes) divided by N: the amortised cost the workers really paid, next to B4's single-item count.
+	tripsPerItem float64
+	err          error
+}
+
+// runLedgerB1 measures N no-op items end to end through the real coordinator: E enqueuer goroutines call
+// Ledger.Enqueue (one transaction per item, item i in lane i mod L) while W coordinator.Workers with C slots each
+// claim and complete them. Every worker and the enqueuers have their own store (their own pool, like separate
+// processes) on PostgreSQL and MariaDB; SQLite runs single_node, so they share one store. Enqueuers wake the
+// workers in process (what the API's flush does); workers also poll every cfg.poll.
+func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Config) b1Result {
+	res := b1Result{system: "ledger", engine: engine, lanes: cfg.lanes, n: cfg.n}
+	bdb, err := srv.createDB(ctx, engine)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	defer bdb.drop()
+
+	var stores []db.Store
+	defer func() {
+		for _, s := range stores {
+			_ = s.Close()
+		}
+	}()
+	cnt := &counter{}
+	open := func(maxConns int) (db.Store, error) {
+		s, err := openStore(ctx, bdb, storeOptions{maxConns: maxConns, counter: cnt})
+		if err == nil {
+			stores = append(stores, s)
+		}
+		return s, err
+	}
+	apiStore, err := open(cfg.enqueuers + 2)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	apiLedger := coordinator.NewLedger(apiStore)
+
+	var done atomic.Int64
+	allDone := make(chan struct{})
+	hooks := coordinator.WorkerHooks{
+		StartAttempt: func(ctx context.Context, _ coordinator.Claim) (context.Context, func(string, string)) {
+			return ctx, func(outcome, _ string) {
+				if outcome == db.OutcomeSucceeded && done.Add(1) == int64(cfg.n) {
+					close(allDone)
+				}
+			}
+		},
+	}
+	workers := make([]*coordinator.Worker, cfg.workers)
+	for i := range workers {
+		store := apiStore
+		if engine != db.EngineSQLite {
+			if store, err = open(cfg.slots + 2); err != nil {
+				res.err = err
+				return res
+			}
+		}
+		workers[i], err = coordinator.NewWorker(coordinator.NewLedger(store), coordinator.WorkerConfig{
+			Owner: fmt.Sprintf("pcbench-worker-%d", i), Concurrency: cfg.slots, Poll: cfg.poll,
+			Lease: time.Minute, Heartbeat: 15 * time.Second, ShutdownGrace: 30 * time.Second,
+			Logger: zerolog.Nop(), Hooks: hooks,
+		}, noopHandler{})
+		if err != nil {
+			res.err = err
+			return res
+		}
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	for _, w := range workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = w.Run(runCtx) }()
+	}
+	time.Sleep(100 * time.Millisecond) // let the workers make their first (empty) claim pass
+
+	start := time.Now()
+	var enqWG sync.WaitGroup
+	var enqErr atomic.Value
+	for g := range cfg.enqueuers {
+		enqWG.Add(1)
+		go func() {
+			defer enqWG.Done()
+			for i := g; i < cfg.n; i += cfg.enqueuers {
+				if _, err := enqueueNoop(ctx, apiLedger, strconv.Itoa(i%cfg.lanes), i); err != nil {
+					enqErr.CompareAndSwap(nil, err)
+					return
+				}
+				for _, w := range workers {
+					w.Wake()
+				}
+			}
+		}()
+	}
+	enqWG.Wait()
+	res.enqueued = time.Since(start)
+	if v := enqErr.Load(); v != nil {
+		res.err = fmt.Errorf("enqueue: %w", v.(error))
+		return res
+	}
+	timeout := time.After(10 * time.Minute)
+	select {
+	case <-allDone:
+	case <-timeout:
+		res.err = fmt.Errorf("timed out with %d of %d items done", done.Load(), cfg.n)
+		return res
+	case <-ctx.Done():
+		res.err = ctx.Err()
+		return res
+	}
+	res.total = time.Since(start)
+	res.perSecond = float64(cfg.n) / res.total.Seconds()
+	res.tripsPerItem = float64(cnt.load()) / float64(cfg.n)
+
+	// Sanity check: every item succeeded exactly once.
+	stats, err := apiStore.WorkItemQueueStatistics(ctx)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	for _, s := range stats {
+		if s.Count > 0 {
+			res.err = fmt.Errorf("%d items left in status %s", s.Count, s.Status)
+		}
+	}
+	return res
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+)
+
+// b4Result is the number of database round trips of one item lifecycle.
+type b4Result struct {
+	engine                   db.Engine
+	items                    int
+	enqueue, claim, complete float64 // per item, on an existing idle lane (steady state)
+	total                    float64
+	newLaneTotal             float64       // per item, each on a lane that does not exist yet
+	prepares                 int64         // explicit prepares seen during the measured lifecycles (0 expected)
+	latencyP50               time.Duration // wall time of one steady-state lifecycle, one at a time
+	err                      error
+}
+
+// runB4 counts round trips of enqueue + claim (one pass, one slot) + complete, sequentially, one item at a time:
+// first on lanes that already exist and are idle (the steady state of a scope that was flushed before), then on
+// brand-new lanes (a scope's first flush: the autocommitted lane insert-if-absent and the retried transaction).
+// A warm-up pass fills connection pools and statement caches first.
+func runB4(ctx context.Context, srv *servers, engine db.Engine, items int) b4Result {
+	res := b4Result{engine: engine, items: items}
+	bdb, err := srv.createDB(ctx, engine)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	defer bdb.drop()
+	cnt := &counter{}
+	store, err := openStore(ctx, bdb, storeOptions{maxConns: 4, counter: cnt})
+	if err != nil {
+		res.err = err
+		return res
+	}
+	defer store.Close()
+	l := coordinator.NewLedger(store)
+	supported := coordinator.Supported{noopKind: {Min: 1, Max: 1}}
+
+	next := 0
+	lifecycle := func(lane string) (enq, clm, cmp int64, err error) {
+		next++
+		c0 := cnt.load()
+		if _, err := enqueueNoop(ctx, l, lane, next); err != nil {
+			return 0, 0, 0, err
+		}
+		c1 := cnt.load()
+		cr, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: "pcbench-b4", Supported: supported, Slots: 1, Lease: time.Minute})
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if len(cr.Claims) != 1 {
+			return 0, 0, 0, fmt.Errorf("claimed %d items, want 1", len(cr.Claims))
+		}
+		c2 := cnt.load()
+		if _, err := l.Complete(ctx, cr.Claims[0], coordinator.Result{Code: "processed"}, nil); err != nil {
+			return 0, 0, 0, err
+		}
+		c3 := cnt.load()
+		return c1 - c0, c2 - c1, c3 - c2, nil
+	}
+
+	// Warm-up on the steady-state lanes (this also creates them).
+	for i := range items {
+		if _, _, _, err := lifecycle("b4-" + strconv.Itoa(i)); err != nil {
+			res.err = err
+			return res
+		}
+	}
+	p0 := cnt.prepares.Load()
+	var enq, clm, cmp int64
+	var lat []time.Duration
+	for i := range items {
+		t := time.Now()
+		e, c, m, err := lifecycle("b4-" + strconv.Itoa(i))
+		lat = append(lat, time.Since(t))
+		if err != nil {
+			res.err = err
+			return res
+		}
+		enq, clm, cmp = enq+e, clm+c, cmp+m
+	}
+	n := float64(items)
+	res.enqueue, res.claim, res.complete = float64(enq)/n, float64(clm)/n, float64(cmp)/n
+	res.total = res.enqueue + res.claim + res.complete
+	res.latencyP50 = percentile(lat, 50)
+	var fresh int64
+	for i := range items {
+		e, c, m, err := lifecycle("b4-new-" + strconv.Itoa(i))
+		if err != nil {
+			res.err = err
+			return res
+		}
+		fresh += e + c + m
+	}
+	res.newLaneTotal = float64(fresh) / n
+	res.prepares = cnt.prepares.Load() - p0
+	return res
+}
