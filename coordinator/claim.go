@@ -129,6 +129,9 @@ func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimReq
 		}
 		return nil
 	})
+	if err == nil && (ok || expired != "") {
+		l.watch.notify(c.WorkID)
+	}
 	return claim, ok, expired, err
 }
 

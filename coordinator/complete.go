@@ -77,7 +77,11 @@ func (l *Ledger) Complete(ctx context.Context, c Claim, result Result, commit Do
 		ctx, end = l.hooks.Commit(ctx, c)
 		defer func() { end(err) }()
 	}
-	return l.complete(ctx, c, result, commit)
+	done, err = l.complete(ctx, c, result, commit)
+	if err == nil {
+		l.watch.notify(c.Item.WorkID)
+	}
+	return done, err
 }
 
 func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit DomainCommit) (db.WorkItem, error) {
@@ -183,6 +187,9 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 		out = item
 		return nil
 	})
+	if err == nil {
+		l.watch.notify(c.Item.WorkID)
+	}
 	return out, err
 }
 
@@ -204,6 +211,9 @@ func (l *Ledger) ConfirmCancelled(ctx context.Context, c Claim) (db.WorkItem, er
 		out, err = cancelRunning(ctx, q, lane, hasKey, item, now)
 		return err
 	})
+	if err == nil {
+		l.watch.notify(c.Item.WorkID)
+	}
 	return out, err
 }
 

@@ -15,6 +15,7 @@ import (
 type Ledger struct {
 	store db.Store
 	hooks LedgerHooks
+	watch itemWatch
 }
 
 // NewLedger returns a Ledger over store.

@@ -85,6 +85,9 @@ func (l *Ledger) operatorTransition(ctx context.Context, workID string, expected
 		out = next
 		return nil
 	})
+	if err == nil {
+		l.watch.notify(workID)
+	}
 	return out, err
 }
 

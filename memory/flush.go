@@ -63,6 +63,9 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 	// overshot a 10 ms flush to 35 ms; issue 9, B3), up to the configured interval.
 	poll := min(2*time.Millisecond, maxPoll)
 	deadline := time.Now().Add(wait)
+	// Polling finds changes made by any replica's worker; an in-process worker (single_node) signals at once.
+	changed, stop := f.Ledger.Changed(item.WorkID)
+	defer func() { stop() }()
 	for {
 		switch item.Status {
 		case db.StatusSucceeded:
@@ -83,9 +86,13 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 		case <-ctx.Done():
 			t.Stop()
 			return FlushOutcome{Status: FlushPending, Item: item}, nil
+		case <-changed: // an in-process worker moved the item: read it now
+			t.Stop()
 		case <-t.C:
+			poll = min(poll+poll/2, maxPoll)
 		}
-		poll = min(poll+poll/2, maxPoll)
+		stop()
+		changed, stop = f.Ledger.Changed(item.WorkID) // before the read, so no change is missed
 		next, err := f.Ledger.Get(ctx, item.WorkID)
 		if err != nil {
 			return FlushOutcome{}, err
