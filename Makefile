@@ -41,8 +41,9 @@ migrate-hash: ## rewrite sql/migrations/*/atlas.sum after adding a migration
 	$(GO) run ./internal/tools/atlassum
 
 # The distributed proof (e2e/): a real fleet (2 api, 2 scheduler, 3 worker processes) on MariaDB and PostgreSQL under
-# SIGKILL/SIGSTOP chaos, checked with SQL. `make e2e E2E_LONG=1` runs the long variant and the broken-build round;
-# E2E_BROKEN=1 adds the broken-build round to the short one. `make test` runs the short variant too.
+# chaos (SIGKILL, SIGSTOP, database partitions, zombie workers), checked with SQL. `make e2e E2E_LONG=1` runs the long
+# variant and the broken-build round; E2E_BROKEN=1 adds the broken-build round to the short one. `make test` runs the
+# short variant too.
 E2E_LONG ?=
 E2E_BROKEN ?=
 e2e: ## distributed proof on mariadb and postgres (short; E2E_LONG=1 for the long variant + broken build)
