@@ -147,6 +147,12 @@ func errorHandler(s *server) echo.HTTPErrorHandler {
 		if c.Response().Committed {
 			return
 		}
+		// The client went away (it cancelled or timed out): nothing failed on our side and nobody reads an answer.
+		// 499 ("client closed request", as nginx logs it) keeps such requests out of the 5xx error counts.
+		if c.Request().Context().Err() != nil && errors.Is(err, context.Canceled) {
+			c.Response().WriteHeader(statusClientClosed)
+			return
+		}
 		ae, ok := toAPIError(err)
 		if !ok {
 			// Error text can carry driver messages with row values: log a bounded class only (SPEC §6).
@@ -166,6 +172,9 @@ func errorHandler(s *server) echo.HTTPErrorHandler {
 		_ = c.JSON(ae.Status, errorBody{Error: errorPayload{Code: ae.Code, Message: ae.Message, Details: ae.Details}})
 	}
 }
+
+// statusClientClosed is recorded for requests whose client disconnected before the answer.
+const statusClientClosed = 499
 
 // errorClass names an unexpected error without its text.
 func errorClass(err error) string {

@@ -260,3 +260,15 @@ func TestMissingDependenciesAreNotReady(t *testing.T) {
 	e.get("/v1/memory?scope_id=s").requireError(t, http.StatusServiceUnavailable, CodeRuntimeNotReady)
 	require.Equal(t, http.StatusServiceUnavailable, e.get("/health/ready").Code)
 }
+
+func TestClientCancelIsNotAServerError(t *testing.T) {
+	env := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest(http.MethodPost, "/v1/memory/flush", strings.NewReader(`{"scope_id":"gone"}`)).WithContext(ctx)
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	env.e.ServeHTTP(rec, req)
+	require.Equal(t, 499, rec.Code)
+	require.NotContains(t, env.logs.String(), `"level":"error"`)
+}
