@@ -2,7 +2,6 @@ package mysqlstore
 
 import (
 	"context"
-	"strings"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
@@ -26,12 +25,6 @@ func memoryEntriesFromGen(rows []mysqlgen.PcMemoryEntry) []db.MemoryEntry {
 	}
 	return out
 }
-
-// likeEscaper escapes the LIKE wildcards and the escape character itself (the query says ESCAPE '\\', one backslash).
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-
-// likeContains is the LIKE pattern matching query as a literal substring.
-func likeContains(query string) string { return "%" + likeEscaper.Replace(query) + "%" }
 
 func (q *queries) MemoryEntryInsert(ctx context.Context, e db.MemoryEntry) error {
 	return interpretError(q.q.MemoryEntryInsert(ctx, mysqlgen.MemoryEntryInsertParams{
@@ -61,7 +54,7 @@ func (q *queries) MemoryEntrySearch(ctx context.Context, scopeID string, revisio
 	rows, err := q.q.MemoryEntrySearch(ctx, mysqlgen.MemoryEntrySearchParams{
 		ScopeID:  scopeID,
 		Revision: revision,
-		Pattern:  likeContains(query),
+		Pattern:  db.LikeContains(query),
 		Limit:    limit,
 	})
 	if err != nil {

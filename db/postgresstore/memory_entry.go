@@ -2,7 +2,6 @@ package postgresstore
 
 import (
 	"context"
-	"strings"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/postgresgen"
@@ -26,12 +25,6 @@ func memoryEntriesFromRows(rs []postgresgen.PcMemoryEntry) []db.MemoryEntry {
 	}
 	return out
 }
-
-// likeEscaper escapes the LIKE wildcards and the escape character itself (the queries say ESCAPE '\').
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-
-// likeContains is the ILIKE pattern matching query as a literal substring.
-func likeContains(query string) string { return "%" + likeEscaper.Replace(query) + "%" }
 
 func (s queries) MemoryEntryInsert(ctx context.Context, e db.MemoryEntry) error {
 	return interpretError(s.q.MemoryEntryInsert(ctx, postgresgen.MemoryEntryInsertParams{
@@ -60,7 +53,7 @@ func (s queries) MemoryEntrySearch(ctx context.Context, scopeID string, revision
 	rs, err := s.q.MemoryEntrySearch(ctx, postgresgen.MemoryEntrySearchParams{
 		ScopeID:  scopeID,
 		Revision: revision,
-		Pattern:  likeContains(query),
+		Pattern:  db.LikeContains(query),
 		MaxRows:  limit,
 	})
 	if err != nil {

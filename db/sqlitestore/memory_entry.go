@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"strings"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/sqlitegen"
@@ -26,12 +25,6 @@ func memoryEntriesFromGen(rows []sqlitegen.PcMemoryEntry) []db.MemoryEntry {
 	}
 	return out
 }
-
-// likeEscaper escapes the LIKE wildcards and the escape character itself (the query's escape character is '\').
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-
-// likeContains is the LIKE pattern matching query as a literal substring.
-func likeContains(query string) string { return "%" + likeEscaper.Replace(query) + "%" }
 
 func (q *queries) MemoryEntryInsert(ctx context.Context, e db.MemoryEntry) error {
 	return interpretError(q.w.MemoryEntryInsert(ctx, sqlitegen.MemoryEntryInsertParams{
@@ -61,7 +54,7 @@ func (q *queries) MemoryEntrySearch(ctx context.Context, scopeID string, revisio
 	rows, err := q.r.MemoryEntrySearch(ctx, sqlitegen.MemoryEntrySearchParams{
 		ScopeID:  scopeID,
 		Revision: revision,
-		Pattern:  likeContains(query),
+		Pattern:  db.LikeContains(query),
 		MaxRows:  int64(limit),
 	})
 	if err != nil {
