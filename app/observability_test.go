@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -324,32 +323,32 @@ func TestCanariesNeverLeak(t *testing.T) {
 		}
 		require.Contains(t, env.logs.String(), `"message":"http request"`, "the request log is captured")
 
-		// Two attempts: new roots, stored ids, the retry linked to the first.
-		var execs tracetest.SpanStubs
+		// Two attempts: each stored (trace, span) id pair is an exported work.execute root span, and the retry's span
+		// links to the first attempt's. (Matched by the stored ids, so spans of other work cannot confuse it.)
+		bySpan := map[string]tracetest.SpanStub{}
 		for _, s := range spans {
 			if s.Name == "work.execute" && slices.Contains(s.Attributes, attribute.String("work.kind", memory.Kind)) {
-				execs = append(execs, s)
+				bySpan[s.SpanContext.TraceID().String()+"/"+s.SpanContext.SpanID().String()] = s
 			}
 		}
-		require.Len(t, execs, 2)
-		sort.Slice(execs, func(i, j int) bool { return execs[i].StartTime.Before(execs[j].StartTime) })
 		sqlRows, err := sqlDB.Query("SELECT attempt_no, trace_id, span_id FROM pc_work_attempts WHERE work_id = ? ORDER BY attempt_no", opID)
 		if engine == db.EnginePostgres {
 			sqlRows, err = sqlDB.Query("SELECT attempt_no, trace_id, span_id FROM pc_work_attempts WHERE work_id = $1 ORDER BY attempt_no", opID)
 		}
 		require.NoError(t, err)
 		defer sqlRows.Close()
-		i := 0
+		var execs tracetest.SpanStubs
 		for sqlRows.Next() {
 			var no int
 			var traceID, spanID string
 			require.NoError(t, sqlRows.Scan(&no, &traceID, &spanID))
-			require.Equal(t, traceID, execs[i].SpanContext.TraceID().String(), "attempt %d", no)
-			require.Equal(t, spanID, execs[i].SpanContext.SpanID().String(), "attempt %d", no)
-			require.False(t, execs[i].Parent.IsValid())
-			i++
+			s, ok := bySpan[traceID+"/"+spanID]
+			require.True(t, ok, "attempt %d: no work.execute span with the stored ids %s/%s", no, traceID, spanID)
+			require.False(t, s.Parent.IsValid(), "attempt %d: work.execute is a new root", no)
+			execs = append(execs, s)
 		}
-		require.Equal(t, 2, i)
+		require.NoError(t, sqlRows.Err())
+		require.Len(t, execs, 2)
 		require.Len(t, execs[1].Links, 1)
 		require.Equal(t, execs[0].SpanContext.TraceID(), execs[1].Links[0].SpanContext.TraceID())
 		require.Equal(t, execs[0].SpanContext.SpanID(), execs[1].Links[0].SpanContext.SpanID())
