@@ -214,7 +214,7 @@ func TestTwoSchedulerProcessesOneLeader(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		require.NotZero(t, handover, "no new leader after killing %s", leader)
-		require.LessOrEqual(t, handover, 1300*time.Millisecond+500*time.Millisecond, "handover within lease + renew (+ scheduling slack)")
+		require.LessOrEqual(t, handover, 1300*time.Millisecond+time.Second, "handover within lease + renew (+ slack for a loaded 2-core CI machine)")
 		for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(30 * time.Millisecond) {
 			sample()
 		}
