@@ -11,6 +11,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/dbopen"
+	sqlfiles "github.com/powercontext/powercontext/sql"
 )
 
 // b2Result is the claim cost at one backlog size.
@@ -90,43 +91,26 @@ const mysqlSeq = `(SELECT d0.d + 10*d1.d + 100*d2.d + 1000*d3.d + 10000*d4.d + 1
       (SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) d4,
       (SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) d5) seq`
 
-// explainSQL is the PostgreSQL candidate query exactly as sqlc generated it (db/gen/postgresgen), for EXPLAIN
-// ANALYZE after the timed passes.
-const explainSQL = `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
-SELECT c.work_id, c.lane_key, c.logical_key, c.lane_sequence, c.kind, c.payload_version, c.status
-FROM (
-    (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
-            i.available_at, i.created_at
-     FROM pc_work_items i
-     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
-     WHERE i.status = 'queued'
-       AND i.available_at <= (SELECT clock_timestamp())
-       AND i.kind = ANY ($1::text[])
-     ORDER BY i.available_at, i.created_at
-     LIMIT $2)
-    UNION ALL
-    (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
-            i.available_at, i.created_at
-     FROM pc_work_items i
-     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
-     WHERE i.status = 'retry_wait'
-       AND i.available_at <= (SELECT clock_timestamp())
-       AND i.kind = ANY ($1::text[])
-     ORDER BY i.available_at, i.created_at
-     LIMIT $2)
-    UNION ALL
-    (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
-            i.available_at, i.created_at
-     FROM pc_work_items i
-     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
-     WHERE i.status IN ('running', 'cancelling')
-       AND i.lease_expires_at <= (SELECT clock_timestamp())
-     ORDER BY i.available_at, i.created_at
-     LIMIT $2)
-) c
-ORDER BY c.available_at, c.created_at
-LIMIT $2
-`
+// explainSQL is EXPLAIN ANALYZE of the PostgreSQL claim candidate query, read from the embedded query source
+// (sql/queries/postgres/work_item.sql) so it can never drift from what sqlc compiles; sqlc.arg('kinds') and
+// sqlc.arg('max_rows') become $1 and $2 as in the generated code.
+func explainSQL() (string, error) {
+	src, err := sqlfiles.Queries.ReadFile("queries/postgres/work_item.sql")
+	if err != nil {
+		return "", err
+	}
+	text := string(src)
+	start := strings.Index(text, "-- name: WorkItemClaimCandidates :many\n")
+	if start < 0 {
+		return "", fmt.Errorf("WorkItemClaimCandidates not found in the embedded queries")
+	}
+	query, _, ok := strings.Cut(text[start:], ";")
+	if !ok {
+		return "", fmt.Errorf("WorkItemClaimCandidates has no terminating semicolon")
+	}
+	query = strings.NewReplacer("sqlc.arg('kinds')", "$1", "sqlc.arg('max_rows')", "$2").Replace(query)
+	return "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)\n" + query, nil
+}
 
 func seed(ctx context.Context, sqlDB *sql.DB, engine db.Engine, m int) error {
 	for _, stmt := range seedSQL[engine] {
@@ -208,7 +192,11 @@ func runB2(ctx context.Context, srv *servers, engine db.Engine, backlog, samples
 	res.claimP50, res.claimP90 = percentile(claimTimes, 50), percentile(claimTimes, 90)
 	res.candP50 = percentile(candTimes, 50)
 	if explain && engine == db.EnginePostgres {
-		rows, err := sqlDB.QueryContext(ctx, explainSQL, []string{noopKind}, 32)
+		query, err := explainSQL()
+		var rows *sql.Rows
+		if err == nil {
+			rows, err = sqlDB.QueryContext(ctx, query, []string{noopKind}, 32)
+		}
 		if err == nil {
 			for rows.Next() {
 				var line string
