@@ -1,13 +1,8 @@
 package handlers
 
 import (
-	"encoding/base64"
 	"net/http"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/powercontext/powercontext/coordinator"
@@ -28,30 +23,6 @@ const (
 
 var validStatus = map[string]bool{db.StatusQueued: true, db.StatusRunning: true, db.StatusRetryWait: true,
 	db.StatusCancelling: true, db.StatusSucceeded: true, db.StatusFailed: true, db.StatusCancelled: true}
-
-// encodeCursor is the opaque keyset position after the given item: base64url("<created_at µs>:<work_id>").
-func encodeCursor(w db.WorkItem) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(w.CreatedAt.UnixMicro(), 10) + ":" + w.WorkID))
-}
-
-func decodeCursor(s string) (time.Time, string, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
-	if err != nil {
-		return time.Time{}, "", false
-	}
-	ts, id, ok := strings.Cut(string(raw), ":")
-	if !ok {
-		return time.Time{}, "", false
-	}
-	us, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || us <= 0 {
-		return time.Time{}, "", false
-	}
-	if u, err := uuid.Parse(id); err != nil || len(id) != 36 || u.String() != strings.ToLower(id) {
-		return time.Time{}, "", false
-	}
-	return time.UnixMicro(us).UTC(), id, true
-}
 
 // publicItem fetches a work item and hides internal kinds behind 404 operation_not_found.
 func (s *server) publicItem(c echo.Context) (db.WorkItem, error) {
@@ -119,7 +90,7 @@ func (s *server) listOperations(c echo.Context) error {
 		return invalidField("cursor", "is malformed")
 	}
 	if cursor != "" {
-		at, id, ok := decodeCursor(cursor)
+		at, id, ok := coordinator.DecodeListCursor(cursor)
 		if !ok {
 			return invalidField("cursor", "is malformed")
 		}
@@ -137,7 +108,7 @@ func (s *server) listOperations(c echo.Context) error {
 	out := OperationList{Items: make([]OperationRecord, 0, min(len(items), int(limit)))}
 	for i, w := range items {
 		if i == int(limit) {
-			next := encodeCursor(items[i-1])
+			next := coordinator.EncodeListCursor(items[i-1])
 			out.NextCursor = &next
 			break
 		}

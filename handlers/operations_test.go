@@ -166,7 +166,7 @@ func TestListOperations(t *testing.T) {
 func TestCursorRoundTrip(t *testing.T) {
 	t.Parallel()
 	w := db.WorkItem{WorkID: uuid.NewString(), CreatedAt: mustTime("2026-12-02T13:00:00.123456Z")}
-	at, id, ok := decodeCursor(encodeCursor(w))
+	at, id, ok := coordinator.DecodeListCursor(coordinator.EncodeListCursor(w))
 	require.True(t, ok)
 	require.Equal(t, w.WorkID, id)
 	require.True(t, at.Equal(w.CreatedAt))

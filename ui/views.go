@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -11,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
@@ -320,7 +317,7 @@ func (u *ui) loadList(r *http.Request, path, fixedStatus string) (int, listView,
 		}
 	}
 	if c := q.Get("cursor"); c != "" {
-		at, id, ok := decodeCursor(c)
+		at, id, ok := coordinator.DecodeListCursor(c)
 		if !ok {
 			problems = append(problems, "the page cursor is malformed; start again from the first page")
 		}
@@ -348,7 +345,7 @@ func (u *ui) loadList(r *http.Request, path, fixedStatus string) (int, listView,
 	}
 	for i, w := range items {
 		if i == v.Filters.Limit {
-			v.NextURL = listURL(path, listFilters, encodeCursor(items[i-1]))
+			v.NextURL = listURL(path, listFilters, coordinator.EncodeListCursor(items[i-1]))
 			break
 		}
 		if kind, ok := publicOf(w.Kind); ok {
@@ -372,30 +369,6 @@ func (u *ui) blocked(_ http.ResponseWriter, r *http.Request) (int, string, any) 
 		return u.fail(r, err)
 	}
 	return status, "blocked", blockedView{v}
-}
-
-// encodeCursor is the Operation API's opaque keyset position after w: base64url("<created_at µs>:<work_id>").
-func encodeCursor(w db.WorkItem) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(w.CreatedAt.UnixMicro(), 10) + ":" + w.WorkID))
-}
-
-func decodeCursor(s string) (time.Time, string, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
-	if err != nil {
-		return time.Time{}, "", false
-	}
-	ts, id, ok := strings.Cut(string(raw), ":")
-	if !ok {
-		return time.Time{}, "", false
-	}
-	us, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || us <= 0 {
-		return time.Time{}, "", false
-	}
-	if u, err := uuid.Parse(id); err != nil || len(id) != 36 || u.String() != strings.ToLower(id) {
-		return time.Time{}, "", false
-	}
-	return time.UnixMicro(us).UTC(), id, true
 }
 
 // ---- one operation ----
