@@ -64,15 +64,7 @@ func IsTaskOutcome(metadata []byte) bool {
 }
 
 func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
-	p, err := sources.DecodePayload(item)
-	if err != nil {
-		return coordinator.Prepared{}, err
-	}
-	cur, err := sources.Cursor(ctx, h.Store, item.ScopeID, CursorName)
-	if err != nil {
-		return coordinator.Prepared{}, err
-	}
-	state, err := sources.CheckCursor(cur, p)
+	p, cur, state, err := sources.OpenWindow(ctx, h.Store, item, CursorName)
 	if err != nil {
 		return coordinator.Prepared{}, err
 	}

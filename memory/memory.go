@@ -54,15 +54,7 @@ func (h *Handler) PayloadVersions() coordinator.VersionRange {
 // Prepare reads the window and calls the provider outside any transaction; the returned commit writes the
 // revision and advances the cursor inside the final transaction.
 func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
-	p, err := sources.DecodePayload(item)
-	if err != nil {
-		return coordinator.Prepared{}, err
-	}
-	cur, err := sources.Cursor(ctx, h.Store, item.ScopeID, CursorName)
-	if err != nil {
-		return coordinator.Prepared{}, err
-	}
-	state, err := sources.CheckCursor(cur, p)
+	p, cur, state, err := sources.OpenWindow(ctx, h.Store, item, CursorName)
 	if err != nil {
 		return coordinator.Prepared{}, err
 	}

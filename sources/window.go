@@ -118,6 +118,21 @@ func CheckCursor(cur db.SourceCursor, p WindowPayload) (WindowState, error) {
 	return WindowReady, nil
 }
 
+// OpenWindow is the common start of a window handler's prepare: decode the item's payload, read the consumer's
+// committed cursor and compare it with the window.
+func OpenWindow(ctx context.Context, q db.Queries, item db.WorkItem, cursorName string) (WindowPayload, db.SourceCursor, WindowState, error) {
+	p, err := DecodePayload(item)
+	if err != nil {
+		return p, db.SourceCursor{}, 0, err
+	}
+	cur, err := Cursor(ctx, q, item.ScopeID, cursorName)
+	if err != nil {
+		return p, cur, 0, err
+	}
+	state, err := CheckCursor(cur, p)
+	return p, cur, state, err
+}
+
 // ReadWindow reads the window's Sources and checks they are complete and contiguous
 // (retention/source_window_unavailable, not retryable, otherwise).
 func ReadWindow(ctx context.Context, q db.Queries, scope string, p WindowPayload) ([]db.Source, error) {
