@@ -4,7 +4,7 @@ GO ?= go
 SQLC := bin/sqlc
 SQLC_VERSION := v1.31.1
 
-# Local test databases (the CI script exports the same values from ../shared/ci/services.sh). An engine whose
+# Local test databases (CI exports the same values). An engine whose
 # server is unreachable is skipped on a laptop unless PC_TEST_REQUIRE_ENGINES names it (CI requires all three).
 export PC_TEST_POSTGRES_DSN ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test

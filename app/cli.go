@@ -22,7 +22,7 @@ const (
 	ExitConfig = 2 // refused before start: bad flags or configuration
 )
 
-// EnvDatabaseURL names the database URL variable (SPEC §4); --database-url overrides it.
+// EnvDatabaseURL names the database URL variable (docs/architecture.md#configuration); --database-url overrides it.
 const EnvDatabaseURL = "POWERCONTEXT_DATABASE_URL"
 
 // ConfigError is a configuration problem found before anything started; the command exits with ExitConfig.

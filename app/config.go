@@ -14,7 +14,7 @@ import (
 	"github.com/powercontext/powercontext/db/dburl"
 )
 
-// Modes and roles (SPEC §4).
+// Modes and roles (docs/architecture.md#configuration).
 const (
 	ModeSingleNode  = "single_node"
 	ModeDistributed = "distributed"
@@ -69,7 +69,7 @@ type Config struct {
 	LogLevel  string
 }
 
-// DefaultConfig returns the SPEC §4 defaults.
+// DefaultConfig returns the docs/architecture.md#configuration defaults.
 func DefaultConfig() Config {
 	return Config{
 		DatabaseURL: "sqlite://./data/powercontext.db", Mode: ModeSingleNode, Role: RoleAll, Listen: "127.0.0.1:8080",
@@ -189,7 +189,7 @@ func (c *Config) RunsAPI() bool       { return c.Role == RoleAll || c.Role == Ro
 func (c *Config) RunsScheduler() bool { return c.Role == RoleAll || c.Role == RoleScheduler }
 func (c *Config) RunsWorker() bool    { return c.Role == RoleAll || c.Role == RoleWorker }
 
-// Validate refuses a configuration before anything starts (SPEC §4). It returns a *ConfigError.
+// Validate refuses a configuration before anything starts (docs/architecture.md#configuration). It returns a *ConfigError.
 func (c *Config) Validate() error {
 	u, err := dburl.Parse(c.DatabaseURL)
 	if err != nil {

@@ -40,7 +40,7 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
-// TestStartupRefusals execs the built binary for every refusal of SPEC §4: exit code 2, one line naming the reason,
+// TestStartupRefusals execs the built binary for every refusal of docs/architecture.md#configuration: exit code 2, one line naming the reason,
 // before anything starts (no database file is created).
 func TestStartupRefusals(t *testing.T) {
 	bin := binary(t)

@@ -1,5 +1,5 @@
 /*
-Package client is the Go client of the powercontext HTTP API (API.md).
+Package client is the Go client of the powercontext HTTP API (docs/api.md).
 
 Every method is one or more independent HTTP requests; the client keeps no session, so any API replica may answer
 any request. Errors answered by the server decode into *APIError (status, bounded code, message, details and the

@@ -8,7 +8,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 )
 
-// Bounded error pairs of the ledger itself (SPEC §3.7).
+// Bounded error pairs of the ledger itself (docs/protocol.md#errors).
 const (
 	ErrorCategoryLease        = "lease"
 	ErrorCodeLeaseExpired     = "lease_expired"
@@ -34,15 +34,15 @@ type ClaimResult struct {
 	Expirations []LeaseExpiration // one per recovered lane head, committed
 }
 
-// LeaseExpiration is one expired lease recovered by a claim pass (SPEC §3.8): the item's kind and the outcome
+// LeaseExpiration is one expired lease recovered by a claim pass (docs/protocol.md#lease-expiry): the item's kind and the outcome
 // its old attempt finished with (lease_expired_retry, lease_expired_failed or cancelled).
 type LeaseExpiration struct {
 	Kind    string
 	Outcome string
 }
 
-// Claim runs one claim pass (SPEC §3.5): an unlocked candidate query over lane heads, then per candidate a short
-// transaction locking lane → key → item that re-checks the head and claims it (or expires it, SPEC §3.8). It
+// Claim runs one claim pass (docs/protocol.md#claim): an unlocked candidate query over lane heads, then per candidate a short
+// transaction locking lane → key → item that re-checks the head and claims it (or expires it, docs/protocol.md#lease-expiry). It
 // never claims more than req.Slots items and never claims an unsupported (kind, payload_version).
 func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, error) {
 	var res ClaimResult
@@ -185,7 +185,7 @@ func claimItem(ctx context.Context, q db.Queries, item db.WorkItem, now time.Tim
 	}, nil
 }
 
-// expireItem recovers an expired lease (SPEC §3.8): the old attempt finishes as lease_expired_retry (→ retry_wait,
+// expireItem recovers an expired lease (docs/protocol.md#lease-expiry): the old attempt finishes as lease_expired_retry (→ retry_wait,
 // available now), lease_expired_failed (budget spent → failed) or cancelled (cancel requested). The fence is
 // unchanged; the next claim raises it. It returns the old attempt's outcome.
 func expireItem(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time) (string, error) {

@@ -68,7 +68,7 @@ func (l *Ledger) Heartbeat(ctx context.Context, c Claim, lease time.Duration) (H
 	return res, err
 }
 
-// Complete is the final short transaction (SPEC §3.6): lock lane → key → item, verify the claim on database
+// Complete is the final short transaction (docs/protocol.md#complete): lock lane → key → item, verify the claim on database
 // time, run the domain commit, mark succeeded, finish the attempt, delete the key and advance the lane head. All of
 // it commits or none of it does. A cancel request returns ErrCancelRequested and the domain commit never runs.
 func (l *Ledger) Complete(ctx context.Context, c Claim, result Result, commit DomainCommit) (done db.WorkItem, err error) {

@@ -1,5 +1,5 @@
 /*
-Package coordinator is the Work Ledger protocol (SPEC §3), written once over the engine-neutral db.Store.
+Package coordinator is the Work Ledger protocol (docs/protocol.md), written once over the engine-neutral db.Store.
 
 # What the ledger stores
 

@@ -19,7 +19,7 @@ type EnqueueSpec struct {
 	MaxAttempts    int32
 }
 
-// SpecFunc computes the window under the lane lock (SPEC §3.4 step 3): it may read the domain cursor and journal
+// SpecFunc computes the window under the lane lock (docs/protocol.md#enqueue): it may read the domain cursor and journal
 // head through q. It returns nil when there is no window (idle). It must not call the Store outside q.
 type SpecFunc func(ctx context.Context, q db.Queries) (*EnqueueSpec, error)
 
@@ -27,7 +27,7 @@ type SpecFunc func(ctx context.Context, q db.Queries) (*EnqueueSpec, error)
 type EnqueueRequest struct {
 	LaneKey string
 	Spec    SpecFunc
-	// Lease, when set, is asserted first in the same transaction (scheduler enqueues, SPEC §3.9).
+	// Lease, when set, is asserted first in the same transaction (scheduler enqueues, docs/protocol.md#scheduler).
 	Lease *LeaseToken
 }
 
@@ -42,7 +42,7 @@ var errLaneMissing = errors.New("coordinator: lane row missing")
 
 // Enqueue creates the window's work item or joins the existing one, in one short transaction that locks
 // (scheduler lease →) lane → logical key. A missing lane row is created by an autocommitted insert-if-absent
-// outside the transaction and the transaction is run again (SPEC §2: InnoDB duplicate-key trap).
+// outside the transaction and the transaction is run again (docs/protocol.md#creating-rows).
 func (l *Ledger) Enqueue(ctx context.Context, req EnqueueRequest) (res EnqueueResult, err error) {
 	if l.hooks.Enqueue != nil {
 		var end func(EnqueueResult, error)

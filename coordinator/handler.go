@@ -22,7 +22,7 @@ type Prepared struct {
 	Commit DomainCommit // nil when there is nothing to write (for example already_committed)
 }
 
-// Error categories and codes of SPEC §3.7 (the bounded set).
+// Error categories and codes of docs/protocol.md#errors (the bounded set).
 const (
 	CategoryInternal      = "internal"
 	CodeUnhandled         = "unhandled_handler_error"
@@ -55,7 +55,7 @@ func NewHandlerError(category, code string, retryable bool) *HandlerError {
 }
 
 // Classify maps any handler error to a bounded failure; unclassified errors are internal/unhandled_handler_error
-// and retryable (SPEC §3.7).
+// and retryable (docs/protocol.md#errors).
 func Classify(err error) Failure {
 	var he *HandlerError
 	if errors.As(err, &he) {

@@ -8,7 +8,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 )
 
-// Lease names (SPEC §3.1).
+// Lease names (docs/protocol.md#tables).
 const (
 	LeaseWorkDiscovery     = "work-discovery"
 	LeaseSingleNodeRuntime = "single-node-runtime"
@@ -31,9 +31,9 @@ type AcquireResult struct {
 	HolderID string
 }
 
-// AcquireLease acquires or renews a named lease on database time (SPEC §3.9): same owner and unexpired → renew
+// AcquireLease acquires or renews a named lease on database time (docs/protocol.md#scheduler): same owner and unexpired → renew
 // (fence unchanged); expired or never held → take over (fence+1); otherwise held by another → not acquired.
-// The row is created by an autocommitted insert-if-absent before the locking transaction (SPEC §2).
+// The row is created by an autocommitted insert-if-absent before the locking transaction (docs/protocol.md#creating-rows).
 func (l *Ledger) AcquireLease(ctx context.Context, name, owner string, ttl time.Duration) (AcquireResult, error) {
 	if name == "" || owner == "" || len(owner) > 128 || ttl <= 0 {
 		return AcquireResult{}, invalidArgument("lease needs a name, an owner (1..128 bytes) and a positive ttl")

@@ -15,7 +15,7 @@ const KindMaintenance = "powercontext.maintenance.operations"
 // MaintenanceScope is the scope id maintenance items are recorded under.
 const MaintenanceScope = "powercontext:maintenance"
 
-// maintenanceBatch bounds each purge statement (SPEC §3.9).
+// maintenanceBatch bounds each purge statement (docs/protocol.md#scheduler).
 const maintenanceBatch = 500
 
 func sha256Hex(s string) string {

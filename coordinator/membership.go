@@ -11,7 +11,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 )
 
-// Membership keeps this process's pc_runtime_members row alive (SPEC §3.10): an upsert every Interval with a TTL
+// Membership keeps this process's pc_runtime_members row alive (docs/protocol.md#membership): an upsert every Interval with a TTL
 // on database time, deleted on stop.
 type Membership struct {
 	store    db.Store

@@ -8,7 +8,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 )
 
-// Cancel is the operator's cancel with an expected state_version (SPEC §3.2): queued, retry_wait and failed items
+// Cancel is the operator's cancel with an expected state_version (docs/protocol.md#state-machine): queued, retry_wait and failed items
 // become cancelled at once (key deleted, head advanced); a running item becomes cancelling and its worker
 // converges. Anything else, or a stale version, is a *StateConflictError.
 func (l *Ledger) Cancel(ctx context.Context, workID string, expectedVersion int64) (db.WorkItem, error) {
@@ -35,7 +35,7 @@ func (l *Ledger) Cancel(ctx context.Context, workID string, expectedVersion int6
 	})
 }
 
-// Retry is the operator's retry of a failed item (SPEC §3.2): queued again with a fresh retry budget in a new
+// Retry is the operator's retry of a failed item (docs/protocol.md#state-machine): queued again with a fresh retry budget in a new
 // recovery generation, errors cleared, available now.
 func (l *Ledger) Retry(ctx context.Context, workID string, expectedVersion int64) (db.WorkItem, error) {
 	return l.operatorTransition(ctx, workID, expectedVersion, func(ctx context.Context, q db.Queries, _ db.WorkLane, _ bool, item db.WorkItem, now time.Time) (db.WorkItem, bool, error) {

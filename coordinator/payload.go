@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// MaxJSONBytes bounds payload and result JSON (SPEC §3.1).
+// MaxJSONBytes bounds payload and result JSON (docs/protocol.md#tables).
 const MaxJSONBytes = 16 * 1024
 
 // CanonicalJSON returns v as compact JSON with sorted object keys. v may be raw JSON bytes (json.RawMessage or

@@ -10,7 +10,7 @@ import (
 )
 
 // RateLimiter is a fixed-window limit per (principal, policy) shared by every replica through
-// pc_rate_limit_windows (SPEC §3.11). Windows are aligned to the Unix epoch on database time.
+// pc_rate_limit_windows (docs/protocol.md#rate-limit). Windows are aligned to the Unix epoch on database time.
 type RateLimiter struct{ store db.Store }
 
 // NewRateLimiter returns a limiter over store.
@@ -38,7 +38,7 @@ func (r *RateLimiter) Allow(ctx context.Context, principal, policy string, limit
 	start := time.UnixMicro(now.UnixMicro() - now.UnixMicro()%window.Microseconds()).UTC()
 	end := start.Add(window)
 	retry := end.Sub(now)
-	// The first request of a window creates the row with count 1 (autocommitted insert-if-absent, SPEC §2).
+	// The first request of a window creates the row with count 1 (autocommitted insert-if-absent, docs/protocol.md#creating-rows).
 	inserted, err := r.store.RateLimitWindowInsertIfAbsent(ctx, db.RateLimitWindow{PrincipalKey: key, PolicyID: policy,
 		WindowStartedAt: start, RequestCount: 1, ExpiresAt: end})
 	if err != nil {

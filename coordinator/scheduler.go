@@ -26,7 +26,7 @@ const (
 	LeadershipReacquired = "reacquired"
 )
 
-// SchedulerConfig configures a Scheduler. Zero values take the SPEC defaults.
+// SchedulerConfig configures a Scheduler. Zero values take the documented defaults (README.md#configuration).
 type SchedulerConfig struct {
 	Owner    string
 	Lease    time.Duration // default 30 s
@@ -44,7 +44,7 @@ type SchedulerHooks struct {
 	Tick func(ctx context.Context) (context.Context, func(error))
 }
 
-// Scheduler is the durable, leader-elected discovery loop (SPEC §3.9). Only the holder of the work-discovery
+// Scheduler is the durable, leader-elected discovery loop (docs/protocol.md#scheduler). Only the holder of the work-discovery
 // lease enqueues, and every enqueue and scan save first asserts the lease in its own transaction, so a deposed
 // leader's next write fails with ErrStaleCoordinatorLease and changes nothing.
 type Scheduler struct {

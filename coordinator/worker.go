@@ -14,7 +14,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 )
 
-// WorkerConfig configures a Worker. Zero durations take the SPEC §4 defaults.
+// WorkerConfig configures a Worker. Zero durations take the docs/architecture.md#configuration defaults.
 type WorkerConfig struct {
 	Owner         string // the process's member id
 	Concurrency   int    // execution slots (default 4)

@@ -147,7 +147,7 @@ type Queries interface {
 	MemoryRevisionListByScope(ctx context.Context, scopeID string) ([]MemoryRevision, error)
 }
 
-// Work item statuses (SPEC §3.2).
+// Work item statuses (docs/protocol.md#state-machine).
 const (
 	StatusQueued     = "queued"
 	StatusRunning    = "running"

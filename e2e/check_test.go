@@ -15,7 +15,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 )
 
-// Names the checks read (SPEC §3.1, §5).
+// Names the checks read (docs/protocol.md#tables).
 const (
 	memoryKind       = "powercontext.memory.source-window"
 	experienceKind   = "powercontext.experience.incubation"
@@ -383,7 +383,7 @@ func checkInvariants(ctx context.Context, engine db.Engine, sqlDB *sql.DB, worke
 	r.Windows, r.ExpWindows = len(revisions), len(candidates)
 
 	// Items: stuck, failed (budget spent or not), leftover live work. Scopes blocked by a spent budget are excluded
-	// from lost (the lane is blocked on purpose, SPEC §3.2) but reported.
+	// from lost (the lane is blocked on purpose, docs/protocol.md#state-machine) but reported.
 	blocked := map[string]map[string]bool{memoryCursor: {}, experienceCursor: {}}
 	for _, it := range items {
 		switch it.status {

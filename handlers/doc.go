@@ -1,5 +1,5 @@
 /*
-Package handlers is the HTTP API (docs: API.md) on Echo v4. Handlers are thin: bind, validate, call the domain or
+Package handlers is the HTTP API (docs/api.md) on Echo v4. Handlers are thin: bind, validate, call the domain or
 the ledger, map errors. Request and response bodies (DTOs) are defined here and nowhere else.
 
 # Middleware, outermost first

@@ -155,7 +155,7 @@ func errorHandler(s *server) echo.HTTPErrorHandler {
 		}
 		ae, ok := toAPIError(err)
 		if !ok {
-			// Error text can carry driver messages with row values: log a bounded class only (SPEC §6).
+			// Error text can carry driver messages with row values: log a bounded class only (docs/architecture.md#privacy).
 			s.log.Error().Str("error_class", errorClass(err)).Str("request_id", requestID(c)).Str("route", s.routeOf(c)).
 				Str("method", c.Request().Method).Msg("request failed")
 			ae = apiErr(http.StatusInternalServerError, CodeInternal, "internal server error", nil)

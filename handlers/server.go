@@ -27,7 +27,7 @@ const (
 	RetryAfterSeconds = 2
 )
 
-// RateLimit configures the optional shared per-principal limit (SPEC §3.11).
+// RateLimit configures the optional shared per-principal limit (docs/protocol.md#rate-limit).
 type RateLimit struct {
 	Enabled  bool
 	Requests int           // per window; default 120

@@ -1,5 +1,5 @@
 // Package provider holds the model providers that background work uses to turn Sources into durable context
-// (SPEC §1, §5): memory extraction for the memory flush and lesson proposal for experience incubation.
+// (docs/architecture.md#what-it-is): memory extraction for the memory flush and lesson proposal for experience incubation.
 //
 // Two providers implement the Provider interface:
 //
@@ -12,9 +12,9 @@
 // WithRateLimit wraps a Provider so that every call first asks a shared (cross-replica) limiter.
 //
 // Errors are *coordinator.HandlerError values carrying only the bounded (category, code, retryable) triple of
-// SPEC §3.7: provider/rate_limited, provider/unavailable or provider/invalid_output.
+// docs/protocol.md#errors: provider/rate_limited, provider/unavailable or provider/invalid_output.
 //
-// Privacy rule (SPEC §6): the API key, request and response bodies, prompts, Source content, model output and
+// Privacy rule (docs/architecture.md#privacy): the API key, request and response bodies, prompts, Source content, model output and
 // upstream error text never enter returned errors or logs. Errors carry only the bounded pair; upstream errors
 // (for example *url.Error, whose text contains the URL) are classified and dropped, never wrapped. This package
 // does not log.

@@ -13,7 +13,7 @@ type limitedProvider struct {
 	allow AllowFunc
 }
 
-// WithRateLimit returns p with every call gated by allow (a limiter shared across replicas, SPEC §5). A denied
+// WithRateLimit returns p with every call gated by allow (a limiter shared across replicas, docs/protocol.md#rate-limit). A denied
 // call fails with provider/rate_limited (retryable, with the limiter's retry hint as a *RetryAfterError); a
 // limiter error fails with provider/unavailable (retryable). A nil allow returns p unchanged.
 func WithRateLimit(p Provider, allow func(ctx context.Context) (allowed bool, retryAfter time.Duration, err error)) Provider {

@@ -106,7 +106,7 @@ func (r *CaptureRequest) normalise() (metadata []byte, err error) {
 
 // Capture appends a Source to its scope's journal, or returns the existing one for a repeated
 // (scope_id, source_id). One transaction: lock the journal head (created by an autocommitted insert-if-absent
-// first, SPEC §2), re-check the source id, insert at head+1 and advance the head.
+// first, docs/protocol.md#creating-rows), re-check the source id, insert at head+1 and advance the head.
 func (j *Journal) Capture(ctx context.Context, req CaptureRequest) (CaptureResult, error) {
 	metadata, err := req.normalise()
 	if err != nil {

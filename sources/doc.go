@@ -1,5 +1,5 @@
 /*
-Package sources holds the Source journal and the windows read from it (SPEC §5).
+Package sources holds the Source journal and the windows read from it (docs/protocol.md#windows-and-cursors).
 
 A Source is immutable evidence captured into a scope. Each scope has a journal: positions 1, 2, 3… with a
 high-watermark row (pc_source_journal_heads) advanced in the same transaction as the insert, under the head's row

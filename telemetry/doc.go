@@ -1,5 +1,5 @@
 /*
-Package telemetry is powercontext's observability (SPEC §6): Prometheus metrics with bounded labels, OpenTelemetry
+Package telemetry is powercontext's observability (docs/architecture.md#privacy): Prometheus metrics with bounded labels, OpenTelemetry
 spans for the ledger and the HTTP API, and the hooks that feed them from the coordinator, the provider and Echo.
 
 # Privacy
@@ -30,7 +30,7 @@ err.Error(). No label or attribute carries a scope, principal, work id or raw re
 	provider_call_duration_seconds{provider, outcome}   unavailable | invalid_output | canceled | error
 
 kind is one of the known kinds (memory.Kind, experience.Kind, coordinator.KindMaintenance); error_category is
-"none" or a SPEC §3.7 category (internal, payload, conflict, retention, configuration, provider) or lease or
+"none" or a docs/protocol.md#errors category (internal, payload, conflict, retention, configuration, provider) or lease or
 cancellation. Any value outside its set is reported as "other". Go runtime and process collectors are registered too.
 
 # Spans

@@ -11,7 +11,7 @@ and api.
     opaque cursor as GET /v1/operations.
   - /ui/operations/{id}     one operation: state, lane position, payload summary, attempts timeline, result, and
     the Retry / Cancel buttons.
-  - /ui/blocked             blocked lanes: lanes whose head is failed. Only lane heads can fail (SPEC §3.2), so the
+  - /ui/blocked             blocked lanes: lanes whose head is failed. Only lane heads can fail (docs/protocol.md#state-machine), so the
     failed items are exactly the blocked lane heads.
   - /ui/login, /ui/logout   browser sign-in with the API token (cookie pc_ui_token).
   - /ui/static/...          embedded CSS and JavaScript.

@@ -58,7 +58,7 @@ func publicNames() []string {
 	return out
 }
 
-// statusOrder is the state machine's reading order (SPEC §3.2).
+// statusOrder is the state machine's reading order (docs/protocol.md#state-machine).
 var statusOrder = map[string]int{db.StatusQueued: 0, db.StatusRunning: 1, db.StatusRetryWait: 2, db.StatusCancelling: 3,
 	db.StatusFailed: 4, db.StatusSucceeded: 5, db.StatusCancelled: 6}
 

@@ -1,4 +1,4 @@
-// Package dburl parses the one database URL syntax of powercontext (SPEC §2), which is also the syntax Atlas uses,
+// Package dburl parses the one database URL syntax of powercontext (docs/protocol.md#engines), which is also the syntax Atlas uses,
 // into the engine and the native driver DSN the adapters open:
 //
 //	sqlite://PATH                                  file path, relative or absolute (sqlite:///abs/path.db)

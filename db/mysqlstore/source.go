@@ -32,7 +32,7 @@ func sourcesFromGen(rows []mysqlgen.PcSource) []db.Source {
 }
 
 // SourceJournalHeadInsertIfAbsent creates an idle head (position 0). Run it autocommitted before the locking
-// transaction (SPEC §2 InnoDB trap).
+// transaction (docs/protocol.md#creating-rows).
 func (q *queries) SourceJournalHeadInsertIfAbsent(ctx context.Context, scopeID string) (bool, error) {
 	n, err := q.q.SourceJournalHeadInsertIfAbsent(ctx, scopeID)
 	if err != nil {

@@ -38,7 +38,7 @@ func RunDomainQueries(t *testing.T, open func(t *testing.T) db.Store) {
 	}
 }
 
-// Cursor names of the domain (SPEC §5).
+// Cursor names of the domain (docs/protocol.md#windows-and-cursors).
 const (
 	cursorMemory     = "memory-source-window"
 	cursorExperience = "experience-incubation"

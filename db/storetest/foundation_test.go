@@ -96,7 +96,7 @@ func TestQuerySetsMatchAcrossEngines(t *testing.T) {
 	}
 }
 
-// TestQueryFileStyle checks the STYLE.md rules a machine can check: query names unique, alphabetical within a file,
+// TestQueryFileStyle checks the CONTRIBUTING.md rules a machine can check: query names unique, alphabetical within a file,
 // and one comment line directly above each `-- name:` line.
 func TestQueryFileStyle(t *testing.T) {
 	for _, engine := range enginetest.All {

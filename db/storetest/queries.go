@@ -300,7 +300,7 @@ func testWorkLane(t *testing.T, s db.Store) {
 }
 
 // testInsertIfAbsentThenLock is the "create a missing row with insert-if-absent, then re-read it with a lock"
-// pattern of SPEC §2, for each entity that uses it.
+// pattern of docs/protocol.md#creating-rows, for each entity that uses it.
 func testInsertIfAbsentThenLock(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	laneKey := randHex(t, 64)

@@ -38,7 +38,7 @@ func (r b3Result) summary() string {
 	return fmt.Sprintf("p50 %s p90 %s p99 %s max %s, overhead p50 %s p99 %s, %.0f req/s", ms(r.p50), ms(r.p90), ms(r.p99), ms(r.max), ms(r.ovP50), ms(r.ovP99), r.rps)
 }
 
-// b3Worker is the worker configuration of B3: the service defaults (SPEC §4) except nothing.
+// b3Worker is the worker configuration of B3: the service defaults (docs/architecture.md#configuration) except nothing.
 const (
 	b3Concurrency = 4
 	b3MaxAttempts = 5

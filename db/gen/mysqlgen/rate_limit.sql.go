@@ -47,7 +47,7 @@ type RateLimitWindowInsertIfAbsentParams struct {
 	ExpiresAt       time.Time
 }
 
-// Guard: primary key; run autocommitted before the locking transaction (SPEC §2 InnoDB trap). Inserted = rows == 1.
+// Guard: primary key; run autocommitted before the locking transaction (docs/protocol.md#creating-rows). Inserted = rows == 1.
 func (q *Queries) RateLimitWindowInsertIfAbsent(ctx context.Context, arg RateLimitWindowInsertIfAbsentParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, rateLimitWindowInsertIfAbsent,
 		arg.PrincipalKey,

@@ -36,7 +36,7 @@ INSERT IGNORE INTO pc_scheduler_leases (lease_name, owner_id, fence, lease_expir
 VALUES (?, NULL, 0, NULL, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)))
 `
 
-// Guard: primary key; run autocommitted before the locking transaction (SPEC §2 InnoDB trap). Inserted = rows == 1.
+// Guard: primary key; run autocommitted before the locking transaction (docs/protocol.md#creating-rows). Inserted = rows == 1.
 func (q *Queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, schedulerLeaseInsertIfAbsent, leaseName)
 	if err != nil {

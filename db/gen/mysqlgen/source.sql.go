@@ -87,7 +87,7 @@ INSERT IGNORE INTO pc_source_journal_heads (scope_id, position, updated_at)
 VALUES (?, 0, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)))
 `
 
-// Guard: primary key; run autocommitted before the locking transaction (SPEC 2 InnoDB trap). Inserted = rows == 1; a new head is at 0.
+// Guard: primary key; run autocommitted before the locking transaction (docs/protocol.md#creating-rows). Inserted = rows == 1; a new head is at 0.
 func (q *Queries) SourceJournalHeadInsertIfAbsent(ctx context.Context, scopeID string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, sourceJournalHeadInsertIfAbsent, scopeID)
 	if err != nil {

@@ -66,7 +66,7 @@ type WorkItemClaimCandidatesRow struct {
 	Status         string
 }
 
-// No lock; unlocked candidate query over lane heads (SPEC §3.5); each candidate is re-checked under lane → key → item locks.
+// No lock; unlocked candidate query over lane heads (docs/protocol.md#claim); each candidate is re-checked under lane → key → item locks.
 // One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit
 // (or, for a few deep lanes, starts from the lanes). Differs from postgres because MySQL cannot merge the ordered
 // ranges of an IN list, so queued and retry_wait are separate branches here too, and LIMIT is a bare ? (one per

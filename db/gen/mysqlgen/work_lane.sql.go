@@ -60,7 +60,7 @@ INSERT IGNORE INTO pc_work_lanes (lane_key, next_sequence, head_sequence)
 VALUES (?, 1, NULL)
 `
 
-// Guard: primary key; run autocommitted before the locking transaction (SPEC §2 InnoDB trap). Inserted = rows == 1.
+// Guard: primary key; run autocommitted before the locking transaction (docs/protocol.md#creating-rows). Inserted = rows == 1.
 func (q *Queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, workLaneInsertIfAbsent, laneKey)
 	if err != nil {

@@ -69,7 +69,7 @@ type WorkItemClaimCandidatesRow struct {
 	Status         string
 }
 
-// No lock: unlocked candidates over lane heads (SPEC 3.5). One branch per status reads
+// No lock: unlocked candidates over lane heads (docs/protocol.md#claim). One branch per status reads
 // pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit. Differs from postgres
 // because each branch names its own kinds slice (sqlc expands only the first of two uses of one sqlc.slice on
 // SQLite; the adapter passes the same kinds to both), LIMIT is a bare ? (sqlc #2452; one per branch and one outer,

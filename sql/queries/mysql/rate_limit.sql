@@ -6,7 +6,7 @@ WHERE principal_key = sqlc.arg('principal_key')
   AND policy_id = sqlc.arg('policy_id')
   AND window_started_at = sqlc.arg('window_started_at');
 
--- Guard: primary key; run autocommitted before the locking transaction (SPEC §2 InnoDB trap). Inserted = rows == 1.
+-- Guard: primary key; run autocommitted before the locking transaction (docs/protocol.md#creating-rows). Inserted = rows == 1.
 -- name: RateLimitWindowInsertIfAbsent :execrows
 INSERT IGNORE INTO pc_rate_limit_windows (principal_key, policy_id, window_started_at, request_count, expires_at)
 VALUES (sqlc.arg('principal_key'), sqlc.arg('policy_id'), sqlc.arg('window_started_at'), sqlc.arg('request_count'),

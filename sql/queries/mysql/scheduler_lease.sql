@@ -4,7 +4,7 @@ SELECT lease_name, owner_id, fence, lease_expires_at, updated_at
 FROM pc_scheduler_leases
 WHERE lease_name = sqlc.arg('lease_name');
 
--- Guard: primary key; run autocommitted before the locking transaction (SPEC §2 InnoDB trap). Inserted = rows == 1.
+-- Guard: primary key; run autocommitted before the locking transaction (docs/protocol.md#creating-rows). Inserted = rows == 1.
 -- name: SchedulerLeaseInsertIfAbsent :execrows
 INSERT IGNORE INTO pc_scheduler_leases (lease_name, owner_id, fence, lease_expires_at, updated_at)
 VALUES (sqlc.arg('lease_name'), NULL, 0, NULL, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)));

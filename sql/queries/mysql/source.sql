@@ -17,7 +17,7 @@ SELECT scope_id, position, updated_at
 FROM pc_source_journal_heads
 WHERE scope_id = sqlc.arg('scope_id');
 
--- Guard: primary key; run autocommitted before the locking transaction (SPEC 2 InnoDB trap). Inserted = rows == 1; a new head is at 0.
+-- Guard: primary key; run autocommitted before the locking transaction (docs/protocol.md#creating-rows). Inserted = rows == 1; a new head is at 0.
 -- name: SourceJournalHeadInsertIfAbsent :execrows
 INSERT IGNORE INTO pc_source_journal_heads (scope_id, position, updated_at)
 VALUES (sqlc.arg('scope_id'), 0, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)));

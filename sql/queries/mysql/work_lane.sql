@@ -20,7 +20,7 @@ SELECT lane_key, next_sequence, head_sequence
 FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key');
 
--- Guard: primary key; run autocommitted before the locking transaction (SPEC §2 InnoDB trap). Inserted = rows == 1.
+-- Guard: primary key; run autocommitted before the locking transaction (docs/protocol.md#creating-rows). Inserted = rows == 1.
 -- name: WorkLaneInsertIfAbsent :execrows
 INSERT IGNORE INTO pc_work_lanes (lane_key, next_sequence, head_sequence)
 VALUES (sqlc.arg('lane_key'), 1, NULL);
