@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/powercontext/powercontext/cli"
 	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/migrate"
 )
@@ -44,13 +45,15 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "powercontext: "+oneLine(err.Error()))
 	var cerr *ConfigError
-	if errors.As(err, &cerr) {
+	var uerr *cli.UsageError
+	if errors.As(err, &cerr) || errors.As(err, &uerr) {
 		return ExitConfig
 	}
 	return ExitFailed
 }
 
-// NewRootCommand builds the `powercontext` command tree.
+// NewRootCommand builds the `powercontext` command tree: the server commands of this package and the HTTP client
+// commands of package cli.
 func NewRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "powercontext",
@@ -69,7 +72,7 @@ func NewRootCommand() *cobra.Command {
 	}
 	server.AddCommand(newMigrateCommand(), newRunCommand())
 	root.AddCommand(server)
-	root.AddCommand(newClientCommands()...)
+	root.AddCommand(cli.Commands()...)
 	return root
 }
 

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"fmt"
@@ -114,10 +114,10 @@ func newOpsTransitionCommand(f *clientFlags, verb, short, long string) *cobra.Co
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if !cmd.Flags().Changed("expected-version") {
-				return configErrorf("--expected-version is required (the operation's state_version; see: powercontext ops get %s)", a[0])
+				return usageErrorf("--expected-version is required (the operation's state_version; see: powercontext ops get %s)", a[0])
 			}
 			if version < 1 {
-				return configErrorf("--expected-version must be an integer >= 1")
+				return usageErrorf("--expected-version must be an integer >= 1")
 			}
 			s, err := f.connect()
 			if err != nil {

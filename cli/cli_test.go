@@ -1,4 +1,4 @@
-package app_test
+package cli_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/app"
+	"github.com/powercontext/powercontext/cli"
 )
 
 // fakeAPI imitates the powercontext HTTP API closely enough for the client commands.
@@ -165,7 +166,8 @@ func apiError(w http.ResponseWriter, status int, code, msg string, details map[s
 	reply(w, status, map[string]any{"error": map[string]any{"code": code, "message": msg, "details": details}})
 }
 
-// run executes the command line like the binary does.
+// run executes the command line like the binary does (app.Main joins these commands to the server ones and maps
+// errors to exit codes).
 func run(args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	code = app.Main(context.Background(), args, &out, &errOut)
@@ -173,7 +175,7 @@ func run(args ...string) (code int, stdout, stderr string) {
 }
 
 func TestSourcesAdd(t *testing.T) {
-	t.Setenv(app.EnvAuthToken, "")
+	t.Setenv(cli.EnvAuthToken, "")
 	api, url := newFakeAPI(t)
 
 	code, out, errOut := run("sources", "add", "--server", url, "--scope", "team", "--source-id", "s-1",
@@ -202,14 +204,14 @@ func TestSourcesAdd(t *testing.T) {
 	require.Contains(t, errOut, "unauthorized: missing or invalid bearer token (request id req-1); pass --token or set POWERCONTEXT_AUTH_TOKEN")
 	code, _, errOut = run("sources", "add", "--server", url, "--token", "s3cret", "--scope", "team", "x")
 	require.Equal(t, app.ExitOK, code, errOut)
-	t.Setenv(app.EnvAuthToken, "s3cret")
-	t.Setenv(app.EnvServerURL, url)
+	t.Setenv(cli.EnvAuthToken, "s3cret")
+	t.Setenv(cli.EnvServerURL, url)
 	code, _, errOut = run("sources", "add", "--scope", "team", "y")
 	require.Equal(t, app.ExitOK, code, errOut)
 }
 
 func TestSourcesAddFromStdin(t *testing.T) {
-	t.Setenv(app.EnvAuthToken, "")
+	t.Setenv(cli.EnvAuthToken, "")
 	_, url := newFakeAPI(t)
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
@@ -226,7 +228,7 @@ func TestSourcesAddFromStdin(t *testing.T) {
 }
 
 func TestMemoryFlushShowsLiveStatus(t *testing.T) {
-	t.Setenv(app.EnvAuthToken, "")
+	t.Setenv(cli.EnvAuthToken, "")
 	api, url := newFakeAPI(t)
 	code, out, errOut := run("memory", "flush", "--server", url, "--scope", "team", "--poll", "1ms")
 	require.Equal(t, app.ExitOK, code, errOut)
@@ -245,7 +247,7 @@ func TestMemoryFlushShowsLiveStatus(t *testing.T) {
 }
 
 func TestMemoryFlushPendingAndFailed(t *testing.T) {
-	t.Setenv(app.EnvAuthToken, "")
+	t.Setenv(cli.EnvAuthToken, "")
 	api, url := newFakeAPI(t)
 	api.opScript = []opStep{{"running", 1, ""}}
 	code, out, errOut := run("memory", "flush", "--server", url, "--scope", "team", "--poll", "5ms", "--deadline", "60ms")
@@ -262,7 +264,7 @@ func TestMemoryFlushPendingAndFailed(t *testing.T) {
 }
 
 func TestMemoryShowAndSearch(t *testing.T) {
-	t.Setenv(app.EnvAuthToken, "")
+	t.Setenv(cli.EnvAuthToken, "")
 	_, url := newFakeAPI(t)
 	code, out, errOut := run("memory", "show", "--server", url, "--scope", "team")
 	require.Equal(t, app.ExitOK, code, errOut)
@@ -287,7 +289,7 @@ func TestMemoryShowAndSearch(t *testing.T) {
 }
 
 func TestOps(t *testing.T) {
-	t.Setenv(app.EnvAuthToken, "")
+	t.Setenv(cli.EnvAuthToken, "")
 	_, url := newFakeAPI(t)
 	code, out, errOut := run("ops", "list", "--server", url, "--scope", "team", "--status", "failed")
 	require.Equal(t, app.ExitOK, code, errOut)
@@ -320,7 +322,7 @@ func TestOps(t *testing.T) {
 }
 
 func TestClientCommandsRefuseBadFlags(t *testing.T) {
-	t.Setenv(app.EnvAuthToken, "")
+	t.Setenv(cli.EnvAuthToken, "")
 	api, url := newFakeAPI(t)
 	for _, args := range [][]string{
 		{"sources", "add", "--server", url, "content"},                                // --scope missing
@@ -348,7 +350,7 @@ func TestClientCommandsRefuseBadFlags(t *testing.T) {
 }
 
 func TestUnreachableServer(t *testing.T) {
-	t.Setenv(app.EnvAuthToken, "")
+	t.Setenv(cli.EnvAuthToken, "")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	url := "http://" + ln.Addr().String()
@@ -366,7 +368,7 @@ func TestUnreachableServer(t *testing.T) {
 			": is the server running? (start it with: make run)\n", errOut)
 	}
 	// The default address is used when neither --server nor the environment names one.
-	t.Setenv(app.EnvServerURL, url)
+	t.Setenv(cli.EnvServerURL, url)
 	code, _, errOut := run("ops", "list")
 	require.Equal(t, app.ExitFailed, code)
 	require.Contains(t, errOut, "cannot reach powercontext at "+url)

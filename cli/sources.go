@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"encoding/json"
@@ -41,7 +41,7 @@ first capture's journal position and changes nothing, so retries are safe. Memor
 			if metadata != "" {
 				var obj map[string]any
 				if json.Unmarshal([]byte(metadata), &obj) != nil || obj == nil {
-					return configErrorf("--metadata must be a JSON object, such as '{\"kind\":\"note\"}'")
+					return usageErrorf("--metadata must be a JSON object, such as '{\"kind\":\"note\"}'")
 				}
 				meta = json.RawMessage(metadata)
 			}

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -17,20 +17,11 @@ import (
 	"github.com/powercontext/powercontext/client"
 )
 
-// Client command settings (flags win over the environment).
+// Output formats of --output.
 const (
-	EnvServerURL     = "POWERCONTEXT_SERVER_URL"
-	EnvAuthToken     = "POWERCONTEXT_AUTH_TOKEN"
-	DefaultServerURL = "http://127.0.0.1:8080"
-
 	outputText = "text"
 	outputJSON = "json"
 )
-
-// newClientCommands returns the commands that talk to a running server: sources, memory and ops.
-func newClientCommands() []*cobra.Command {
-	return []*cobra.Command{newSourcesCommand(), newMemoryCommand(), newOpsCommand()}
-}
 
 // clientFlags are the flags shared by every client command (persistent on each command group).
 type clientFlags struct {
@@ -57,15 +48,15 @@ type session struct {
 	raw []byte
 }
 
-// connect validates the client flags and builds the client (bad flags are ConfigErrors, exit 2).
+// connect validates the client flags and builds the client (bad flags are UsageErrors, exit 2).
 func (f *clientFlags) connect(extra ...client.Option) (*session, error) {
 	switch f.output {
 	case outputText, outputJSON:
 	default:
-		return nil, configErrorf("--output must be text or json, not %q", f.output)
+		return nil, usageErrorf("--output must be text or json, not %q", f.output)
 	}
 	if f.timeout < 0 {
-		return nil, configErrorf("--timeout must not be negative")
+		return nil, usageErrorf("--timeout must not be negative")
 	}
 	server := f.server
 	if server == "" {
@@ -73,7 +64,7 @@ func (f *clientFlags) connect(extra ...client.Option) (*session, error) {
 	}
 	u, err := url.Parse(server)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, configErrorf("--server must be an http:// or https:// URL such as %s, not %q", DefaultServerURL, server)
+		return nil, usageErrorf("--server must be an http:// or https:// URL such as %s, not %q", DefaultServerURL, server)
 	}
 	token := f.token
 	if token == "" {
@@ -161,15 +152,11 @@ func failureName(category, code string) string {
 	return category + "/" + code
 }
 
-func configErrorf(format string, a ...any) error {
-	return &ConfigError{Err: fmt.Errorf(format, a...)}
-}
-
-// args wraps a cobra argument check so that a wrong argument count is a ConfigError (exit 2).
+// args wraps a cobra argument check so that a wrong argument count is a UsageError (exit 2).
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if err := check(cmd, a); err != nil {
-			return &ConfigError{Err: fmt.Errorf("%w (see: %s --help)", err, cmd.CommandPath())}
+			return &UsageError{Err: fmt.Errorf("%w (see: %s --help)", err, cmd.CommandPath())}
 		}
 		return nil
 	}
@@ -177,12 +164,12 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 func requireFlag(name, value string) error {
 	if strings.TrimSpace(value) == "" {
-		return configErrorf("--%s is required", name)
+		return usageErrorf("--%s is required", name)
 	}
 	return nil
 }
 
-// group is a command that only holds subcommands; an unknown subcommand is a ConfigError.
+// group is a command that only holds subcommands; an unknown subcommand is a UsageError.
 func group(use, short, example string, f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     use,

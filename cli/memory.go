@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"encoding/json"
@@ -45,7 +45,7 @@ scope whose next window is held by a failed operation is blocked until that oper
 				return err
 			}
 			if deadline < 0 || poll <= 0 {
-				return configErrorf("--deadline must not be negative and --poll must be positive")
+				return usageErrorf("--deadline must not be negative and --poll must be positive")
 			}
 			s, err := f.connect(client.WithOperationDeadline(deadline), client.WithPollInterval(poll))
 			if err != nil {
