@@ -135,14 +135,16 @@ func TestSchedulerCrashMidPageRescansAndJoins(t *testing.T) {
 		}}
 		crashCtx, crash := context.WithCancel(context.Background())
 		var n int
-		first, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "first", Lease: 300 * time.Millisecond,
+		// The lease must outlive five enqueues on a loaded machine, or the sixth meets an expired lease and the
+		// first scheduler steps down quietly instead of crashing.
+		first, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "first", Lease: 2 * time.Second,
 			Hooks: coordinator.SchedulerHooks{Enqueued: func(string, coordinator.EnqueueResult) {
 				if n++; n == 5 {
 					crash()
 				}
 			}}}, disc)
 		require.NoError(t, err)
-		require.Error(t, first.Tick(crashCtx))
+		require.ErrorIs(t, first.Tick(crashCtx), context.Canceled)
 		require.Equal(t, 5, countItems(t, l))
 		tok, _ := first.Leader()
 		waitDBPast(t, s, tok.ExpiresAt)
