@@ -35,16 +35,19 @@ import (
 const (
 	markerHang = "hang-until-cancelled"
 	markerFail = "fail-while-asked"
+	markerHold = "hold-until-released"
 )
 
 // fakeModel is an OpenAI-compatible chat-completions server. It answers an empty memory, except: the first call
 // whose prompt carries failOnce fails with an error message carrying errorCanary; a prompt with markerFail fails
-// while failing is set; a prompt with markerHang blocks until the caller goes away.
+// while failing is set; a prompt with markerHang blocks until the caller goes away; a prompt with markerHold blocks
+// until release is closed (then answers) or the caller goes away.
 type fakeModel struct {
 	apiKey, failOnce, errorCanary string
 	failedOnce                    atomic.Bool
 	failing                       atomic.Bool
-	hanging                       chan struct{} // receives once per hanging call
+	hanging                       chan struct{} // receives once per hanging or held call
+	release                       chan struct{} // closed to let held calls answer
 	calls                         atomic.Int32
 	badAuth                       atomic.Int32
 }
@@ -70,6 +73,16 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		<-r.Context().Done()
 		return
+	case bytes.Contains(body, []byte(markerHold)):
+		select {
+		case f.hanging <- struct{}{}:
+		default:
+		}
+		select {
+		case <-f.release:
+		case <-r.Context().Done():
+			return
+		}
 	case bytes.Contains(body, []byte(markerFail)) && f.failing.Load():
 		fail()
 		return
@@ -105,15 +118,21 @@ func (s *syncBuffer) String() string {
 
 // obsEnv is one real single_node runtime (API, scheduler and worker) on a fresh database, driven over HTTP.
 type obsEnv struct {
-	base  string
-	logs  *syncBuffer
-	spans keptSpans
-	model *fakeModel
-	url   dburl.URL
-	stop  func()
+	base    string
+	member  string // the runtime's member id
+	logs    *syncBuffer
+	spans   keptSpans
+	model   *fakeModel
+	url     dburl.URL
+	cancel  func()        // begins the shutdown (what SIGTERM does)
+	stopped chan struct{} // closed when Run has returned
+	runErr  error         // Run's result, once stopped is closed
+	stop    func()        // cancel, then require Run to return nil
 }
 
-func startRuntime(t *testing.T, engine db.Engine, model *fakeModel) *obsEnv {
+// startRuntime starts a single_node runtime with short timings on a fresh database of engine; adjust changes the
+// configuration first.
+func startRuntime(t *testing.T, engine db.Engine, model *fakeModel, adjust ...func(*app.Config)) *obsEnv {
 	t.Helper()
 	srv := httptest.NewServer(model)
 	t.Cleanup(srv.Close)
@@ -129,6 +148,9 @@ func startRuntime(t *testing.T, engine db.Engine, model *fakeModel) *obsEnv {
 	cfg.SchedulerLeaseSeconds, cfg.SchedulerRenewSeconds = 1.5, 0.2
 	cfg.MemberHeartbeatSeconds, cfg.MemberTTLSeconds = 0.2, 5
 	cfg.LogLevel = "debug" // capture every line a component writes
+	for _, f := range adjust {
+		f(&cfg)
+	}
 	require.NoError(t, cfg.Validate())
 
 	env := &obsEnv{logs: &syncBuffer{}, spans: keptSpans{tracetest.NewInMemoryExporter()}, model: model,
@@ -136,15 +158,16 @@ func startRuntime(t *testing.T, engine db.Engine, model *fakeModel) *obsEnv {
 	ctx, cancel := context.WithCancel(context.Background())
 	rt, err := app.Start(ctx, cfg, env.logs, app.WithSpanExporter(env.spans))
 	require.NoError(t, err)
-	env.base = "http://" + rt.Addr()
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(ctx) }()
-	var once sync.Once
+	env.base, env.member, env.cancel = "http://"+rt.Addr(), rt.MemberID(), cancel
+	env.stopped = make(chan struct{})
+	go func() {
+		env.runErr = rt.Run(ctx)
+		close(env.stopped)
+	}()
 	env.stop = func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
+		cancel()
+		<-env.stopped
+		require.NoError(t, env.runErr)
 	}
 	t.Cleanup(env.stop)
 	return env

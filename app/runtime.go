@@ -9,12 +9,13 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
@@ -57,6 +58,7 @@ type Runtime struct {
 	listener   net.Listener
 	single     *coordinator.LeaseToken
 	tel        *telemetry.Telemetry
+	stopping   atomic.Bool // Run began to shut down (readiness says so)
 }
 
 // Option adjusts Start beyond the configuration (tests).
@@ -259,63 +261,113 @@ func (r *Runtime) Addr() string { return r.listener.Addr().String() }
 // MemberID is this process's member and lease owner id.
 func (r *Runtime) MemberID() string { return r.memberID }
 
-// Run serves until ctx is done, then shuts down in order: stop accepting HTTP, stop the scheduler (releasing its
-// lease), let the worker drain for the shutdown grace, deregister, release the single-node lease, close the store.
+// Run serves until ctx is done or a part fails, then shuts down in this order (docs/architecture.md#shutdown):
+//
+//  1. stop claiming and discovery: readiness turns not_ready (check process=stopping), the worker stops claiming,
+//     and the scheduler stops ticking and releases the work-discovery lease at once (a standby need not wait for
+//     it to expire);
+//  2. drain: attempts in flight keep their heartbeats and finish (prepare, then commit) for up to the worker's
+//     shutdown grace; the rest are abandoned without a write, so their leases expire and another worker recovers
+//     them (docs/protocol.md#lease-expiry);
+//  3. deregister: the membership heartbeat stops and the member row is deleted;
+//  4. close HTTP: stop accepting, let requests in flight finish (at most httpShutdownTimeout);
+//  5. release the single-node lease (renewed until here), close the database, flush telemetry.
+//
+// HTTP, membership and the database stay up through steps 1 and 2, so a request waiting on work that is draining
+// (a flush) gets its answer, and the process stays visible to other members while it still holds work.
 func (r *Runtime) Run(ctx context.Context) error {
 	defer r.closeAll()
 	r.log.Info().Str("listen", r.Addr()).Str("mode", r.cfg.Mode).Msg("powercontext started")
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	fatal := make(chan error, 1)
-	var wg sync.WaitGroup
-	goRun := func(fn func(context.Context) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(runCtx); err != nil && runCtx.Err() == nil {
-				select {
-				case fatal <- err:
-				default:
-				}
-			}
-		}()
-	}
-	httpDone := make(chan error, 1)
-	go func() { httpDone <- r.http.Serve(r.listener) }()
-	goRun(r.membership.Run)
-	goRun(r.observeMembers)
+	// A part that fails starts the same shutdown; Run returns its error.
+	failed, fail := context.WithCancelCause(context.Background())
+	defer fail(nil)
+	base := context.WithoutCancel(ctx)
+
+	var serving errgroup.Group
+	serving.Go(func() error {
+		if err := r.http.Serve(r.listener); !errors.Is(err, http.ErrServerClosed) {
+			fail(fmt.Errorf("http server: %w", err))
+			return err
+		}
+		return nil
+	})
+	var lease, presence, roles *stage
 	if r.single != nil {
-		goRun(r.keepSingleNode)
+		lease = r.startStage(base, fail, r.keepSingleNode)
 	}
+	presence = r.startStage(base, fail, r.membership.Run, r.observeMembers)
+	var roleRuns []func(context.Context) error
 	if r.scheduler != nil {
-		goRun(r.scheduler.Run)
+		roleRuns = append(roleRuns, r.scheduler.Run)
 	}
 	if r.worker != nil {
-		goRun(r.worker.Run)
+		roleRuns = append(roleRuns, r.worker.Run)
 	}
-	var runErr error
+	roles = r.startStage(base, fail, roleRuns...)
+
 	select {
 	case <-ctx.Done():
-	case err := <-fatal:
-		runErr = err
-	case err := <-httpDone:
-		if !errors.Is(err, http.ErrServerClosed) {
-			runErr = err
-		}
+	case <-failed.Done():
 	}
+	r.stopping.Store(true)
 	r.log.Info().Msg("powercontext stopping")
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	_ = r.http.Shutdown(sctx)
+	roles.stop(r.log, "roles")         // 1, 2: discovery stopped and its lease released; the worker drained
+	presence.stop(r.log, "membership") // 3: deregistered
+	sctx, scancel := context.WithTimeout(base, httpShutdownTimeout)
+	if err := r.http.Shutdown(sctx); err != nil {
+		r.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("http shutdown timed out, closing connections")
+		_ = r.http.Close()
+	}
 	scancel()
-	cancel()
-	wg.Wait()
-	if r.single != nil {
-		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_ = r.ledger.ReleaseLease(rctx, *r.single)
+	_ = serving.Wait()
+	r.log.Info().Str("step", "http").Msg("shutdown step done") // 4
+	if lease != nil {                                          // 5
+		lease.stop(r.log, "single_node_lease")
+		rctx, rcancel := context.WithTimeout(base, 5*time.Second)
+		if err := r.ledger.ReleaseLease(rctx, *r.single); err != nil {
+			r.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("single-node lease release failed")
+		}
 		rcancel()
 	}
 	r.log.Info().Msg("powercontext stopped")
-	return runErr
+	return context.Cause(failed)
+}
+
+// httpShutdownTimeout bounds how long closing HTTP waits for requests in flight (a flush waits at most
+// flush_max_wait_seconds on its own, and its operation has drained by then).
+const httpShutdownTimeout = 10 * time.Second
+
+// stage is a set of parts that start together and stop together (one errgroup under one context).
+type stage struct {
+	cancel context.CancelFunc
+	group  errgroup.Group
+}
+
+// startStage runs each part under a context of its own stage; a part that returns an error before its stage is
+// stopped calls fail.
+func (r *Runtime) startStage(base context.Context, fail context.CancelCauseFunc, parts ...func(context.Context) error) *stage {
+	ctx, cancel := context.WithCancel(base)
+	st := &stage{cancel: cancel}
+	for _, part := range parts {
+		st.group.Go(func() error {
+			err := part(ctx)
+			if err != nil && ctx.Err() == nil {
+				fail(err)
+			}
+			return err
+		})
+	}
+	return st
+}
+
+// stop cancels the stage, waits for every part to return and logs the step (an error of a part is a warning).
+func (st *stage) stop(log zerolog.Logger, step string) {
+	st.cancel()
+	if err := st.group.Wait(); err != nil {
+		log.Warn().Str("step", step).Str("error_class", coordinator.ErrorClass(err)).Msg("shutdown step failed")
+		return
+	}
+	log.Info().Str("step", step).Msg("shutdown step done")
 }
 
 // keepSingleNode renews the single-node-runtime lease; losing it stops the process.
@@ -403,12 +455,16 @@ const (
 //	worker      ok | unsupported_work_waiting | unavailable | unknown | not_run
 //	provider    unknown (no call yet) | ok | rate_limited | unavailable | invalid_output | error | not_run
 //	provider_kind  local | openai (workers only)
+//	process     running | stopping (Run is shutting down: the process finishes its work but takes no more)
 //
-// The status is the worst of: database unavailable → not_ready; membership per coordinator.MembershipCheck;
+// The status is the worst of: stopping → not_ready; database unavailable → not_ready; membership per coordinator.MembershipCheck;
 // unsupported work waiting → misconfigured; the last provider call unavailable → degraded.
 func (r *Runtime) Readiness(ctx context.Context) (string, map[string]any) {
 	checks := map[string]any{"database": checkOK, "membership": checkUnknown, "scheduler": checkNotRun,
-		"worker": checkNotRun, "provider": checkNotRun}
+		"worker": checkNotRun, "provider": checkNotRun, "process": "running"}
+	if r.stopping.Load() {
+		checks["process"] = "stopping"
+	}
 	if r.scheduler != nil {
 		if _, leader := r.scheduler.Leader(); leader {
 			checks["scheduler"] = "leader"
@@ -437,6 +493,9 @@ func (r *Runtime) Readiness(ctx context.Context) (string, map[string]any) {
 		if rank[s] > rank[status] {
 			status = s
 		}
+	}
+	if r.stopping.Load() {
+		worse(coordinator.ReadyNotReady)
 	}
 	members, err := coordinator.LiveMembers(ctx, r.store)
 	if err != nil {

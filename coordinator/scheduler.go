@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -53,6 +54,7 @@ type Scheduler struct {
 	discoverers []Discoverer
 	log         zerolog.Logger
 
+	mu         sync.Mutex // guards token and leader for Leader (readiness reads them from other goroutines)
 	token      LeaseToken
 	leader     bool
 	everLeader bool
@@ -77,7 +79,11 @@ func NewScheduler(ledger *Ledger, cfg SchedulerConfig, discoverers ...Discoverer
 }
 
 // Leader reports whether the last tick held the lease, and its token.
-func (s *Scheduler) Leader() (LeaseToken, bool) { return s.token, s.leader }
+func (s *Scheduler) Leader() (LeaseToken, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token, s.leader
+}
 
 // Run ticks every Renew interval until ctx is done, then releases the lease if held.
 func (s *Scheduler) Run(ctx context.Context) error {
@@ -150,8 +156,10 @@ func (s *Scheduler) setLeader(leader bool, token LeaseToken) {
 			s.cfg.Hooks.Leadership(LeadershipLost, s.token.Fence)
 		}
 	}
+	s.mu.Lock()
 	s.leader = leader
 	s.token = token
+	s.mu.Unlock()
 }
 
 // runDiscoverer scans pages of one discoverer while it is due and the tick's budget lasts.
