@@ -1,0 +1,201 @@
+package doccheck
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// repoRoot finds the repository root: the nearest directory above the test's working directory with a go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, parent, dir, "no go.mod above the test directory")
+		dir = parent
+	}
+}
+
+// repoFiles lists the repository's files: what git tracks plus new files it does not ignore, or, without git (an
+// exported tree), every file under the root except build output and local data.
+func repoFiles(t *testing.T, root string) []File {
+	t.Helper()
+	var paths []string
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err == nil {
+		for _, p := range bytes.Split(out, []byte{0}) {
+			if len(p) > 0 {
+				paths = append(paths, string(p))
+			}
+		}
+	} else {
+		t.Logf("git ls-files failed (%v); walking the tree instead", err)
+		require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() {
+				switch rel {
+				case ".git", "bin", "data", "tmp":
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			paths = append(paths, rel)
+			return nil
+		}))
+	}
+	var files []File
+	for _, p := range paths {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		if os.IsNotExist(err) {
+			continue // tracked but deleted in the working tree
+		}
+		require.NoError(t, err)
+		files = append(files, File{Path: p, Content: b})
+	}
+	require.NotEmpty(t, files)
+	return files
+}
+
+func report(t *testing.T, what string, problems []Problem) {
+	t.Helper()
+	if len(problems) == 0 {
+		return
+	}
+	lines := make([]string, len(problems))
+	for i, p := range problems {
+		lines[i] = "  " + p.String()
+	}
+	t.Errorf("%s (%d):\n%s", what, len(problems), strings.Join(lines, "\n"))
+}
+
+// TestReferencesResolve: every docs/<file>.md#anchor, relative Markdown link, document mention, and backticked test
+// name or path in the documentation resolves in this repository.
+func TestReferencesResolve(t *testing.T) {
+	r := NewRepo(repoFiles(t, repoRoot(t)))
+	report(t, "dangling references", r.CheckReferences())
+}
+
+// TestNothingCitesOutsideTheRepository: no file cites a document or path outside the repository, except the
+// exemptions documented on Forbidden.
+func TestNothingCitesOutsideTheRepository(t *testing.T) {
+	r := NewRepo(repoFiles(t, repoRoot(t)))
+	report(t, "citations outside the repository", r.Forbidden())
+}
+
+// TestRequiredAnchors: the anchors that code comments are written against exist.
+func TestRequiredAnchors(t *testing.T) {
+	root := repoRoot(t)
+	required := map[string][]string{
+		"docs/protocol.md": {"engines", "database-time", "creating-rows", "tables", "state-machine", "lock-order",
+			"fencing", "enqueue", "claim", "execute", "complete", "errors", "lease-expiry", "scheduler", "membership",
+			"rate-limit", "windows-and-cursors", "invariants"},
+		"docs/architecture.md": {"what-it-is", "packages", "roles", "engines", "configuration", "privacy",
+			"observability", "shutdown"},
+	}
+	for doc, anchors := range required {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		require.NoError(t, err)
+		have := Anchors(b)
+		for _, a := range anchors {
+			require.True(t, have[a], "%s has no heading with the anchor #%s", doc, a)
+		}
+	}
+}
+
+// The checks themselves, on small made-up repositories: each must be able to fail.
+
+func TestDanglingAnchorIsReported(t *testing.T) {
+	r := NewRepo([]File{
+		{Path: "docs/protocol.md", Content: []byte("# Protocol\n\n## Claim\n\ntext\n")},
+		{Path: "coordinator/claim.go", Content: []byte("// Claim runs one pass (docs/protocol.md#claim).\n" +
+			"// Complete (docs/protocol.md#complete) is elsewhere.\n")},
+	})
+	problems := r.CheckReferences()
+	require.Len(t, problems, 1)
+	require.Equal(t, "coordinator/claim.go", problems[0].Path)
+	require.Equal(t, 2, problems[0].Line)
+	require.Contains(t, problems[0].Message, "no heading with the anchor #complete")
+}
+
+func TestMissingDocumentAndLinksAreReported(t *testing.T) {
+	r := NewRepo([]File{
+		{Path: "README.md", Content: []byte("# Title\n\nSee [the API](docs/api.md), [the guide](CONTRIBUTING.md#tests),\n" +
+			"[up](#title), [nowhere](#nowhere), [site](https://example.com/x.md#y) and [out](../other/x.md).\n")},
+		{Path: "CONTRIBUTING.md", Content: []byte("# Contributing\n\n## Layout\n")},
+		{Path: "client/doc.go", Content: []byte("// Package client speaks docs/http.md.\n")},
+		{Path: "docs/protocol.md", Content: []byte("# P\n\nProved by `TestClaimOnce` in `coordinator/claim_test.go`;\n" +
+			"see `provider/rate_limited`, `TestGone`, `coordinator/gone_test.go` and `role/host/pid`.\n")},
+		{Path: "coordinator/claim_test.go", Content: []byte("package coordinator\n\nfunc TestClaimOnce(t *testing.T) {}\n")},
+	})
+	var msgs []string
+	for _, p := range r.CheckReferences() {
+		msgs = append(msgs, p.String())
+	}
+	require.ElementsMatch(t, []string{
+		"README.md:3: link docs/api.md: docs/api.md does not exist",
+		"README.md:3: link CONTRIBUTING.md#tests: CONTRIBUTING.md has no heading with the anchor #tests",
+		"README.md:4: link #nowhere: no heading with that anchor in this file",
+		"README.md:4: link ../other/x.md points outside the repository",
+		"client/doc.go:1: docs/http.md does not exist",
+		"docs/protocol.md:4: test TestGone is not declared in any _test.go file",
+		"docs/protocol.md:4: path coordinator/gone_test.go does not exist",
+	}, msgs)
+}
+
+func TestSlugs(t *testing.T) {
+	for heading, want := range map[string]string{
+		"Windows and cursors":          "windows-and-cursors",
+		"What it is":                   "what-it-is",
+		"pc_work_items":                "pc_work_items",
+		"`make` targets":               "make-targets",
+		"Getting PostgreSQL & MariaDB": "getting-postgresql--mariadb",
+		"See [the table](#x) (v2)":     "see-the-table-v2",
+		"Schlüssel und Sperren":        "schlüssel-und-sperren",
+	} {
+		require.Equal(t, want, Slug(heading), heading)
+	}
+	a := Anchors([]byte("# A\n## Claim\n```\n## Not a heading\n```\n### Claim\n<a id=\"custom\"></a>\n"))
+	require.Equal(t, map[string]bool{"a": true, "claim": true, "claim-1": true, "custom": true}, a)
+}
+
+func TestForbiddenCitations(t *testing.T) {
+	section := "SPEC " + "\u00a7"
+	shared := "../" + "shared"
+	r := NewRepo([]File{
+		{Path: ".ci/run", Content: []byte("eval \"$(" + shared + "/ci/services.sh)\"\n")},
+		{Path: "coordinator/claim.go", Content: []byte("// See " + section + "3.5.\n")},
+		{Path: "handlers/doc.go", Content: []byte("// The contract is in API" + ".md; docs/api.md is fine, OPENAPI" + ".md too.\n")},
+		{Path: "app/layout.go", Content: []byte("// Shaped after STYLE" + ".md.\n")},
+		{Path: "README.md", Content: []byte("Start the servers with " + shared + "/ci/services.sh.\n")},
+		{Path: "e2e/tools_test.go", Content: []byte("const atlas = \"" + shared + "/tools/atlas\"\nconst other = \"" + shared + "/seed\"\n")},
+		{Path: "sql/migrations/postgres/20261202000000_baseline.sql", Content: []byte("-- lock order (" + section + "3.3).\n")},
+		{Path: "sql/migrations/postgres/20261206000000_new.sql", Content: []byte("-- lock order (" + section + "3.3).\n")},
+	})
+	var msgs []string
+	for _, p := range r.Forbidden() {
+		msgs = append(msgs, p.String())
+	}
+	require.ElementsMatch(t, []string{
+		"coordinator/claim.go:1: cites a section of a design document outside the repository",
+		"handlers/doc.go:1: cites an HTTP contract document outside the repository",
+		"app/layout.go:1: cites a style document outside the repository",
+		"README.md:1: cites a path outside the repository",
+		"e2e/tools_test.go:2: cites a path outside the repository",
+		"sql/migrations/postgres/20261206000000_new.sql:1: cites a section of a design document outside the repository",
+	}, msgs)
+}
