@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/memory"
@@ -359,7 +360,8 @@ func (t *tools) toolError(tool string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return errInternal
 	}
-	t.log.Error().Err(err).Str("tool", tool).Msg("mcp tool failed")
+	// Error text can quote database values or Sources: log a bounded class only (docs/architecture.md#privacy).
+	t.log.Error().Str("error_class", coordinator.ErrorClass(err)).Str("tool", tool).Msg("mcp tool failed")
 	return errInternal
 }
 

@@ -260,6 +260,8 @@ func TestInternalErrorsAreGeneric(t *testing.T) {
 	require.NotContains(t, fmt.Sprint(res), "10.0.0.7")
 	require.Contains(t, logs.String(), `"tool":"get_memory"`)
 	require.Contains(t, logs.String(), `"message":"mcp tool failed"`)
+	require.NotContains(t, logs.String(), "10.0.0.7", "error text never reaches the log (docs/architecture.md#privacy)")
+	require.Contains(t, logs.String(), `"error_class":"*errors.errorString"`)
 }
 
 func TestUnconfiguredDepsAnswerNotReady(t *testing.T) {
