@@ -2,7 +2,10 @@ package app
 
 import (
 	"io"
+	stdlog "log"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 )
@@ -19,4 +22,42 @@ func NewLogger(format, level string, w io.Writer) zerolog.Logger {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+// HTTPErrorLog routes net/http's own error lines (TLS handshake failures, accept errors, a handler's superfluous
+// WriteHeader, a panic that escaped every middleware) into the JSON log as warnings with a bounded class. The
+// line's text is kept (bounded) except for panics, whose value could carry request data.
+func HTTPErrorLog(log zerolog.Logger) *stdlog.Logger {
+	return stdlog.New(httpErrorWriter{log: log.With().Str("component", "net/http").Logger()}, "", 0)
+}
+
+type httpErrorWriter struct{ log zerolog.Logger }
+
+const maxHTTPErrorText = 300
+
+func (w httpErrorWriter) Write(p []byte) (int, error) {
+	line := strings.TrimSpace(string(p))
+	class := "other"
+	for _, c := range []struct{ prefix, class string }{
+		{"http: TLS handshake error", "tls_handshake"},
+		{"http: Accept error", "accept"},
+		{"http: panic serving", "panic"},
+		{"http: superfluous response.WriteHeader", "superfluous_write_header"},
+		{"http: response.Write on hijacked", "write_after_hijack"},
+		{"http2:", "http2"},
+	} {
+		if strings.HasPrefix(line, c.prefix) {
+			class = c.class
+			break
+		}
+	}
+	ev := w.log.Warn().Str("class", class)
+	if class != "panic" {
+		if len(line) > maxHTTPErrorText {
+			line = line[:maxHTTPErrorText]
+		}
+		ev = ev.Str("detail", strings.ToValidUTF8(line, string(utf8.RuneError)))
+	}
+	ev.Msg("http server error")
+	return len(p), nil
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // decodeJSON reads the request body into dst (a pointer to a struct): 415 unless the content type is JSON, 413
-// beyond the body limit, 400 invalid_json for a body that is not one UTF-8 JSON object, 422 invalid_request with
-// details.field for a value of the wrong type. Unknown fields are ignored (forward compatible).
+// beyond the body limit, 400 invalid_json for a body that is not one UTF-8 JSON object or that repeats a member
+// name in any object (details.field names it), 422 invalid_request with details.field for a value of the wrong
+// type. Unknown fields are ignored (forward compatible).
 func decodeJSON(c echo.Context, dst any) error {
 	req := c.Request()
 	if !jsonContentType(req.Header.Get(echo.HeaderContentType)) {
@@ -45,6 +46,10 @@ func decodeJSON(c echo.Context, dst any) error {
 			return invalidJSON("request body is not valid JSON")
 		}
 		return invalidJSON("request body must be a JSON object")
+	}
+	if path, dup := duplicateKey(trimmed); dup {
+		return apiErr(http.StatusBadRequest, CodeInvalidJSON,
+			"request body repeats a member name; each name may appear once per object", map[string]any{"field": path})
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(dst); err != nil {
@@ -140,4 +145,81 @@ func checkText(field, s string) error {
 		return invalidField(field, "must not contain NUL characters")
 	}
 	return nil
+}
+
+// duplicateKey walks body's tokens and reports the path (a.b[2].c) of the first member name repeated within one
+// object. Duplicates are legal JSON but ambiguous: parsers disagree on which value wins (encoding/json takes the
+// last), so a proxy or a client library may see a different request than the server (RFC 7493 forbids them).
+// Malformed JSON reports no duplicate; the decoder proper rejects it.
+func duplicateKey(body []byte) (string, bool) {
+	type frame struct {
+		obj     bool
+		keys    map[string]struct{}
+		key     string // object: the current member
+		wantKey bool   // object: the next token is a member name or '}'
+		index   int    // array: the current element
+	}
+	var stack []*frame
+	path := func() string {
+		var b strings.Builder
+		for i, f := range stack {
+			if f.obj {
+				if i > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			} else {
+				b.WriteString("[" + strconv.Itoa(f.index) + "]")
+			}
+		}
+		return b.String()
+	}
+	// valueDone moves the enclosing container past the value just read.
+	valueDone := func() {
+		if len(stack) == 0 {
+			return
+		}
+		if top := stack[len(stack)-1]; top.obj {
+			top.wantKey = true
+		} else {
+			top.index++
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].wantKey {
+			top := stack[n-1]
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:n-1]
+				valueDone()
+			} else if k, ok := tok.(string); ok {
+				top.key = k
+				if _, dup := top.keys[k]; dup {
+					return path(), true
+				}
+				top.keys[k] = struct{}{}
+				top.wantKey = false
+			}
+		} else if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{':
+				stack = append(stack, &frame{obj: true, keys: map[string]struct{}{}, wantKey: true})
+			case '[':
+				stack = append(stack, &frame{})
+			case ']':
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		} else {
+			valueDone()
+		}
+		if len(stack) == 0 {
+			return "", false
+		}
+	}
 }

@@ -129,7 +129,12 @@ func (e *env) do(method, target string, body io.Reader, h hdr) resp {
 func serve(h http.Handler, method, target string, body io.Reader, headers hdr) resp {
 	req := httptest.NewRequest(method, target, body)
 	req.RemoteAddr = "192.0.2.10:4242"
+	req.Host = "127.0.0.1:8080" // the default listen address; a test may set "Host"
 	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	rec := httptest.NewRecorder()

@@ -22,6 +22,8 @@ const (
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeUnauthorized         = "unauthorized"
+	CodeForbidden            = "forbidden"
+	CodeHostNotAllowed       = "host_not_allowed"
 	CodeRateLimited          = "rate_limited"
 	CodeRuntimeNotReady      = "runtime_not_ready"
 	CodeInternal             = "internal_error"

@@ -75,6 +75,7 @@ func TestBodyErrors(t *testing.T) {
 		e.do(http.MethodPost, path, bytes.NewReader(huge), jsonCT).requireError(t, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
 		req := httptest.NewRequest(http.MethodPost, path, io.MultiReader(strings.NewReader(`{"content":"`), bytes.NewReader(huge), strings.NewReader(`"}`)))
 		req.ContentLength = -1
+		req.Host = "localhost:8080"
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		e.e.ServeHTTP(rec, req)
@@ -145,6 +146,7 @@ func TestRateLimit(t *testing.T) {
 	// Another principal (remote address) has its own window.
 	req := httptest.NewRequest(http.MethodGet, "/v1/memory?scope_id=s", nil)
 	req.RemoteAddr = "198.51.100.7:1"
+	req.Host = "localhost:8080"
 	rec := httptest.NewRecorder()
 	e.e.ServeHTTP(rec, req)
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -266,6 +268,7 @@ func TestClientCancelIsNotAServerError(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := httptest.NewRequest(http.MethodPost, "/v1/memory/flush", strings.NewReader(`{"scope_id":"gone"}`)).WithContext(ctx)
+	req.Host = "localhost:8080"
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	env.e.ServeHTTP(rec, req)

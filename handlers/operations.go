@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -10,9 +11,11 @@ import (
 	"github.com/powercontext/powercontext/sources"
 )
 
-// OperationList is the answer of GET /v1/operations: newest first; next_cursor is null on the last page.
+// OperationList is the answer of GET /v1/operations: newest first; next_cursor is null on the last page. A page
+// ends early at the byte cap (Deps.MaxListBytes) with next_cursor after its last item. Items are OperationRecord
+// values.
 type OperationList struct {
-	Items      []OperationRecord `json:"items"`
+	Items      []json.RawMessage `json:"items"`
 	NextCursor *string           `json:"next_cursor"`
 }
 
@@ -105,17 +108,24 @@ func (s *server) listOperations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := OperationList{Items: make([]OperationRecord, 0, min(len(items), int(limit)))}
+	pg := s.newPage()
+	var out OperationList
 	for i, w := range items {
-		if i == int(limit) {
+		kept := true
+		if i < int(limit) {
+			if rec, ok := operationRecord(w); ok {
+				if kept, err = pg.add(rec); err != nil {
+					return err
+				}
+			}
+		}
+		if i == int(limit) || !kept { // one more than the limit, or the byte cap: the page ends before items[i]
 			next := coordinator.EncodeListCursor(items[i-1])
 			out.NextCursor = &next
 			break
 		}
-		if rec, ok := operationRecord(w); ok {
-			out.Items = append(out.Items, rec)
-		}
 	}
+	out.Items = pg.list()
 	return c.JSON(http.StatusOK, out)
 }
 

@@ -43,7 +43,16 @@ type MemberList struct {
 const readinessTimeout = 5 * time.Second
 
 func (s *server) live(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]string{"status": "live"})
+	return health(c, http.StatusOK, map[string]string{"status": "live"})
+}
+
+// health answers a probe: the JSON body on GET, the status alone on HEAD.
+func health(c echo.Context, code int, body any) error {
+	if c.Request().Method == http.MethodHead {
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		return c.NoContent(code)
+	}
+	return c.JSON(code, body)
 }
 
 func (s *server) ready(c echo.Context) error {
@@ -63,7 +72,7 @@ func (s *server) ready(c echo.Context) error {
 	if status != coordinator.ReadyReady && status != coordinator.ReadyDegraded {
 		code = http.StatusServiceUnavailable
 	}
-	return c.JSON(code, Health{Status: status, Checks: checks})
+	return health(c, code, Health{Status: status, Checks: checks})
 }
 
 // defaultReadiness: the database answers and live members agree (coordinator.MembershipCheck).

@@ -65,6 +65,9 @@ type Deps struct {
 	Logger zerolog.Logger
 	// BodyLimit caps request bodies (default 1 MiB).
 	BodyLimit int64
+	// MaxListBytes caps the encoded items of one list page (default 1 MiB); a page that would exceed it ends early
+	// and its cursor continues after the last item it holds. One item larger than the cap still comes alone.
+	MaxListBytes int
 
 	// Metrics, when non-nil, serves GET /metrics (Prometheus text); otherwise /metrics is 404.
 	Metrics http.Handler
@@ -87,6 +90,7 @@ type server struct {
 	rateRequests int
 	rateWindow   time.Duration
 	bodyLimit    int64
+	maxListBytes int
 	defaultWait  time.Duration
 	maxWait      time.Duration
 	observe      func(route, method string, status int, latency time.Duration)
@@ -98,6 +102,9 @@ func New(d Deps) *echo.Echo {
 		bodyLimit: d.BodyLimit, defaultWait: d.FlushDefaultWait, maxWait: d.FlushMaxWait, observe: d.ObserveRequest}
 	if s.bodyLimit <= 0 {
 		s.bodyLimit = DefaultBodyLimit
+	}
+	if s.maxListBytes = d.MaxListBytes; s.maxListBytes <= 0 {
+		s.maxListBytes = DefaultMaxListBytes
 	}
 	if s.maxWait <= 0 {
 		s.maxWait = DefaultFlushMaxWait
@@ -116,7 +123,11 @@ func New(d Deps) *echo.Echo {
 	e.IPExtractor = echo.ExtractIPDirect()
 	e.HTTPErrorHandler = errorHandler(s)
 
-	e.Use(s.requestIDMiddleware, s.logMiddleware, s.recoverMiddleware, s.bodyLimitMiddleware, s.authMiddleware)
+	e.Use(s.requestIDMiddleware, s.headersMiddleware, s.logMiddleware, s.recoverMiddleware)
+	if s.tokenHash == nil {
+		e.Use(s.hostMiddleware)
+	}
+	e.Use(s.bodyLimitMiddleware, s.authMiddleware)
 	if d.RateLimit.Enabled && d.RateLimiter != nil {
 		s.limiter = d.RateLimiter
 		s.rateRequests, s.rateWindow = d.RateLimit.Requests, d.RateLimit.Window
@@ -128,9 +139,12 @@ func New(d Deps) *echo.Echo {
 		}
 		e.Use(s.rateLimitMiddleware)
 	}
+	e.Use(s.strictQueryMiddleware)
 
 	s.add(e, http.MethodGet, "/health/live", s.live)
+	s.add(e, http.MethodHead, "/health/live", s.live)
 	s.add(e, http.MethodGet, "/health/ready", s.ready)
+	s.add(e, http.MethodHead, "/health/ready", s.ready)
 	s.add(e, http.MethodGet, "/metrics", s.metrics)
 	if !servesAPI(d.Role) {
 		return e

@@ -39,15 +39,19 @@ type SourceRecord struct {
 }
 
 // SourceList is the answer of GET /v1/sources: journal order; next_after is the position to pass as after for
-// the next page, null on the last page.
+// the next page, null on the last page. A page holds at most limit items and ends earlier at the byte cap
+// (Deps.MaxListBytes); next_after then continues after its last item. Items are SourceRecord values.
 type SourceList struct {
-	Items     []SourceRecord `json:"items"`
-	NextAfter *int64         `json:"next_after"`
+	Items     []json.RawMessage `json:"items"`
+	NextAfter *int64            `json:"next_after"`
 }
 
 const (
 	defaultSourceLimit = 100
 	maxSourceLimit     = 500
+	// sourceChunk is how many Sources one query reads: with Sources of up to 64 KiB, a page of 500 is read in
+	// chunks so the rows held at once stay small however low the byte cap ends the page.
+	sourceChunk = 32
 )
 
 func (s *server) captureSource(c echo.Context) error {
@@ -93,19 +97,32 @@ func (s *server) listSources(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.d.Journal.List(c.Request().Context(), scope, after, int(limit))
-	if err != nil {
-		return err
+	p, more := s.newPage(), true
+	for remaining := int(limit); remaining > 0 && more; {
+		chunk := min(remaining, sourceChunk)
+		rows, err := s.d.Journal.List(c.Request().Context(), scope, after, chunk)
+		if err != nil {
+			return err
+		}
+		more = len(rows) == chunk
+		for _, r := range rows {
+			kept, err := p.add(SourceRecord{ScopeID: r.ScopeID, SourceID: r.SourceID,
+				JournalPosition: r.JournalPosition, SourceType: r.SourceType, Content: r.Content,
+				Metadata: rawJSON(r.Metadata, "{}"), CreatedAt: apiTime(r.CreatedAt)})
+			if err != nil {
+				return err
+			}
+			if !kept { // the byte cap ends the page before r
+				more, remaining = true, 0
+				break
+			}
+			after = r.JournalPosition
+			remaining--
+		}
 	}
-	out := SourceList{Items: make([]SourceRecord, 0, len(rows))}
-	for _, r := range rows {
-		out.Items = append(out.Items, SourceRecord{ScopeID: r.ScopeID, SourceID: r.SourceID,
-			JournalPosition: r.JournalPosition, SourceType: r.SourceType, Content: r.Content,
-			Metadata: rawJSON(r.Metadata, "{}"), CreatedAt: apiTime(r.CreatedAt)})
-	}
-	if int64(len(rows)) == limit && len(rows) > 0 {
-		next := rows[len(rows)-1].JournalPosition
-		out.NextAfter = &next
+	out := SourceList{Items: p.list()}
+	if more && p.len() > 0 {
+		out.NextAfter = &after
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -24,6 +24,10 @@ Invariants:
     requests (elicitation, sampling) are unavailable. Any API replica can therefore answer any request, because all
     state lives in the shared database.
   - In stateful mode (single_node) the SDK keeps sessions in memory; idle sessions are closed after
-    SessionTimeout.
+    Deps.SessionIdle, and at most Deps.MaxSessions live at once: a new session beyond the cap closes the least
+    recently used one, whose next request answers 404 (docs/security.md#limits).
+  - Transport refusals that the SDK writes as plain text (wrong Accept or Content-Type, a missing or unknown
+    session, a wrong method) reach the client in the API's error shape {"error":{"code","message","details"}}
+    with the same status; JSON-RPC answers are never rewritten.
 */
 package mcp

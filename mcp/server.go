@@ -27,6 +27,11 @@ type Deps struct {
 	Logger     zerolog.Logger
 	// Version is announced as the server implementation version (default "dev").
 	Version string
+	// MaxSessions caps the sessions a stateful server keeps (default DefaultMaxSessions); a new session beyond it
+	// closes the least recently used one. Unused when stateless.
+	MaxSessions int
+	// SessionIdle closes a stateful session after this long without a request (default DefaultSessionIdle).
+	SessionIdle time.Duration
 }
 
 // Names of the tools.
@@ -41,8 +46,6 @@ const (
 const (
 	defaultSearchLimit    = 20
 	defaultCandidateLimit = 50
-	// SessionTimeout closes idle sessions in stateful mode.
-	SessionTimeout = 30 * time.Minute
 )
 
 // timeLayout is RFC 3339 in UTC with exactly six fractional digits, as on the HTTP API.
@@ -66,10 +69,19 @@ func NewHandler(d Deps, stateless bool) http.Handler {
 		})
 	t.register(server)
 	opts := &sdk.StreamableHTTPOptions{Stateless: stateless, JSONResponse: true}
-	if !stateless {
-		opts.SessionTimeout = SessionTimeout
+	if stateless {
+		return errorShape(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, opts))
 	}
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, opts)
+	opts.SessionTimeout = d.SessionIdle
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionIdle
+	}
+	maxSessions := d.MaxSessions
+	if maxSessions <= 0 {
+		maxSessions = DefaultMaxSessions
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, opts)
+	return errorShape(newSessionCap(h, server, maxSessions))
 }
 
 type tools struct {

@@ -316,3 +316,117 @@ func TestSDKClientAgainstStatelessServer(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(out), `"journal_position":1`)
 }
+
+// TestTransportErrorsUseTheErrorShape: the SDK answers transport mistakes (wrong Accept, missing or unknown session,
+// wrong method) with plain text; the handler turns each into {"error":{"code","message","details"}} with the same
+// status, while JSON-RPC error answers stay JSON-RPC for MCP clients to parse.
+func TestTransportErrorsUseTheErrorShape(t *testing.T) {
+	s := enginetest.Open(t, db.EngineSQLite)
+	stateful := httptest.NewServer(mcp.NewHandler(deps(s, zerolog.Nop()), false))
+	t.Cleanup(stateful.Close)
+	stateless := httptest.NewServer(mcp.NewHandler(deps(s, zerolog.Nop()), true))
+	t.Cleanup(stateless.Close)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	do := func(method, url, body string, h map[string]string) (int, http.Header, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		require.NoError(t, err)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, resp.Header, raw
+	}
+	both := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	for _, tc := range []struct {
+		name, method, url, body string
+		h                        map[string]string
+		status                   int
+		code                     string
+	}{
+		{"no accept", http.MethodPost, stateful.URL, init, map[string]string{"Content-Type": "application/json"}, 400, "invalid_request"},
+		{"text body", http.MethodPost, stateful.URL, init, map[string]string{"Content-Type": "text/plain", "Accept": both["Accept"]}, 415, "unsupported_media_type"},
+		{"get without session", http.MethodGet, stateful.URL, "", map[string]string{"Accept": "text/event-stream"}, 400, "invalid_request"},
+		{"unknown session", http.MethodPost, stateful.URL, init, map[string]string{"Content-Type": "application/json", "Accept": both["Accept"], "Mcp-Session-Id": "nope"}, 404, "not_found"},
+		{"put", http.MethodPut, stateful.URL, "", nil, 405, "method_not_allowed"},
+		{"stateless get", http.MethodGet, stateless.URL, "", nil, 405, "method_not_allowed"},
+		{"malformed", http.MethodPost, stateless.URL, `{"jsonrpc":`, both, 400, "invalid_request"},
+	} {
+		status, h, raw := do(tc.method, tc.url, tc.body, tc.h)
+		require.Equal(t, tc.status, status, "%s: %s", tc.name, raw)
+		require.Equal(t, "application/json", h.Get("Content-Type"), tc.name)
+		var env struct {
+			Error struct {
+				Code    string          `json:"code"`
+				Message string          `json:"message"`
+				Details json.RawMessage `json:"details"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &env), "%s: %s", tc.name, raw)
+		require.Equal(t, tc.code, env.Error.Code, tc.name)
+		require.NotEmpty(t, env.Error.Message, tc.name)
+		require.NotNil(t, env.Error.Details, tc.name)
+	}
+	// A JSON-RPC level refusal stays a JSON-RPC answer.
+	status, _, raw := do(http.MethodPost, stateless.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`, both)
+	require.Equal(t, http.StatusOK, status, string(raw))
+	require.Contains(t, string(raw), `"jsonrpc":"2.0"`)
+	require.Contains(t, string(raw), `"error":{"code":-32602`)
+}
+
+// TestSessionCapEvictsTheLeastRecentlyUsed: a stateful server keeps at most MaxSessions sessions; a new session
+// beyond the cap closes the one idle the longest, whose next request is 404 (the client initializes again).
+func TestSessionCapEvictsTheLeastRecentlyUsed(t *testing.T) {
+	s := enginetest.Open(t, db.EngineSQLite)
+	d := deps(s, zerolog.Nop())
+	d.MaxSessions = 3
+	srv := httptest.NewServer(mcp.NewHandler(d, false))
+	t.Cleanup(srv.Close)
+	post := func(session, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+	}
+	open := func() string {
+		t.Helper()
+		code, id := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		require.Equal(t, http.StatusOK, code)
+		require.NotEmpty(t, id)
+		code, _ = post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		require.Equal(t, http.StatusAccepted, code)
+		return id
+	}
+	alive := func(id string) bool {
+		t.Helper()
+		code, _ := post(id, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
+		require.Contains(t, []int{http.StatusOK, http.StatusNotFound}, code)
+		return code == http.StatusOK
+	}
+	a, b, c := open(), open(), open()
+	require.True(t, alive(a)) // a is now the most recently used; b the least
+	dd := open()
+	require.False(t, alive(b), "the least recently used session is evicted")
+	for _, id := range []string{a, c, dd} {
+		require.True(t, alive(id))
+	}
+	e := open()
+	require.False(t, alive(a))
+	for _, id := range []string{c, dd, e} {
+		require.True(t, alive(id))
+	}
+}
