@@ -222,7 +222,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	}
 	e := handlers.New(deps)
 	e.Pre(r.tel.HTTPMiddleware(e)) // outermost: request metrics and server spans by route template
-	r.http = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	r.http = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, ErrorLog: HTTPErrorLog(log)}
 	ok = true
 	return r, nil
 }

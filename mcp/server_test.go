@@ -344,9 +344,9 @@ func TestTransportErrorsUseTheErrorShape(t *testing.T) {
 	both := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 	for _, tc := range []struct {
 		name, method, url, body string
-		h                        map[string]string
-		status                   int
-		code                     string
+		h                       map[string]string
+		status                  int
+		code                    string
 	}{
 		{"no accept", http.MethodPost, stateful.URL, init, map[string]string{"Content-Type": "application/json"}, 400, "invalid_request"},
 		{"text body", http.MethodPost, stateful.URL, init, map[string]string{"Content-Type": "text/plain", "Accept": both["Accept"]}, 415, "unsupported_media_type"},
