@@ -121,12 +121,34 @@ type hdr map[string]string
 
 var jsonCT = hdr{"Content-Type": "application/json"}
 
+// do serves one request and checks the exchange against api/openapi.yaml (checkContract): every handler test is
+// also a contract test.
 func (e *env) do(method, target string, body io.Reader, h hdr) resp {
-	return serve(e.e, method, target, body, h)
+	e.t.Helper()
+	return exchange(e.t, e.e, method, target, body, h)
+}
+
+// exchange serves one request through h and checks it against api/openapi.yaml.
+func exchange(t testing.TB, h http.Handler, method, target string, body io.Reader, headers hdr) resp {
+	t.Helper()
+	var reqBody []byte
+	if body != nil {
+		b, err := io.ReadAll(body)
+		require.NoError(t, err)
+		reqBody, body = b, bytes.NewReader(b)
+	}
+	req := newRequest(method, target, body, headers)
+	r := serveRequest(h, req)
+	checkContract(t, req, reqBody, r)
+	return r
 }
 
 // serve runs one request through h (no testing.TB: usable inside a fuzz target).
 func serve(h http.Handler, method, target string, body io.Reader, headers hdr) resp {
+	return serveRequest(h, newRequest(method, target, body, headers))
+}
+
+func newRequest(method, target string, body io.Reader, headers hdr) *http.Request {
 	req := httptest.NewRequest(method, target, body)
 	req.RemoteAddr = "192.0.2.10:4242"
 	req.Host = "127.0.0.1:8080" // the default listen address; a test may set "Host"
@@ -137,6 +159,10 @@ func serve(h http.Handler, method, target string, body io.Reader, headers hdr) r
 		}
 		req.Header.Set(k, v)
 	}
+	return req
+}
+
+func serveRequest(h http.Handler, req *http.Request) resp {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return resp{Code: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}

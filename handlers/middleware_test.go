@@ -93,7 +93,10 @@ func TestAuth(t *testing.T) {
 	const token = "s3cret-token"
 	e := newEnv(t, func(d *Deps) {
 		d.AuthToken = token
-		d.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "up 1\n") })
+		d.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			_, _ = io.WriteString(w, "up 1\n")
+		})
 		d.MCP = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	})
 	body := `{"scope_id":"s","content":"x"}`
@@ -119,9 +122,10 @@ func TestAuth(t *testing.T) {
 	require.Equal(t, "up 1\n", string(r.Body))
 	// MCP sits behind auth.
 	e.post("/mcp", `{}`).requireError(t, http.StatusUnauthorized, CodeUnauthorized)
-	r = e.do(http.MethodPost, "/mcp", strings.NewReader(`{}`), hdr{"Content-Type": "application/json", "Authorization": "Bearer " + token})
+	// The MCP handler here is a stub answering 204, not the documented transport: no contract check.
+	r = serve(e.e, http.MethodPost, "/mcp", strings.NewReader(`{}`), hdr{"Content-Type": "application/json", "Authorization": "Bearer " + token})
 	require.Equal(t, http.StatusNoContent, r.Code)
-	r = e.do(http.MethodGet, "/mcp", nil, hdr{"Authorization": "Bearer " + token})
+	r = serve(e.e, http.MethodGet, "/mcp", nil, hdr{"Authorization": "Bearer " + token})
 	require.Equal(t, http.StatusNoContent, r.Code)
 }
 
@@ -204,7 +208,10 @@ func TestRolesAndRuntime(t *testing.T) {
 	e := newEnv(t, func(d *Deps) {
 		d.Role = "worker"
 		d.AuthToken = "tok"
-		d.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "m 1\n") })
+		d.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			_, _ = io.WriteString(w, "m 1\n")
+		})
 		d.MCP = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	})
 	auth := hdr{"Authorization": "Bearer tok"}

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/powercontext/powercontext/api"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
@@ -162,6 +163,8 @@ func New(d Deps) *echo.Echo {
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/cancel", s.cancelOperation)
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/retry", s.retryOperation)
 	s.add(e, http.MethodGet, "/v1/runtime/members", s.listMembers)
+	_, _ = api.JSON() // convert the embedded document once, at start
+	s.add(e, http.MethodGet, "/openapi.json", s.openAPI)
 	if d.UI != nil {
 		e.Any("/ui", echo.WrapHandler(d.UI))
 		e.Any("/ui/*", echo.WrapHandler(d.UI))
@@ -179,6 +182,15 @@ func servesAPI(role string) bool { return role == "" || role == "all" || role ==
 func (s *server) add(e *echo.Echo, method, path string, h echo.HandlerFunc) {
 	e.Add(method, path, h)
 	s.routes[path] = true
+}
+
+// openAPI serves the OpenAPI 3.1 document of this build (api/openapi.yaml, converted to JSON once).
+func (s *server) openAPI(c echo.Context) error {
+	b, err := api.JSON()
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
 }
 
 func (s *server) metrics(c echo.Context) error {
