@@ -56,10 +56,12 @@ fuzz: ## run the request-decoding fuzz target briefly (FUZZTIME, default 20s)
 	$(GO) test ./handlers -run '^$$' -fuzz FuzzSourcesAndFlush -fuzztime $(or $(FUZZTIME),20s)
 
 # The benchmark suite (bench/, its own Go module so River stays out of go.mod): B1 throughput against River on the
-# same PostgreSQL in the same run, B2 claim cost vs backlog, B3 flush API latency, B4 round trips per item. It prints
-# a table and rewrites the generated section of BENCHMARKS.md; BENCH_FLAGS adds flags (go run ./cmd/pcbench -h).
+# same PostgreSQL in the same run (one item per transaction, bulk enqueue, a wider W×C), B2 claim cost vs backlog, B3
+# flush API latency, B4 round trips per item, B5 cross-process enqueue → claim latency. It prints a table, rewrites
+# the generated section of BENCHMARKS.md (with a before/after table against bench/baseline.json); BENCH_FLAGS adds
+# flags (go run ./cmd/pcbench -h), e.g. BENCH_FLAGS="-json /tmp/figures.json" writes every figure for tooling.
 BENCH_FLAGS ?=
-bench: ## benchmark suite against River on postgres, mariadb and sqlite (< 10 min); rewrites BENCHMARKS.md
+bench: ## benchmark suite against River on postgres, mariadb and sqlite (< 15 min); rewrites BENCHMARKS.md
 	cd bench && $(GO) run ./cmd/pcbench -out ../BENCHMARKS.md $(BENCH_FLAGS)
 
 vet: ## go vet

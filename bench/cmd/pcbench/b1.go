@@ -45,6 +45,19 @@ func enqueueNoop(ctx context.Context, l *coordinator.Ledger, lane string, i int)
 	})
 }
 
+// enqueueNoopBatch enqueues items [from, to) (item i in lane i mod lanes) as one bulk enqueue.
+//
+// Stub until the ledger has EnqueueMany (issue 14, phase 2): one Enqueue transaction per item, so the "before"
+// figures of the bulk run measure what a bulk caller had to do before.
+func enqueueNoopBatch(ctx context.Context, l *coordinator.Ledger, lanes, from, to int) error {
+	for i := from; i < to; i++ {
+		if _, err := enqueueNoop(ctx, l, strconv.Itoa(i%lanes), i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // b1Config is one throughput run.
 type b1Config struct {
 	n         int
@@ -53,6 +66,18 @@ type b1Config struct {
 	slots     int
 	enqueuers int
 	poll      time.Duration
+	// bulk is the number of items per enqueue transaction (River InsertMany, ledger EnqueueMany); 0 = one item
+	// per transaction (River Insert, ledger Enqueue).
+	bulk int
+}
+
+// variant names the run's settings for the report and the JSON figures.
+func (c b1Config) variant() string {
+	v := fmt.Sprintf("W=%d×C=%d", c.workers, c.slots)
+	if c.bulk > 0 {
+		v += fmt.Sprintf(", bulk %d/tx", c.bulk)
+	}
+	return v
 }
 
 // b1Result is one throughput measurement.
@@ -61,6 +86,9 @@ type b1Result struct {
 	engine    db.Engine
 	lanes     int
 	n         int
+	workers   int
+	slots     int
+	bulk      int
 	total     time.Duration // first enqueue → last completion
 	enqueued  time.Duration // first enqueue → last enqueue returned
 	perSecond float64
@@ -76,7 +104,7 @@ type b1Result struct {
 // processes) on PostgreSQL and MariaDB; SQLite runs single_node, so they share one store. Enqueuers wake the
 // workers in process (what the API's flush does); workers also poll every cfg.poll.
 func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Config) b1Result {
-	res := b1Result{system: "ledger", engine: engine, lanes: cfg.lanes, n: cfg.n}
+	res := b1Result{system: "ledger", engine: engine, lanes: cfg.lanes, n: cfg.n, workers: cfg.workers, slots: cfg.slots, bulk: cfg.bulk}
 	bdb, err := srv.createDB(ctx, engine)
 	if err != nil {
 		res.err = err
@@ -151,6 +179,18 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 		enqWG.Add(1)
 		go func() {
 			defer enqWG.Done()
+			if cfg.bulk > 0 { // batch b holds items b·bulk … (b+1)·bulk−1; enqueuer g takes every E-th batch
+				for first := g * cfg.bulk; first < cfg.n; first += cfg.enqueuers * cfg.bulk {
+					if err := enqueueNoopBatch(ctx, apiLedger, cfg.lanes, first, min(first+cfg.bulk, cfg.n)); err != nil {
+						enqErr.CompareAndSwap(nil, err)
+						return
+					}
+					for _, w := range workers {
+						w.Wake()
+					}
+				}
+				return
+			}
 			for i := g; i < cfg.n; i += cfg.enqueuers {
 				if _, err := enqueueNoop(ctx, apiLedger, strconv.Itoa(i%cfg.lanes), i); err != nil {
 					enqErr.CompareAndSwap(nil, err)

@@ -12,14 +12,17 @@ import (
 
 // b4Result is the number of database round trips of one item lifecycle.
 type b4Result struct {
-	engine                   db.Engine
-	items                    int
-	enqueue, claim, complete float64 // per item, on an existing idle lane (steady state)
-	total                    float64
-	newLaneTotal             float64       // per item, each on a lane that does not exist yet
-	prepares                 int64         // explicit prepares seen during the measured lifecycles (0 expected)
-	latencyP50               time.Duration // wall time of one steady-state lifecycle, one at a time
-	err                      error
+	engine                                  db.Engine
+	items                                   int
+	enqueue, claim, complete                float64 // per item, on an existing idle lane (steady state)
+	total                                   float64
+	newLaneTotal                            float64 // per item, each on a lane that does not exist yet
+	batch                                   int     // items per batch of the batched lifecycle
+	batchEnqueue, batchClaim, batchComplete float64 // per item, amortised over batches of `batch` items on existing lanes
+	batchTotal                              float64
+	prepares                                int64         // explicit prepares seen during the measured lifecycles (0 expected)
+	latencyP50                              time.Duration // wall time of one steady-state lifecycle, one at a time
+	err                                     error
 }
 
 // runB4 counts round trips of enqueue + claim (one pass, one slot) + complete, sequentially, one item at a time:
@@ -101,6 +104,71 @@ func runB4(ctx context.Context, srv *servers, engine db.Engine, items int) b4Res
 		fresh += e + c + m
 	}
 	res.newLaneTotal = float64(fresh) / n
+
+	// Batched lifecycles: `batch` items on `batch` existing idle lanes enqueued as one bulk enqueue, claimed by one
+	// claim pass with `batch` idle slots, and completed as one batch.
+	res.batch = b4Batch
+	var benq, bclm, bcmp int64
+	rounds := max(1, items/b4Batch)
+	for r := range rounds + 1 { // the first round is a warm-up
+		c0 := cnt.load()
+		first := next + 1
+		next += b4Batch
+		if err := enqueueNoopLanes(ctx, l, "b4-", first, b4Batch); err != nil {
+			res.err = err
+			return res
+		}
+		c1 := cnt.load()
+		cr, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: "pcbench-b4", Supported: supported, Slots: b4Batch, Lease: time.Minute})
+		if err != nil {
+			res.err = err
+			return res
+		}
+		if len(cr.Claims) != b4Batch {
+			res.err = fmt.Errorf("batched claim pass claimed %d items, want %d", len(cr.Claims), b4Batch)
+			return res
+		}
+		c2 := cnt.load()
+		if err := completeNoopBatch(ctx, l, cr.Claims); err != nil {
+			res.err = err
+			return res
+		}
+		c3 := cnt.load()
+		if r > 0 {
+			benq, bclm, bcmp = benq+c1-c0, bclm+c2-c1, bcmp+c3-c2
+		}
+	}
+	bn := float64(rounds * b4Batch)
+	res.batchEnqueue, res.batchClaim, res.batchComplete = float64(benq)/bn, float64(bclm)/bn, float64(bcmp)/bn
+	res.batchTotal = res.batchEnqueue + res.batchClaim + res.batchComplete
 	res.prepares = cnt.prepares.Load() - p0
 	return res
+}
+
+// b4Batch is the batch size of B4's batched lifecycle.
+const b4Batch = 16
+
+// enqueueNoopLanes enqueues items first … first+count−1 as one bulk enqueue, item first+j on lane prefix+j (the
+// lanes exist and are idle).
+//
+// Stub until the ledger has EnqueueMany (issue 14, phase 2): one Enqueue transaction per item.
+func enqueueNoopLanes(ctx context.Context, l *coordinator.Ledger, prefix string, first, count int) error {
+	for j := range count {
+		if _, err := enqueueNoop(ctx, l, prefix+strconv.Itoa(j), first+j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// completeNoopBatch completes the claims as one batch.
+//
+// Stub until the ledger has batched completion (issue 14, phase 2): one Complete transaction per claim.
+func completeNoopBatch(ctx context.Context, l *coordinator.Ledger, claims []coordinator.Claim) error {
+	for _, c := range claims {
+		if _, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }

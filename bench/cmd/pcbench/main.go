@@ -1,7 +1,8 @@
-// Command pcbench is powercontext's benchmark suite (issue 9): ledger throughput against River on the same
-// PostgreSQL in the same run (B1), claim cost against backlog (B2), the flush API's latency (B3) and database round
-// trips per item lifecycle (B4). It prints a table and writes it into BENCHMARKS.md between generated-section
-// markers, keeping the hand-written notes around them.
+// Command pcbench is powercontext's benchmark suite: ledger throughput against River on the same PostgreSQL in the
+// same run (B1: one item per transaction, bulk enqueue, and a wider W×C), claim cost against backlog (B2), the flush
+// API's latency (B3), database round trips per item lifecycle (B4) and the cross-process latency from enqueue to claim
+// (B5). It prints a table, writes it into BENCHMARKS.md between generated-section markers (keeping the hand-written
+// notes around them) and, with -json, every figure with its section, system, engine, settings and unit.
 //
 // Run it with `make bench` from the repository root, or from bench/:
 //
@@ -36,6 +37,12 @@ type options struct {
 	b3Reqs    int
 	b4Items   int
 	only      map[string]bool
+	bulk      int
+	wide      [2]int // W, C of the wide B1 runs
+	b5Items   int
+	b5Gap     time.Duration
+	jsonOut   string
+	baseline  string
 	out       string
 	pgDSN     string
 	mysqlDSN  string
@@ -43,7 +50,14 @@ type options struct {
 
 func main() {
 	var o options
-	var lanes, engines, backlogs, clients, only string
+	if raw, ok := isB5Worker(os.Args[1:]); ok {
+		if err := runB5Worker(raw); err != nil {
+			fmt.Fprintln(os.Stderr, "pcbench worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var lanes, engines, backlogs, clients, only, wide string
 	flag.IntVar(&o.n, "n", 20000, "B1: items per throughput run")
 	flag.IntVar(&o.nSerial, "n-serial", 2000, "B1: items of the single-lane (L=1) runs: a lane runs one item at a time, so its rate does not grow with N and 20,000 serial items would not fit the 10-minute budget")
 	flag.StringVar(&lanes, "lanes", "1000,1", "B1: lane counts (comma list)")
@@ -57,7 +71,13 @@ func main() {
 	flag.StringVar(&clients, "b3-clients", "1,50", "B3: concurrent HTTP clients")
 	flag.IntVar(&o.b3Reqs, "b3-requests", 1000, "B3: flush requests per client count")
 	flag.IntVar(&o.b4Items, "b4-items", 100, "B4: item lifecycles counted per case")
-	flag.StringVar(&only, "only", "b1,river,b2,b3,b4", "sections to run (comma list of b1, river, b2, b3, b4)")
+	flag.IntVar(&o.bulk, "bulk", 1000, "B1 bulk: items per enqueue transaction (River InsertMany, ledger EnqueueMany)")
+	flag.StringVar(&wide, "wide", "4x32", "B1 wide: workers x slots of the wide runs (ledger on postgres and mysql, River on postgres)")
+	flag.IntVar(&o.b5Items, "b5-items", 200, "B5: items enqueued one at a time while a worker process waits")
+	flag.DurationVar(&o.b5Gap, "b5-gap", 25*time.Millisecond, "B5: mean gap between enqueues (uniform gap/2 … 3·gap/2)")
+	flag.StringVar(&only, "only", "river,b1,bulk,wide,riverref,b2,b3,b4,b5", "sections to run (comma list of river, b1, bulk, wide, riverref, b2, b3, b4, b5)")
+	flag.StringVar(&o.jsonOut, "json", "", "also write every figure (section, system, engine, settings, metric, value, unit) to this JSON file")
+	flag.StringVar(&o.baseline, "baseline", "baseline.json", "a -json file of an earlier run: the report compares the key figures with it (before → after); empty = none")
 	flag.StringVar(&o.out, "out", "", "write the results into this Markdown file (between pcbench markers)")
 	flag.StringVar(&o.pgDSN, "pg", envOr("PC_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL (an existing database; the benchmark creates and drops its own schemas)")
 	flag.StringVar(&o.mysqlDSN, "mysql", envOr("PC_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"), "MySQL/MariaDB go-sql-driver DSN (the benchmark creates and drops its own databases)")
@@ -65,6 +85,12 @@ func main() {
 	o.lanes = ints(lanes)
 	o.backlogs = ints(backlogs)
 	o.b3Clients = ints(clients)
+	if w := ints(strings.ReplaceAll(wide, "x", ",")); len(w) == 2 {
+		o.wide = [2]int{w[0], w[1]}
+	} else {
+		fmt.Fprintf(os.Stderr, "pcbench: -wide %q is not WxC\n", wide)
+		os.Exit(2)
+	}
 	for _, e := range strings.Split(engines, ",") {
 		if e = strings.TrimSpace(e); e != "" {
 			o.engines = append(o.engines, db.Engine(e))
@@ -114,31 +140,68 @@ func run(ctx context.Context, o options, args []string) error {
 	defer srv.close()
 	rep := &report{opts: o, args: args, started: started}
 	rep.machine = machineFacts(ctx, srv, o.engines)
+	loadStart := loadAverage()
 	progress := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "[%6.1fs] "+format+"\n", append([]any{time.Since(started).Seconds()}, a...)...)
 	}
 
 	cfg := b1Config{n: o.n, workers: o.workers, slots: o.slots, enqueuers: o.enqueuers, poll: o.poll}
-	if o.only["river"] && srv.has(db.EnginePostgres) {
-		progress("B1 river on postgres, n=%d", o.n)
-		r := runRiverB1(ctx, srv, cfg)
+	runRiver := func(c b1Config) {
+		progress("B1 river on postgres, n=%d, %s", c.n, c.variant())
+		r := runRiverB1(ctx, srv, c)
 		progress("  -> %s", r.summary())
-		rep.river = &r
+		rep.river = append(rep.river, r)
+	}
+	runLedger := func(e db.Engine, c b1Config) {
+		progress("B1 ledger on %s, n=%d, lanes=%d, %s", e, c.n, c.lanes, c.variant())
+		r := runLedgerB1(ctx, srv, e, c)
+		progress("  -> %s", r.summary())
+		rep.b1 = append(rep.b1, r)
+	}
+	pg := srv.has(db.EnginePostgres)
+	if o.only["river"] && pg {
+		runRiver(cfg)
 	}
 	if o.only["b1"] {
 		for _, e := range o.engines {
 			for _, l := range o.lanes {
-				cfg.lanes = l
-				cfg.n = o.n
+				c := cfg
+				c.lanes = l
 				if l == 1 {
-					cfg.n = o.nSerial
+					c.n = o.nSerial
 				}
-				progress("B1 ledger on %s, n=%d, lanes=%d", e, cfg.n, l)
-				r := runLedgerB1(ctx, srv, e, cfg)
-				progress("  -> %s", r.summary())
-				rep.b1 = append(rep.b1, r)
+				runLedger(e, c)
 			}
 		}
+	}
+	ratioLanes := 0
+	for _, l := range o.lanes {
+		ratioLanes = max(ratioLanes, l)
+	}
+	if o.only["bulk"] && pg && o.bulk > 0 {
+		c := cfg
+		c.bulk, c.lanes = o.bulk, ratioLanes
+		runRiver(c)
+		if has(o.engines, db.EnginePostgres) {
+			runLedger(db.EnginePostgres, c)
+		}
+	}
+	if o.only["wide"] {
+		c := cfg
+		c.workers, c.slots, c.lanes = o.wide[0], o.wide[1], ratioLanes
+		if pg {
+			runRiver(c)
+		}
+		for _, e := range o.engines {
+			if e != db.EngineSQLite {
+				runLedger(e, c)
+			}
+		}
+	}
+	if o.only["riverref"] && pg {
+		c := cfg
+		c.workers, c.slots = 1, riverRefMaxWorkers
+		runRiver(c)
 	}
 	if o.only["b2"] {
 		for _, e := range o.engines {
@@ -158,6 +221,17 @@ func run(ctx context.Context, o options, args []string) error {
 			rep.b4 = append(rep.b4, r)
 		}
 	}
+	if o.only["b5"] {
+		for _, e := range o.engines {
+			if e == db.EngineSQLite {
+				continue // single_node: one process
+			}
+			progress("B5 %s, %d items", e, o.b5Items)
+			r := runB5(ctx, srv, e, o.b5Items, o.b5Gap)
+			progress("  -> %s", r.summary())
+			rep.b5 = append(rep.b5, r)
+		}
+	}
 	if o.only["b3"] && srv.has(db.EnginePostgres) {
 		for _, c := range o.b3Clients {
 			progress("B3 flush API on postgres, clients=%d", c)
@@ -167,6 +241,24 @@ func run(ctx context.Context, o options, args []string) error {
 		}
 	}
 	rep.elapsed = time.Since(started)
+	rep.machine = append(rep.machine, fmt.Sprintf("Load average (1, 5, 15 min; other work on the machine shares the cores): %s at the start, %s at the end", loadStart, loadAverage()))
+	if o.baseline != "" {
+		base, err := readFigures(o.baseline)
+		switch {
+		case err == nil:
+			rep.baseline = &base
+		case os.IsNotExist(err):
+			progress("no baseline %s: the report has no before/after table", o.baseline)
+		default:
+			return fmt.Errorf("baseline: %w", err)
+		}
+	}
+	if o.jsonOut != "" {
+		if err := writeFigures(o.jsonOut, rep.figureFile()); err != nil {
+			return err
+		}
+		progress("wrote %s", o.jsonOut)
+	}
 	md := rep.markdown()
 	fmt.Println(md)
 	if o.out != "" {
@@ -178,6 +270,18 @@ func run(ctx context.Context, o options, args []string) error {
 	return nil
 }
 
+// riverRefMaxWorkers is the MaxWorkers of River's own benchmark command (riverbench), run once for reference.
+const riverRefMaxWorkers = 2000
+
+func has(engines []db.Engine, e db.Engine) bool {
+	for _, x := range engines {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
+
 func dsnIf(o options, e db.Engine) string {
 	for _, x := range o.engines {
 		if x == e {
@@ -187,7 +291,7 @@ func dsnIf(o options, e db.Engine) string {
 			return o.mysqlDSN
 		}
 	}
-	if e == db.EnginePostgres && (o.only["river"] || o.only["b3"]) {
+	if e == db.EnginePostgres && (o.only["river"] || o.only["bulk"] || o.only["wide"] || o.only["riverref"] || o.only["b3"]) {
 		return o.pgDSN
 	}
 	return ""

@@ -17,25 +17,41 @@ const (
 	endMarker   = "<!-- pcbench:end -->"
 )
 
-// Targets from issue 9.
+// Targets from issue 14.
 const (
-	targetRiverRatio = 1.0
-	targetB2Growth   = 1.2
-	targetB4Trips    = 12
-	targetB3P99      = 20 * time.Millisecond
+	targetRiverRatio   = 1.0
+	targetB2Growth     = 1.2
+	targetB4Postgres   = 10.0
+	targetB4MySQL      = 14.0
+	targetB4SQLite     = 10.0
+	targetB4BatchTrips = 4.0 // PostgreSQL, amortised per item over batches of 16
+	targetB3P99        = 20 * time.Millisecond
+	targetB5P50        = 10 * time.Millisecond
 )
 
+func targetB4(e db.Engine) float64 {
+	switch e {
+	case db.EnginePostgres:
+		return targetB4Postgres
+	case db.EngineMySQL:
+		return targetB4MySQL
+	}
+	return targetB4SQLite
+}
+
 type report struct {
-	opts    options
-	args    []string
-	started time.Time
-	elapsed time.Duration
-	machine []string
-	river   *b1Result
-	b1      []b1Result
-	b2      []b2Result
-	b3      []b3Result
-	b4      []b4Result
+	opts     options
+	args     []string
+	started  time.Time
+	elapsed  time.Duration
+	machine  []string
+	river    []b1Result
+	b1       []b1Result
+	b2       []b2Result
+	b3       []b3Result
+	b4       []b4Result
+	b5       []b5Result
+	baseline *figureFile
 }
 
 func (r b1Result) summary() string {
@@ -59,6 +75,18 @@ func machineFacts(ctx context.Context, srv *servers, engines []db.Engine) []stri
 	facts = append(facts, "River: github.com/riverqueue/river v0.51.2 with riverpgxv5 (same PostgreSQL server, own schema via rivermigrate)")
 	facts = append(facts, "All servers run on this machine over loopback; the benchmark process shares the 2 cores with them.")
 	return facts
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " / ")
 }
 
 func cpuModel() string {
@@ -113,50 +141,67 @@ func (r *report) markdown() string {
 	w("\n")
 
 	// Summary against the targets.
-	w("### Targets (issue 9)\n\n| target | measured | verdict |\n| --- | --- | --- |\n")
-	if ratio, ok := r.riverRatio(); ok {
-		w("| B1 ledger/River items/s on PostgreSQL ≥ %.1f (L=%d lanes) | %.2f | %s |\n", targetRiverRatio, r.ratioLanes(), ratio, verdict(ratio >= targetRiverRatio))
+	w("### Targets (issue 14)\n\n| target | measured | verdict |\n| --- | --- | --- |\n")
+	for _, x := range r.ratios() {
+		if x.ledger.workers == o.workers && x.ledger.slots == o.slots {
+			w("| B1 ledger/River items/s on PostgreSQL ≥ %.1f (L=%d, %s) | %.2f | %s |\n", targetRiverRatio, x.ledger.lanes, x.ledger.variantName(), x.ratio, verdict(x.ratio >= targetRiverRatio))
+		}
+	}
+	for _, x := range r.b4 {
+		if x.err == nil {
+			t := targetB4(x.engine)
+			w("| B4 round trips per lifecycle, one item at a time ≤ %.0f (%s, existing lane) | %.1f | %s |\n", t, x.engine, x.total, verdict(x.total <= t))
+		}
+	}
+	for _, x := range r.b4 {
+		if x.err == nil && x.engine == db.EnginePostgres {
+			w("| B4 round trips per item, amortised over batches of %d ≤ %.0f (postgres) | %.2f | %s |\n", x.batch, targetB4BatchTrips, x.batchTotal, verdict(x.batchTotal <= targetB4BatchTrips))
+		}
 	}
 	for _, e := range o.engines {
 		if g, ok := r.b2Growth(e); ok {
 			w("| B2 claim p50 growth %s→%s backlog ≤ %.1f× (%s) | %.2f× | %s |\n", count(o.backlogs[0]), count(o.backlogs[len(o.backlogs)-1]), targetB2Growth, e, g, verdict(g <= targetB2Growth))
 		}
 	}
-	for _, x := range r.b4 {
-		if x.err == nil {
-			w("| B4 round trips per lifecycle ≤ %d (%s, existing lane) | %.1f | %s |\n", targetB4Trips, x.engine, x.total, verdict(x.total <= targetB4Trips))
-		}
-	}
 	for _, x := range r.b3 {
 		if x.err == nil && x.clients == 50 {
 			w("| B3 flush API overhead p99 ≤ %s at 50 clients (PostgreSQL; latency minus ledger time) | %s | %s |\n", ms(targetB3P99), ms(x.ovP99), verdict(x.ovP99 <= targetB3P99))
-			w("| (B3 end-to-end flush latency p99 at 50 clients, for reference) | %s | |\n", ms(x.p99))
+		}
+	}
+	for _, x := range r.b5 {
+		if x.err == nil && x.engine == db.EnginePostgres {
+			w("| B5 cross-process enqueue → claim p50 ≤ %s (PostgreSQL) | %s | %s |\n", ms(targetB5P50), ms(x.p50), verdict(x.p50 <= targetB5P50))
 		}
 	}
 	w("\n")
 
-	if len(r.b1) > 0 || r.river != nil {
+	if r.baseline != nil {
+		r.beforeAfter(w)
+	}
+
+	if len(r.b1) > 0 || len(r.river) > 0 {
 		w("### B1 throughput: no-op items end to end (enqueue → claim → complete)\n\n")
-		w("N=%d items for River and the multi-lane runs; N=%d for the single-lane runs (`-n-serial`: one lane runs one item at a time, so its rate does not depend on N and 20,000 serial items would not fit the 10-minute budget). ", o.n, o.nSerial)
-		w("W=%d workers × C=%d slots (River: %d clients × MaxWorkers %d), %d concurrent enqueuers (one item per transaction), worker poll %s (River: FetchPollInterval %s, FetchCooldown 2 ms).\n\n",
-			o.workers, o.slots, o.workers, o.slots, o.enqueuers, o.poll, o.poll)
-		w("| system | engine | lanes | N | items/s | total | enqueue phase | round trips/item | ledger/River |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-		if r.river != nil {
-			w("| River | postgres | – | %d | %s | %s | %s | %.1f | |\n", r.river.n, rate(*r.river), dur(r.river.total, r.river.err), dur(r.river.enqueued, r.river.err), r.river.tripsPerItem)
+		w("N=%d items for River and the multi-lane runs; N=%d for the single-lane runs (`-n-serial`: one lane runs one item at a time, so its rate does not depend on N). ", o.n, o.nSerial)
+		w("W workers × C slots each (River: W clients × MaxWorkers C), every worker and the enqueuers with their own pool, %d concurrent enqueuers, worker poll %s (River: FetchPollInterval %s, FetchCooldown 2 ms). ", o.enqueuers, o.poll, o.poll)
+		w("\"1/tx\" enqueues one item per transaction (ledger Enqueue, River Insert); \"bulk %d/tx\" enqueues %d items per transaction (ledger EnqueueMany, River InsertMany).\n\n", o.bulk, o.bulk)
+		w("| system | engine | settings | lanes | N | items/s | total | enqueue phase | round trips/item | ledger/River |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		for _, x := range r.river {
+			w("| River | postgres | %s | – | %d | %s | %s | %s | %.1f | |\n", x.variantName(), x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem)
 		}
 		for _, x := range r.b1 {
 			ratio := ""
-			if x.engine == db.EnginePostgres && r.river != nil && r.river.err == nil && x.err == nil {
-				ratio = fmt.Sprintf("%.2f", x.perSecond/r.river.perSecond)
+			if rr, ok := r.ratioFor(x); ok {
+				ratio = fmt.Sprintf("%.2f", rr)
 			}
-			w("| ledger | %s | %d | %d | %s | %s | %s | %.1f | %s |\n", x.engine, x.lanes, x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem, ratio)
+			w("| ledger | %s | %s | %d | %d | %s | %s | %s | %.1f | %s |\n", x.engine, x.variantName(), x.lanes, x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem, ratio)
 		}
-		w("\nA lane is strictly ordered (only its head runs), so L=1 measures the serial per-item latency of the protocol, not a capacity. \"round trips/item\" counts every statement of the run (empty and lost claim passes included) through the same driver hook as B4, divided by N.\n\n")
-		for _, x := range append(r.b1, derefRiver(r.river)...) {
+		w("\nA lane is strictly ordered (only its head runs), so L=1 measures the serial per-item latency of the protocol, not a capacity. \"round trips/item\" counts every statement of the run (empty and lost claim passes included) through the same driver hook as B4, divided by N. The River row with MaxWorkers %d is River's own benchmark setting (one client), for reference; the ratios compare equal W×C.\n\n", riverRefMaxWorkers)
+		for _, x := range append(append([]b1Result{}, r.b1...), r.river...) {
 			if x.err != nil {
-				w("- error (%s %s, lanes %d): %v\n", x.system, x.engine, x.lanes, x.err)
+				w("- error (%s %s, %s, lanes %d): %v\n", x.system, x.engine, x.variantName(), x.lanes, x.err)
 			}
 		}
+		w("River's settings: River %s with riverpgxv5 on the same server, its tables in a fresh schema (rivermigrate); every client is started normally (LISTEN/NOTIFY on, its default batch completer, its default job retention), `FetchCooldown` 2 ms and `FetchPollInterval` %s (River's own benchmark command uses 2 ms / 20 ms and says they perform much better than the defaults of 100 ms / 1 s), `MaxWorkers` C per client as in the ledger run; inserts go through an insert-only client with its own pool; completion is counted from River's job-completed events, after its completer wrote them.\n\n", riverVersion, o.poll)
 	}
 
 	if len(r.b2) > 0 {
@@ -186,7 +231,7 @@ func (r *report) markdown() string {
 
 	if len(r.b3) > 0 {
 		w("### B3 flush API latency (PostgreSQL)\n\n")
-		w("`POST /v1/memory/flush` in wait mode (`Prefer: wait=10`) through the real handlers (handlers.New over a PostgreSQL store opened as the service opens it, pgx's default pool) with a coordinator.Worker (service defaults: 4 slots, poll 1 s, woken in process by the flush) running the memory handler on the local provider in the same process. Each request first captures one Source into its client's scope (not timed), so every flush has a window: the timed request enqueues it, waits for the worker to claim, extract and commit it, and returns 200 processed. Overhead = latency − the item's ledger time (completed_at − created_at, database clock): what the API adds on top of queueing and executing the work (decoding, the enqueue transaction, the wait poll's lag after the commit, encoding).\n\n")
+		w("`POST /v1/memory/flush` in wait mode (`Prefer: wait=10`) through the real handlers (handlers.New over a PostgreSQL store opened as the service opens it, pgx's default pool) with a coordinator.Worker (service defaults: 4 slots, poll 1 s, woken in process by the flush) running the memory handler on the local provider in the same process. Each request first captures one Source into its client's scope (not timed), so every flush has a window: the timed request enqueues it, waits for the worker to claim, extract and commit it, and returns 200 processed. Overhead = latency − the item's ledger time (completed_at − created_at, database clock): what the API adds on top of queueing and executing the work (decoding, the enqueue transaction, the wait's lag after the commit, encoding).\n\n")
 		w("| clients | requests | latency p50 | p90 | p99 | max | overhead p50 | overhead p99 | throughput |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for _, x := range r.b3 {
 			if x.err != nil {
@@ -200,25 +245,97 @@ func (r *report) markdown() string {
 
 	if len(r.b4) > 0 {
 		w("### B4 database round trips per item lifecycle\n\n")
-		w("Counted through a driver hook (pgx QueryTracer/BatchTracer on the pool; a wrapped database/sql driver.Connector counting Exec, Query, Prepare, Begin, Commit and Rollback on MariaDB and SQLite). One item at a time: Enqueue, one claim pass with one idle slot, Complete without a domain commit; %d items per case after a warm-up.\n\n", o.b4Items)
-		w("| engine | enqueue | claim pass | complete | total (existing lane) | total (new lane) | lifecycle latency p50 |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		w("Counted through a driver hook (pgx QueryTracer/BatchTracer on the pool: a pipelined batch is one round trip; a wrapped database/sql driver.Connector counting Exec, Query, Prepare, Begin, Commit and Rollback on MariaDB and SQLite). One item at a time: Enqueue, one claim pass with one idle slot, Complete without a domain commit; %d items per case after a warm-up. Batched: %d items on %d existing lanes enqueued in one bulk enqueue, one claim pass with %d idle slots, one batched completion, amortised per item.\n\n", o.b4Items, b4Batch, b4Batch, b4Batch)
+		w("| engine | enqueue | claim pass | complete | total (existing lane) | total (new lane) | lifecycle latency p50 | batched: enqueue | claim | complete | total per item |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for _, x := range r.b4 {
 			if x.err != nil {
-				w("| %s | error: %v | | | | | |\n", x.engine, x.err)
+				w("| %s | error: %v | | | | | | | | | |\n", x.engine, x.err)
 				continue
 			}
-			w("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %s |\n", x.engine, x.enqueue, x.claim, x.complete, x.total, x.newLaneTotal, ms(x.latencyP50))
+			w("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %.2f | %.2f | %.2f | %.2f |\n", x.engine, x.enqueue, x.claim, x.complete, x.total, x.newLaneTotal, ms(x.latencyP50), x.batchEnqueue, x.batchClaim, x.batchComplete, x.batchTotal)
+		}
+		w("\n")
+	}
+
+	if len(r.b5) > 0 {
+		w("### B5 cross-process latency: enqueue in one process → claim in another\n\n")
+		w("A worker runs in a separate process (this benchmark re-executed as a worker: coordinator.Worker with the service's defaults, 4 slots, poll 1 s). This process enqueues %d no-op items one at a time on their own lanes, %s apart on average (uniform ½…1½×), as an API replica would. Latency = the item's first attempt's started_at − its created_at, both database time (no clocks compared across processes): the enqueue's commit, the wake-up of the other process and its claim.\n\n", o.b5Items, o.b5Gap)
+		w("| engine | items | p50 | p90 | p99 | max |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
+		for _, x := range r.b5 {
+			if x.err != nil {
+				w("| %s | error: %v | | | | |\n", x.engine, x.err)
+				continue
+			}
+			w("| %s | %d | %s | %s | %s | %s |\n", x.engine, x.items, ms(x.p50), ms(x.p90), ms(x.p99), ms(x.max))
 		}
 		w("\n")
 	}
 	return b.String()
 }
 
-func derefRiver(r *b1Result) []b1Result {
-	if r == nil {
-		return nil
+// riverVersion is the River release the bench module requires (bench/go.mod).
+const riverVersion = "v0.51.2"
+
+func (x b1Result) variantName() string {
+	return b1Config{workers: x.workers, slots: x.slots, bulk: x.bulk}.variant()
+}
+
+type ratioRow struct {
+	ledger, river b1Result
+	ratio         float64
+}
+
+// ratios pairs every PostgreSQL ledger run on the most lanes with the River run of the same W, C and bulk setting.
+func (r *report) ratios() []ratioRow {
+	var out []ratioRow
+	for _, x := range r.b1 {
+		if rr, ok := r.ratioFor(x); ok {
+			rv, _ := r.riverFor(x)
+			out = append(out, ratioRow{ledger: x, river: rv, ratio: rr})
+		}
 	}
-	return []b1Result{*r}
+	return out
+}
+
+func (r *report) riverFor(x b1Result) (b1Result, bool) {
+	for _, rv := range r.river {
+		if rv.workers == x.workers && rv.slots == x.slots && rv.bulk == x.bulk && rv.err == nil {
+			return rv, true
+		}
+	}
+	return b1Result{}, false
+}
+
+func (r *report) ratioFor(x b1Result) (float64, bool) {
+	if x.engine != db.EnginePostgres || x.err != nil || x.lanes != r.ratioLanes() {
+		return 0, false
+	}
+	rv, ok := r.riverFor(x)
+	if !ok || rv.perSecond == 0 {
+		return 0, false
+	}
+	return x.perSecond / rv.perSecond, true
+}
+
+// writeSection replaces the generated section of path (between the markers), keeping everything else; a missing
+// file or missing markers get the section appended.
+func writeSection(path, md string) error {
+	section := beginMarker + "\n" + md + endMarker + "\n"
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	s := string(old)
+	i, j := strings.Index(s, beginMarker), strings.Index(s, endMarker)
+	switch {
+	case i >= 0 && j > i:
+		s = s[:i] + section + strings.TrimPrefix(s[j+len(endMarker):], "\n")
+	case s == "":
+		s = "# Benchmarks\n\n" + section
+	default:
+		s = strings.TrimRight(s, "\n") + "\n\n" + section
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
 }
 
 func rate(x b1Result) string {
@@ -245,7 +362,7 @@ func count(n int) string {
 	return fmt.Sprint(n)
 }
 
-// ratioLanes is the lane count whose PostgreSQL run is compared with River: the largest.
+// ratioLanes is the lane count whose PostgreSQL runs are compared with River: the largest.
 func (r *report) ratioLanes() int {
 	best := 0
 	for _, x := range r.b1 {
@@ -254,18 +371,6 @@ func (r *report) ratioLanes() int {
 		}
 	}
 	return best
-}
-
-func (r *report) riverRatio() (float64, bool) {
-	if r.river == nil || r.river.err != nil {
-		return 0, false
-	}
-	for _, x := range r.b1 {
-		if x.engine == db.EnginePostgres && x.lanes == r.ratioLanes() && x.err == nil {
-			return x.perSecond / r.river.perSecond, true
-		}
-	}
-	return 0, false
 }
 
 func (r *report) b2Growth(e db.Engine) (float64, bool) {
@@ -286,25 +391,4 @@ func (r *report) b2Growth(e db.Engine) (float64, bool) {
 		return 0, false
 	}
 	return float64(last.claimP50) / float64(first.claimP50), true
-}
-
-// writeSection replaces the generated section of path (between the markers), keeping everything else; a missing
-// file or missing markers get the section appended.
-func writeSection(path, md string) error {
-	section := beginMarker + "\n" + md + endMarker + "\n"
-	old, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	s := string(old)
-	i, j := strings.Index(s, beginMarker), strings.Index(s, endMarker)
-	switch {
-	case i >= 0 && j > i:
-		s = s[:i] + section + strings.TrimPrefix(s[j+len(endMarker):], "\n")
-	case s == "":
-		s = "# Benchmarks\n\n" + section
-	default:
-		s = strings.TrimRight(s, "\n") + "\n\n" + section
-	}
-	return os.WriteFile(path, []byte(s), 0o644)
 }

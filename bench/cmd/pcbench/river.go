@@ -32,13 +32,14 @@ type noopWorker struct {
 func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
 
 // runRiverB1 measures the same workload on River (same PostgreSQL server, same run): E inserter goroutines call
-// client.Insert (one transaction per job, like one Enqueue per item) on an insert-only client with its own pool,
+// client.Insert (one transaction per job, like one Enqueue per item) or, with cfg.bulk, client.InsertMany (cfg.bulk
+// jobs per transaction, like one EnqueueMany) on an insert-only client with its own pool,
 // while W River clients with MaxWorkers = C each (own pools) work the jobs with a no-op worker. Completion is
 // counted from River's job-completed events (after its completer has written them), as River's own benchmark does.
 // Fetch tuning is River's own benchmark's: FetchCooldown 2 ms, FetchPollInterval 20 ms. River's tables live in a
 // fresh schema created by rivermigrate.
 func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
-	res := b1Result{system: "river", engine: db.EnginePostgres, lanes: 0, n: cfg.n}
+	res := b1Result{system: "river", engine: db.EnginePostgres, lanes: 0, n: cfg.n, workers: cfg.workers, slots: cfg.slots, bulk: cfg.bulk}
 	schema := newName("pcb_river")
 	if _, err := srv.pgAdmin.ExecContext(ctx, `CREATE SCHEMA "`+schema+`"`); err != nil {
 		res.err = err
@@ -162,6 +163,19 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
 		enqWG.Add(1)
 		go func() {
 			defer enqWG.Done()
+			if cfg.bulk > 0 { // the same batches as the ledger's bulk run, one InsertMany transaction each
+				for first := g * cfg.bulk; first < cfg.n; first += cfg.enqueuers * cfg.bulk {
+					params := make([]river.InsertManyParams, 0, cfg.bulk)
+					for i := first; i < min(first+cfg.bulk, cfg.n); i++ {
+						params = append(params, river.InsertManyParams{Args: noopArgs{N: i}})
+					}
+					if _, err := inserter.InsertMany(ctx, params); err != nil {
+						enqErr.CompareAndSwap(nil, err)
+						return
+					}
+				}
+				return
+			}
 			for i := g; i < cfg.n; i += cfg.enqueuers {
 				if _, err := inserter.Insert(ctx, noopArgs{N: i}, nil); err != nil {
 					enqErr.CompareAndSwap(nil, err)

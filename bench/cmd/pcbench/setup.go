@@ -93,6 +93,7 @@ func newName(prefix string) string {
 type benchDB struct {
 	engine db.Engine
 	url    dburl.URL
+	raw    string // the database URL (passed to B5's worker process)
 	name   string // schema (postgres), database (mysql) or file path (sqlite)
 	drop   func()
 }
@@ -144,6 +145,7 @@ func (s *servers) createDB(ctx context.Context, engine db.Engine) (*benchDB, err
 		return nil, err
 	}
 	b.url = u
+	b.raw = raw
 	if err := migrateDB(ctx, u); err != nil {
 		b.drop()
 		return nil, err
