@@ -95,7 +95,9 @@ type b1Result struct {
 	// tripsPerItem is every database round trip of the run (enqueues, claim passes including empty and lost ones,
 	// completes) divided by N: the amortised cost the workers really paid, next to B4's single-item count.
 	tripsPerItem float64
-	err          error
+	// timedOut: the run did not finish in 10 minutes; perSecond is then the rate of the items done until then.
+	timedOut bool
+	err      error
 }
 
 // runLedgerB1 measures N no-op items end to end through the real coordinator: E enqueuer goroutines call
@@ -213,6 +215,8 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	case <-allDone:
 	case <-timeout:
 		res.err = fmt.Errorf("timed out with %d of %d items done", done.Load(), cfg.n)
+		res.timedOut, res.total = true, time.Since(start)
+		res.perSecond = float64(done.Load()) / res.total.Seconds()
 		return res
 	case <-ctx.Done():
 		res.err = ctx.Err()

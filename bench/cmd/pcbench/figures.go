@@ -22,6 +22,7 @@ type figure struct {
 	Metric   string            `json:"metric"`
 	Value    float64           `json:"value"`
 	Unit     string            `json:"unit"`
+	Note     string            `json:"note,omitempty"` // e.g. a run that timed out
 }
 
 // key identifies a figure across runs: everything but its value.
@@ -97,6 +98,11 @@ func (r *report) figures() []figure {
 			"enqueuers": strconv.Itoa(o.enqueuers), "poll": o.poll.String()}
 	}
 	for _, x := range append(append([]b1Result{}, r.river...), r.b1...) {
+		if x.timedOut {
+			add("B1", x.system, x.engine, b1Settings(x), "throughput", x.perSecond, "items/s")
+			out[len(out)-1].Note = x.err.Error() + " (rate of the items done until then)"
+			continue
+		}
 		if x.err != nil {
 			continue
 		}
@@ -202,8 +208,12 @@ func (r *report) beforeAfter(w func(string, ...any)) {
 		if b.Value != 0 {
 			change = fmt.Sprintf("%.2f×", f.Value/b.Value)
 		}
-		w("| %s | %s | %s | %s | %s | %s %s | %s %s | %s |\n", f.Section, f.System, f.Engine, settingsText(f.Settings), f.Metric,
-			num(b.Value), f.Unit, num(f.Value), f.Unit, change)
+		note := ""
+		if b.Note != "" {
+			note = " (" + b.Note + ")"
+		}
+		w("| %s | %s | %s | %s | %s | %s %s%s | %s %s | %s |\n", f.Section, f.System, f.Engine, settingsText(f.Settings), f.Metric,
+			num(b.Value), f.Unit, note, num(f.Value), f.Unit, change)
 	}
 	w("\n")
 }

@@ -194,6 +194,8 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
 	case <-allDone:
 	case <-time.After(10 * time.Minute):
 		res.err = fmt.Errorf("timed out with %d of %d jobs done", done.Load(), cfg.n)
+		res.timedOut, res.total = true, time.Since(start)
+		res.perSecond = float64(done.Load()) / res.total.Seconds()
 		return res
 	case <-ctx.Done():
 		res.err = ctx.Err()
