@@ -132,38 +132,79 @@ func TestOpenAPIMatchesRegisteredRoutes(t *testing.T) {
 	require.Empty(t, missing, "registered routes missing from api/openapi.yaml")
 }
 
-// The ErrorCode enum lists exactly the Code* constants of this package.
+// The ErrorCode enum lists exactly the codes the server can send: the Code* constants of this package and the
+// codes the MCP transport maps its refusals to (mcp/transport.go, transportCodes).
 func TestOpenAPIErrorCodesAreTheCodeConstants(t *testing.T) {
+	set := map[string]bool{}
+	for _, c := range stringLiterals(t, ".", func(n ast.Node) []ast.Expr {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return nil
+		}
+		var out []ast.Expr
+		for i, name := range vs.Names {
+			if strings.HasPrefix(name.Name, "Code") && i < len(vs.Values) {
+				out = append(out, vs.Values[i])
+			}
+		}
+		return out
+	}) {
+		set[c] = true
+	}
+	transport := stringLiterals(t, "../mcp", func(n ast.Node) []ast.Expr {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "transportCodes" || len(vs.Values) != 1 {
+			return nil
+		}
+		lit, ok := vs.Values[0].(*ast.CompositeLit)
+		if !ok {
+			return nil
+		}
+		var out []ast.Expr
+		for _, el := range lit.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				out = append(out, kv.Value)
+			}
+		}
+		return out
+	})
+	require.NotEmpty(t, transport, "mcp.transportCodes not found")
+	for _, c := range transport {
+		set[c] = true
+	}
+	var codes []string
+	for c := range set {
+		codes = append(codes, c)
+	}
+	got := loadSpec(t).ErrorCodes()
+	sort.Strings(codes)
+	sort.Strings(got)
+	require.Equal(t, codes, got, "components.schemas.ErrorCode.enum must list every code the server sends")
+}
+
+// stringLiterals returns the string literals pick selects from the non-test files of dir.
+func stringLiterals(t *testing.T, dir string, pick func(ast.Node) []ast.Expr) []string {
+	t.Helper()
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
 	}, 0)
 	require.NoError(t, err)
-	var codes []string
+	var out []string
 	for _, p := range pkgs {
 		for _, f := range p.Files {
 			ast.Inspect(f, func(n ast.Node) bool {
-				vs, ok := n.(*ast.ValueSpec)
-				if !ok {
-					return true
-				}
-				for i, name := range vs.Names {
-					if strings.HasPrefix(name.Name, "Code") && i < len(vs.Values) {
-						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-							v, _ := strconv.Unquote(lit.Value)
-							codes = append(codes, v)
-						}
+				for _, e := range pick(n) {
+					if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						out = append(out, v)
 					}
 				}
 				return true
 			})
 		}
 	}
-	require.NotEmpty(t, codes)
-	got := loadSpec(t).ErrorCodes()
-	sort.Strings(codes)
-	sort.Strings(got)
-	require.Equal(t, codes, got, "components.schemas.ErrorCode.enum must list every handlers.Code* constant")
+	return out
 }
 
 func TestOpenAPIServedAsJSON(t *testing.T) {

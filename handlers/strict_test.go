@@ -13,13 +13,16 @@ import (
 func TestNoSniffOnEveryResponse(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(d *Deps) {
-		d.MCP = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-		d.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("up 1\n")) })
+		d.MCP = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusAccepted) })
+		d.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			_, _ = w.Write([]byte("up 1\n"))
+		})
 	})
 	for _, r := range []resp{
 		e.get("/health/live"), e.get("/health/ready"), e.get("/metrics"), e.get("/nope"),
 		e.get("/v1/memory?scope_id=s"), e.get("/v1/sources?limit=x"), e.post("/v1/sources", `{`),
-		e.do(http.MethodDelete, "/v1/sources", nil, nil), e.post("/mcp", `{}`),
+		e.do(http.MethodDelete, "/v1/sources", nil, nil), e.post("/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`),
 	} {
 		require.Equal(t, "nosniff", r.Header.Get("X-Content-Type-Options"), "status %d: %s", r.Code, r.Body)
 	}
@@ -93,7 +96,7 @@ func TestDuplicateJSONKeysAreRejected(t *testing.T) {
 func TestLoopbackHostOnlyWithoutToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(d *Deps) {
-		d.MCP = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+		d.MCP = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusAccepted) })
 		d.UI = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	})
 	for _, host := range []string{"evil.example", "evil.example:8080", "10.0.0.1:8080", "127.0.0.1.evil.example",
