@@ -327,7 +327,12 @@ func TestMaintenancePurgesOldTerminalWorkOnly(t *testing.T) {
 		require.NoError(t, err)
 		_, err = coordinator.NewRateLimiter(s).Allow(ctx, "p", "http", 5, 50*time.Millisecond)
 		require.NoError(t, err)
+		// The window ends at most 50 ms after the Allow, which on a loaded machine can come well after the
+		// Complete: wait until both the item's retention and the window have passed on database time.
+		allowed, err := s.DBNow(ctx)
+		require.NoError(t, err)
 		waitDBPast(t, s, ok.CompletedAt.Add(100*time.Millisecond))
+		waitDBPast(t, s, allowed.Add(50*time.Millisecond))
 
 		p, err := coordinator.MaintenanceHandler{Ledger: l, Retention: 50 * time.Millisecond}.Prepare(ctx, db.WorkItem{})
 		require.NoError(t, err)
