@@ -13,7 +13,6 @@ import (
 // production code that picks an engine.
 func OpenStore(ctx context.Context, u dburl.URL) (db.Store, error) { return dbopen.Store(ctx, u) }
 
-// OpenSQLDB opens a plain database/sql pool on u for migrations and schema checks: pgx stdlib (PostgreSQL),
-// go-sql-driver with parseTime, loc=UTC, a UTC session time zone and READ COMMITTED (MySQL/OceanBase), modernc
-// with busy_timeout, WAL and BEGIN IMMEDIATE (SQLite).
+// OpenSQLDB opens a plain database/sql pool on u for migrations and schema checks, with the connection settings
+// of u's adapter.
 func OpenSQLDB(ctx context.Context, u dburl.URL) (*sql.DB, error) { return dbopen.SQLDB(ctx, u) }

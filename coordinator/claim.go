@@ -56,7 +56,7 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 		return res, invalidArgument("lease must be positive")
 	}
 	limit := max(32, req.Slots*4)
-	cands, err := l.store.WorkItemClaimCandidates(ctx, req.Supported.Kinds(), int32(limit))
+	cands, err := l.store.WorkItemClaimCandidates(ctx, db.WorkItemClaimCandidatesParams{Kinds: req.Supported.Kinds(), Limit: int32(limit)})
 	if err != nil {
 		return res, err
 	}
@@ -138,7 +138,7 @@ func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimReq
 func claimItem(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time, req ClaimRequest) (Claim, error) {
 	var prevTrace, prevSpan string
 	if item.AttemptCount > 0 {
-		prev, err := q.WorkAttemptGet(ctx, item.WorkID, item.AttemptCount)
+		prev, err := q.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount})
 		if err != nil && !errors.Is(err, db.ErrNotFound) {
 			return Claim{}, err
 		}
@@ -190,7 +190,7 @@ func claimItem(ctx context.Context, q db.Queries, item db.WorkItem, now time.Tim
 // unchanged; the next claim raises it. It returns the old attempt's outcome.
 func expireItem(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time) (string, error) {
 	prevVersion := item.StateVersion
-	attempt := db.FinishAttemptParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now}
+	attempt := db.WorkAttemptFinishParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now}
 	item.LeaseOwner = ""
 	item.LeaseExpiresAt = time.Time{}
 	item.StateVersion++

@@ -50,7 +50,7 @@ func (l *Ledger) Heartbeat(ctx context.Context, c Claim, lease time.Duration) (H
 			return err
 		}
 		expires := now.Add(lease)
-		n, err := q.WorkItemExtendLease(ctx, db.ExtendLeaseParams{
+		n, err := q.WorkItemExtendLease(ctx, db.WorkItemExtendLeaseParams{
 			WorkID: c.Item.WorkID, LeaseOwner: c.Owner, LeaseFence: c.Fence, AttemptCount: c.AttemptNo, LeaseExpiresAt: expires,
 		})
 		if err != nil {
@@ -59,7 +59,7 @@ func (l *Ledger) Heartbeat(ctx context.Context, c Claim, lease time.Duration) (H
 		if n != 1 {
 			return ErrStaleWorkClaim
 		}
-		if _, err := q.WorkAttemptHeartbeat(ctx, c.Item.WorkID, c.AttemptNo, now); err != nil {
+		if _, err := q.WorkAttemptHeartbeat(ctx, db.WorkAttemptHeartbeatParams{WorkID: c.Item.WorkID, AttemptNo: c.AttemptNo, HeartbeatAt: now}); err != nil {
 			return err
 		}
 		res.LeaseExpiresAt = expires
@@ -123,7 +123,7 @@ func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit Do
 		if err := updateState(ctx, q, item, prevVersion); err != nil {
 			return err
 		}
-		if _, err := q.WorkAttemptFinish(ctx, db.FinishAttemptParams{
+		if _, err := q.WorkAttemptFinish(ctx, db.WorkAttemptFinishParams{
 			WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now, Outcome: db.OutcomeSucceeded,
 		}); err != nil {
 			return err
@@ -163,7 +163,7 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 			return err
 		}
 		prevVersion := item.StateVersion
-		attempt := db.FinishAttemptParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now,
+		attempt := db.WorkAttemptFinishParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now,
 			ErrorCategory: f.Category, ErrorCode: f.Code}
 		item.LeaseOwner, item.LeaseExpiresAt = "", time.Time{}
 		item.ErrorCategory, item.ErrorCode = f.Category, f.Code
@@ -227,7 +227,7 @@ func cancelRunning(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey b
 	if err := updateState(ctx, q, item, prevVersion); err != nil {
 		return item, err
 	}
-	if _, err := q.WorkAttemptFinish(ctx, db.FinishAttemptParams{
+	if _, err := q.WorkAttemptFinish(ctx, db.WorkAttemptFinishParams{
 		WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now, Outcome: db.OutcomeCancelled,
 		ErrorCategory: ErrorCategoryCancellation, ErrorCode: ErrorCodeCancelRequested,
 	}); err != nil {

@@ -2,10 +2,10 @@ package coordinator_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -171,11 +171,10 @@ func TestConcurrentClaimsCommitOncePerItemInLaneOrder(t *testing.T) {
 				require.Equal(t, db.OutcomeSucceeded, attempts[len(attempts)-1].Outcome)
 			}
 			commits := map[string]int{}
+			sqlDB := enginetest.OpenSQLDB(t, url)
 			for lane := range lanes {
-				revs, err := stores[0].MemoryRevisionListByScope(context.Background(), fmt.Sprintf("lane-%02d", lane))
-				require.NoError(t, err)
+				revs := memoryRevisions(t, sqlDB, fmt.Sprintf("lane-%02d", lane))
 				require.Len(t, revs, perLane)
-				sort.Slice(revs, func(i, j int) bool { return revs[i].Revision < revs[j].Revision })
 				for i, r := range revs {
 					commits[r.WorkID]++
 					if i > 0 {
@@ -208,4 +207,20 @@ func listAll(t *testing.T, l *coordinator.Ledger) []db.WorkItem {
 		last := page[len(page)-1]
 		p.BeforeCreatedAt, p.BeforeWorkID = last.CreatedAt, last.WorkID
 	}
+}
+
+// memoryRevisions reads the revisions of scope (work_id and window_after only) in revision order.
+func memoryRevisions(t *testing.T, sqlDB *sql.DB, scope string) []db.MemoryRevision {
+	t.Helper()
+	rows, err := sqlDB.Query("SELECT work_id, window_after FROM pc_memory_revisions WHERE scope_id = '" + scope + "' ORDER BY revision")
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []db.MemoryRevision
+	for rows.Next() {
+		var r db.MemoryRevision
+		require.NoError(t, rows.Scan(&r.WorkID, &r.WindowAfter))
+		out = append(out, r)
+	}
+	require.NoError(t, rows.Err())
+	return out
 }

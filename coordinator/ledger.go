@@ -184,13 +184,13 @@ func finishLane(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool
 	if lane.HeadSequence != item.LaneSequence {
 		return nil
 	}
-	return q.WorkLaneAdvanceHead(ctx, lane.LaneKey, item.LaneSequence)
+	return q.WorkLaneAdvanceHead(ctx, db.WorkLaneAdvanceHeadParams{LaneKey: lane.LaneKey, AfterSequence: item.LaneSequence})
 }
 
 // updateState writes item guarded by its previous state_version (always current under the held row lock; the
 // guard turns any protocol bug into a loud error instead of a silent overwrite).
 func updateState(ctx context.Context, q db.Queries, item db.WorkItem, prevVersion int64) error {
-	n, err := q.WorkItemUpdateState(ctx, item, prevVersion)
+	n, err := q.WorkItemUpdateState(ctx, db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion})
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func (h MaintenanceHandler) Prepare(ctx context.Context, _ db.WorkItem) (Prepare
 		}
 	}
 	for {
-		n, err := store.RateLimitWindowPurgeExpired(ctx, now, maintenanceBatch)
+		n, err := store.RateLimitWindowPurgeExpired(ctx, db.RateLimitWindowPurgeExpiredParams{ExpiredBefore: now, Limit: maintenanceBatch})
 		if err != nil {
 			return Prepared{}, err
 		}

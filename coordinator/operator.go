@@ -97,7 +97,7 @@ func (l *Ledger) PurgeTerminal(ctx context.Context, before time.Time, limit int)
 	if limit <= 0 {
 		return 0, nil
 	}
-	ids, err := l.store.WorkItemPurgeCandidates(ctx, before, int32(limit))
+	ids, err := l.store.WorkItemPurgeCandidates(ctx, db.WorkItemPurgeCandidatesParams{CompletedBefore: before, Limit: int32(limit)})
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}

@@ -49,7 +49,7 @@ func (r *RateLimiter) Allow(ctx context.Context, principal, policy string, limit
 	}
 	var d RateDecision
 	err = r.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		w, err := q.RateLimitWindowLock(ctx, key, policy, start)
+		w, err := q.RateLimitWindowLock(ctx, db.RateLimitWindowLockParams{PrincipalKey: key, PolicyID: policy, WindowStartedAt: start})
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func (r *RateLimiter) Allow(ctx context.Context, principal, policy string, limit
 			d = RateDecision{Allowed: false, Remaining: 0, RetryAfter: retry}
 			return nil
 		}
-		if _, err := q.RateLimitWindowIncrement(ctx, key, policy, start); err != nil {
+		if _, err := q.RateLimitWindowIncrement(ctx, db.RateLimitWindowIncrementParams{PrincipalKey: key, PolicyID: policy, WindowStartedAt: start}); err != nil {
 			return err
 		}
 		d = RateDecision{Allowed: true, Remaining: limit - int(w.RequestCount) - 1}

@@ -203,7 +203,7 @@ func (s *Scheduler) runDiscoverer(ctx context.Context, d Discoverer, budget time
 			if err := assertLease(ctx, q, token); err != nil {
 				return err
 			}
-			n, err := q.SchedulerScanUpdate(ctx, saved, scan.StateVersion)
+			n, err := q.SchedulerScanUpdate(ctx, db.SchedulerScanUpdateParams{Scan: saved, ExpectedVersion: scan.StateVersion})
 			if err != nil {
 				return err
 			}

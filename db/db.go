@@ -54,7 +54,8 @@ type Store interface {
 	Close() error
 }
 
-// Queries is every statement, usable on the Store (autocommit) or inside InTx.
+// Queries is every statement, usable on the Store (autocommit) or inside InTx. A method with more than one argument
+// besides ctx takes a <Method>Params struct.
 type Queries interface {
 	DomainQueries
 
@@ -66,10 +67,10 @@ type Queries interface {
 	// WorkLaneLock returns the locked row and the database clock read in the same statement.
 	WorkLaneLock(ctx context.Context, laneKey string) (WorkLane, time.Time, error)
 	WorkLaneUpdate(ctx context.Context, lane WorkLane) error
-	// WorkLaneAdvanceHead sets the lane's head to the lowest lane_sequence > after whose item is not succeeded or
-	// cancelled, or to idle (NULL) when there is none, in one statement; db.ErrNotFound when the lane does not
-	// exist. The caller holds the lane lock.
-	WorkLaneAdvanceHead(ctx context.Context, laneKey string, after int64) error
+	// WorkLaneAdvanceHead sets the lane's head to the lowest lane_sequence > AfterSequence whose item is not
+	// succeeded or cancelled, or to idle (NULL) when there is none, in one statement; db.ErrNotFound when the lane
+	// does not exist. The caller holds the lane lock.
+	WorkLaneAdvanceHead(ctx context.Context, p WorkLaneAdvanceHeadParams) error
 	WorkLaneGet(ctx context.Context, laneKey string) (WorkLane, error)
 
 	// Logical keys.
@@ -82,25 +83,24 @@ type Queries interface {
 	// WorkItemLock returns the locked row and the database clock read in the same statement.
 	WorkItemLock(ctx context.Context, workID string) (WorkItem, time.Time, error)
 	WorkItemGet(ctx context.Context, workID string) (WorkItem, error)
-	// WorkItemUpdateState writes every mutable column of item — including item.StateVersion as given (the caller
-	// increments it) — where work_id matches and state_version equals expectedVersion; returns rows matched.
-	WorkItemUpdateState(ctx context.Context, item WorkItem, expectedVersion int64) (int64, error)
+	// WorkItemUpdateState writes every mutable column of p.Item — including p.Item.StateVersion as given (the
+	// caller increments it) — where work_id matches and state_version equals p.ExpectedVersion; returns rows
+	// matched.
+	WorkItemUpdateState(ctx context.Context, p WorkItemUpdateStateParams) (int64, error)
 	// WorkItemExtendLease sets lease_expires_at for a running, uncancelled item whose owner, fence and attempt
 	// count match (heartbeat; neither state_version nor updated_at change). Returns rows matched.
-	WorkItemExtendLease(ctx context.Context, p ExtendLeaseParams) (int64, error)
-	// WorkItemMinLiveSequenceAfter returns the lowest lane_sequence > after in the lane whose status is not
-	// succeeded or cancelled, or 0 when there is none.
-	WorkItemMinLiveSequenceAfter(ctx context.Context, laneKey string, after int64) (int64, error)
-	// WorkItemClaimCandidates is the unlocked candidate query over lane heads: heads whose kind is in kinds and
+	WorkItemExtendLease(ctx context.Context, p WorkItemExtendLeaseParams) (int64, error)
+	// WorkItemClaimCandidates is the unlocked candidate query over lane heads: heads whose kind is in p.Kinds and
 	// that are due (queued/retry_wait, available_at <= now), plus heads of any kind whose lease expired
-	// (running/cancelling, lease_expires_at <= now); ordered by (available_at, created_at); at most limit rows.
-	WorkItemClaimCandidates(ctx context.Context, kinds []string, limit int32) ([]ClaimCandidate, error)
+	// (running/cancelling, lease_expires_at <= now); ordered by (available_at, created_at); at most p.Limit rows.
+	WorkItemClaimCandidates(ctx context.Context, p WorkItemClaimCandidatesParams) ([]ClaimCandidate, error)
 	// WorkItemHeadKindVersions counts due lane heads (queued/retry_wait, available_at <= now) by kind and version.
 	WorkItemHeadKindVersions(ctx context.Context) ([]KindVersionCount, error)
 	// WorkItemList lists items newest first (created_at DESC, work_id DESC) with optional filters and keyset.
 	WorkItemList(ctx context.Context, p WorkItemListParams) ([]WorkItem, error)
-	// WorkItemPurgeCandidates returns ids of succeeded/cancelled items completed before the given time, oldest first.
-	WorkItemPurgeCandidates(ctx context.Context, completedBefore time.Time, limit int32) ([]string, error)
+	// WorkItemPurgeCandidates returns ids of succeeded/cancelled items completed before p.CompletedBefore, oldest
+	// first.
+	WorkItemPurgeCandidates(ctx context.Context, p WorkItemPurgeCandidatesParams) ([]string, error)
 	// WorkItemDeleteTerminal deletes the given items if they are still succeeded or cancelled. Returns rows deleted.
 	WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error)
 	// WorkItemQueueStatistics groups non-terminal items (and failed ones) by kind and status.
@@ -109,9 +109,10 @@ type Queries interface {
 	// Attempts (append-only audit).
 	WorkAttemptInsert(ctx context.Context, a WorkAttempt) error
 	// WorkAttemptFinish sets finished_at, outcome and error of an unfinished attempt. Returns rows changed.
-	WorkAttemptFinish(ctx context.Context, p FinishAttemptParams) (int64, error)
-	WorkAttemptHeartbeat(ctx context.Context, workID string, attemptNo int32, at time.Time) (int64, error)
-	WorkAttemptGet(ctx context.Context, workID string, attemptNo int32) (WorkAttempt, error)
+	WorkAttemptFinish(ctx context.Context, p WorkAttemptFinishParams) (int64, error)
+	// WorkAttemptHeartbeat sets heartbeat_at of an unfinished attempt. Returns rows changed.
+	WorkAttemptHeartbeat(ctx context.Context, p WorkAttemptHeartbeatParams) (int64, error)
+	WorkAttemptGet(ctx context.Context, p WorkAttemptGetParams) (WorkAttempt, error)
 	WorkAttemptListByWorkID(ctx context.Context, workID string) ([]WorkAttempt, error)
 	WorkAttemptDeleteByWorkIDs(ctx context.Context, workIDs []string) (int64, error)
 
@@ -126,25 +127,28 @@ type Queries interface {
 	SchedulerScanInsertIfAbsent(ctx context.Context, scan SchedulerScan) (bool, error)
 	SchedulerScanGet(ctx context.Context, discoverer string) (SchedulerScan, error)
 	// SchedulerScanUpdate writes next_run_at, continuation, state_version = expected+1 and updated_at where the
-	// version equals expectedVersion. Returns rows changed.
-	SchedulerScanUpdate(ctx context.Context, scan SchedulerScan, expectedVersion int64) (int64, error)
+	// version equals p.ExpectedVersion. Returns rows changed.
+	SchedulerScanUpdate(ctx context.Context, p SchedulerScanUpdateParams) (int64, error)
 
 	// Runtime membership.
 	RuntimeMemberUpsert(ctx context.Context, m RuntimeMember) error
 	RuntimeMemberListLive(ctx context.Context, now time.Time) ([]RuntimeMember, error)
 	RuntimeMemberDelete(ctx context.Context, memberID string) (int64, error)
-	RuntimeMemberPurgeExpired(ctx context.Context, before time.Time) (int64, error)
+	// RuntimeMemberPurgeExpired deletes at most p.Limit member rows that expired before p.ExpiredBefore, oldest
+	// first. Returns rows deleted.
+	RuntimeMemberPurgeExpired(ctx context.Context, p RuntimeMemberPurgeExpiredParams) (int64, error)
 
 	// Rate-limit windows.
 	RateLimitWindowInsertIfAbsent(ctx context.Context, w RateLimitWindow) (bool, error)
-	RateLimitWindowLock(ctx context.Context, principalKey, policyID string, windowStartedAt time.Time) (RateLimitWindow, error)
-	RateLimitWindowIncrement(ctx context.Context, principalKey, policyID string, windowStartedAt time.Time) (int64, error)
-	RateLimitWindowPurgeExpired(ctx context.Context, before time.Time, limit int32) (int64, error)
+	RateLimitWindowLock(ctx context.Context, p RateLimitWindowLockParams) (RateLimitWindow, error)
+	RateLimitWindowIncrement(ctx context.Context, p RateLimitWindowIncrementParams) (int64, error)
+	// RateLimitWindowPurgeExpired deletes at most p.Limit windows that expired before p.ExpiredBefore, oldest
+	// first. Returns rows deleted.
+	RateLimitWindowPurgeExpired(ctx context.Context, p RateLimitWindowPurgeExpiredParams) (int64, error)
 
 	// Memory revisions (domain; also the commit counter of the ledger's concurrency tests).
 	MemoryRevisionInsert(ctx context.Context, r MemoryRevision) error
 	MemoryRevisionLatest(ctx context.Context, scopeID string) (MemoryRevision, error)
-	MemoryRevisionListByScope(ctx context.Context, scopeID string) ([]MemoryRevision, error)
 }
 
 // Work item statuses (docs/protocol.md#state-machine).
@@ -256,8 +260,20 @@ type QueueStatistic struct {
 	OldestCreatedAt time.Time
 }
 
-// ExtendLeaseParams guards a heartbeat.
-type ExtendLeaseParams struct {
+// WorkLaneAdvanceHeadParams addresses WorkLaneAdvanceHead.
+type WorkLaneAdvanceHeadParams struct {
+	LaneKey       string
+	AfterSequence int64
+}
+
+// WorkItemUpdateStateParams is a compare-and-set of every mutable column of Item on its state_version.
+type WorkItemUpdateStateParams struct {
+	Item            WorkItem
+	ExpectedVersion int64
+}
+
+// WorkItemExtendLeaseParams guards a heartbeat.
+type WorkItemExtendLeaseParams struct {
 	WorkID         string
 	LeaseOwner     string
 	LeaseFence     int64
@@ -265,14 +281,10 @@ type ExtendLeaseParams struct {
 	LeaseExpiresAt time.Time
 }
 
-// FinishAttemptParams finishes one attempt.
-type FinishAttemptParams struct {
-	WorkID        string
-	AttemptNo     int32
-	FinishedAt    time.Time
-	Outcome       string
-	ErrorCategory string // "" = NULL
-	ErrorCode     string // "" = NULL
+// WorkItemClaimCandidatesParams selects the candidate heads: due heads of Kinds and expired heads of any kind.
+type WorkItemClaimCandidatesParams struct {
+	Kinds []string
+	Limit int32
 }
 
 // WorkItemListParams filters and pages WorkItemList. Kinds must be non-empty (only these kinds are listed).
@@ -285,6 +297,67 @@ type WorkItemListParams struct {
 	BeforeCreatedAt time.Time
 	BeforeWorkID    string
 	Limit           int32
+}
+
+// WorkItemPurgeCandidatesParams bounds WorkItemPurgeCandidates.
+type WorkItemPurgeCandidatesParams struct {
+	CompletedBefore time.Time
+	Limit           int32
+}
+
+// WorkAttemptFinishParams finishes one attempt.
+type WorkAttemptFinishParams struct {
+	WorkID        string
+	AttemptNo     int32
+	FinishedAt    time.Time
+	Outcome       string
+	ErrorCategory string // "" = NULL
+	ErrorCode     string // "" = NULL
+}
+
+// WorkAttemptHeartbeatParams records a heartbeat on one attempt.
+type WorkAttemptHeartbeatParams struct {
+	WorkID      string
+	AttemptNo   int32
+	HeartbeatAt time.Time
+}
+
+// WorkAttemptGetParams addresses one attempt.
+type WorkAttemptGetParams struct {
+	WorkID    string
+	AttemptNo int32
+}
+
+// SchedulerScanUpdateParams is a compare-and-set of Scan on its state_version.
+type SchedulerScanUpdateParams struct {
+	Scan            SchedulerScan
+	ExpectedVersion int64
+}
+
+// RuntimeMemberPurgeExpiredParams bounds RuntimeMemberPurgeExpired.
+type RuntimeMemberPurgeExpiredParams struct {
+	ExpiredBefore time.Time
+	Limit         int32
+}
+
+// RateLimitWindowLockParams addresses one rate-limit window.
+type RateLimitWindowLockParams struct {
+	PrincipalKey    string
+	PolicyID        string
+	WindowStartedAt time.Time
+}
+
+// RateLimitWindowIncrementParams addresses one rate-limit window.
+type RateLimitWindowIncrementParams struct {
+	PrincipalKey    string
+	PolicyID        string
+	WindowStartedAt time.Time
+}
+
+// RateLimitWindowPurgeExpiredParams bounds RateLimitWindowPurgeExpired.
+type RateLimitWindowPurgeExpiredParams struct {
+	ExpiredBefore time.Time
+	Limit         int32
 }
 
 // SchedulerLease is one row of pc_scheduler_leases.

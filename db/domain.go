@@ -6,44 +6,122 @@ import (
 )
 
 // DomainQueries are the statements of the domain (Sources, cursors, Memory, Experience). Every adapter implements
-// them on the same types that implement Queries.
+// them on the same types that implement Queries. A method with more than one argument besides ctx takes a
+// <Method>Params struct.
 type DomainQueries interface {
 	// Sources and the per-scope journal (domain).
 	SourceJournalHeadInsertIfAbsent(ctx context.Context, scopeID string) (bool, error)
 	SourceJournalHeadLock(ctx context.Context, scopeID string) (SourceJournalHead, error)
 	SourceJournalHeadUpdate(ctx context.Context, h SourceJournalHead) error
 	SourceJournalHeadGet(ctx context.Context, scopeID string) (SourceJournalHead, error)
-	// SourceJournalHeadListPending is the discoverers' keyset over scopes: heads with scope_id > afterScopeID whose
-	// position is beyond the named cursor (a missing cursor counts as 0), by scope_id.
-	SourceJournalHeadListPending(ctx context.Context, cursorName, afterScopeID string, limit int32) ([]SourceJournalHead, error)
+	// SourceJournalHeadListPending is the discoverers' keyset over scopes: heads with scope_id > p.AfterScopeID
+	// whose position is beyond the cursor p.CursorName (a missing cursor counts as 0), by scope_id.
+	SourceJournalHeadListPending(ctx context.Context, p SourceJournalHeadListPendingParams) ([]SourceJournalHead, error)
 	SourceInsert(ctx context.Context, s Source) error
-	SourceGetByID(ctx context.Context, scopeID, sourceID string) (Source, error)
-	// SourceListRange returns the Sources with after < journal_position <= through, in journal order.
-	SourceListRange(ctx context.Context, scopeID string, after, through int64) ([]Source, error)
-	// SourceListAfter returns up to limit Sources with journal_position > after, in journal order.
-	SourceListAfter(ctx context.Context, scopeID string, after int64, limit int32) ([]Source, error)
+	SourceGetByID(ctx context.Context, p SourceGetByIDParams) (Source, error)
+	// SourceListRange returns the Sources with AfterPosition < journal_position <= ThroughPosition, in journal
+	// order.
+	SourceListRange(ctx context.Context, p SourceListRangeParams) ([]Source, error)
+	// SourceListAfter returns up to p.Limit Sources with journal_position > p.AfterPosition, in journal order.
+	SourceListAfter(ctx context.Context, p SourceListAfterParams) ([]Source, error)
 
 	// Source cursors (domain cursor: the last lock in the global order).
-	SourceCursorGet(ctx context.Context, scopeID, cursorName string) (SourceCursor, error)
-	SourceCursorLock(ctx context.Context, scopeID, cursorName string) (SourceCursor, error)
+	SourceCursorGet(ctx context.Context, p SourceCursorGetParams) (SourceCursor, error)
+	SourceCursorLock(ctx context.Context, p SourceCursorLockParams) (SourceCursor, error)
 	SourceCursorInsert(ctx context.Context, c SourceCursor) error
-	// SourceCursorAdvance compare-and-sets (position, generation) from (fromPosition, fromGeneration) to
-	// (c.Position, c.Generation). Returns rows changed.
-	SourceCursorAdvance(ctx context.Context, c SourceCursor, fromPosition, fromGeneration int64) (int64, error)
+	// SourceCursorAdvance compare-and-sets (position, generation) from (p.FromPosition, p.FromGeneration) to
+	// (p.Cursor.Position, p.Cursor.Generation). Returns rows changed.
+	SourceCursorAdvance(ctx context.Context, p SourceCursorAdvanceParams) (int64, error)
 
 	// Memory entries.
 	MemoryEntryInsert(ctx context.Context, e MemoryEntry) error
-	MemoryEntryListByRevision(ctx context.Context, scopeID string, revision int64) ([]MemoryEntry, error)
-	// MemoryEntrySearch returns entries of one revision whose content contains query (case-insensitive), by
+	MemoryEntryListByRevision(ctx context.Context, p MemoryEntryListByRevisionParams) ([]MemoryEntry, error)
+	// MemoryEntrySearch returns entries of one revision whose content contains p.Query (case-insensitive), by
 	// entry_no; the adapter escapes LIKE wildcards.
-	MemoryEntrySearch(ctx context.Context, scopeID string, revision int64, query string, limit int32) ([]MemoryEntry, error)
+	MemoryEntrySearch(ctx context.Context, p MemoryEntrySearchParams) ([]MemoryEntry, error)
 
 	// Experience candidates.
 	ExperienceCandidateInsert(ctx context.Context, c ExperienceCandidate) error
 	ExperienceCandidateGet(ctx context.Context, candidateID string) (ExperienceCandidate, error)
 	// ExperienceCandidateList lists a scope's candidates, newest first; Status "" means any.
-	ExperienceCandidateList(ctx context.Context, scopeID, status string, limit int32) ([]ExperienceCandidate, error)
+	ExperienceCandidateList(ctx context.Context, p ExperienceCandidateListParams) ([]ExperienceCandidate, error)
 	// ExperienceCandidateUpdateStatus sets status, state_version = expected+1 and updated_at where the version
-	// equals expectedVersion and the candidate is pending. Returns rows changed.
-	ExperienceCandidateUpdateStatus(ctx context.Context, candidateID string, expectedVersion int64, status string, at time.Time) (int64, error)
+	// equals p.ExpectedVersion and the candidate is pending. Returns rows changed.
+	ExperienceCandidateUpdateStatus(ctx context.Context, p ExperienceCandidateUpdateStatusParams) (int64, error)
+}
+
+// SourceJournalHeadListPendingParams pages SourceJournalHeadListPending.
+type SourceJournalHeadListPendingParams struct {
+	CursorName   string
+	AfterScopeID string
+	Limit        int32
+}
+
+// SourceGetByIDParams addresses one Source by its capture id.
+type SourceGetByIDParams struct {
+	ScopeID  string
+	SourceID string
+}
+
+// SourceListRangeParams is the window (AfterPosition, ThroughPosition] of one scope's journal.
+type SourceListRangeParams struct {
+	ScopeID         string
+	AfterPosition   int64
+	ThroughPosition int64
+}
+
+// SourceListAfterParams pages one scope's journal.
+type SourceListAfterParams struct {
+	ScopeID       string
+	AfterPosition int64
+	Limit         int32
+}
+
+// SourceCursorGetParams addresses one cursor.
+type SourceCursorGetParams struct {
+	ScopeID    string
+	CursorName string
+}
+
+// SourceCursorLockParams addresses one cursor.
+type SourceCursorLockParams struct {
+	ScopeID    string
+	CursorName string
+}
+
+// SourceCursorAdvanceParams moves Cursor (its scope and name address the row) from (FromPosition,
+// FromGeneration) to (Cursor.Position, Cursor.Generation).
+type SourceCursorAdvanceParams struct {
+	Cursor         SourceCursor
+	FromPosition   int64
+	FromGeneration int64
+}
+
+// MemoryEntryListByRevisionParams addresses one Memory revision.
+type MemoryEntryListByRevisionParams struct {
+	ScopeID  string
+	Revision int64
+}
+
+// MemoryEntrySearchParams searches one Memory revision for a literal substring.
+type MemoryEntrySearchParams struct {
+	ScopeID  string
+	Revision int64
+	Query    string
+	Limit    int32
+}
+
+// ExperienceCandidateListParams filters and bounds ExperienceCandidateList.
+type ExperienceCandidateListParams struct {
+	ScopeID string
+	Status  string // "" = any
+	Limit   int32
+}
+
+// ExperienceCandidateUpdateStatusParams is a compare-and-set of a pending candidate's status.
+type ExperienceCandidateUpdateStatusParams struct {
+	CandidateID     string
+	ExpectedVersion int64
+	Status          string
+	UpdatedAt       time.Time
 }

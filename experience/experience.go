@@ -166,7 +166,7 @@ func (r Reviews) List(ctx context.Context, scope, status string, limit int) ([]d
 	if limit < 1 || limit > 500 {
 		return nil, &sources.ValidationError{Field: "limit", Message: "must be 1..500"}
 	}
-	return r.Store.ExperienceCandidateList(ctx, scope, status, int32(limit))
+	return r.Store.ExperienceCandidateList(ctx, db.ExperienceCandidateListParams{ScopeID: scope, Status: status, Limit: int32(limit)})
 }
 
 // Review approves or rejects a pending candidate with an expected version.
@@ -182,7 +182,7 @@ func (r Reviews) Review(ctx context.Context, candidateID string, expectedVersion
 	if err != nil {
 		return db.ExperienceCandidate{}, err
 	}
-	n, err := r.Store.ExperienceCandidateUpdateStatus(ctx, candidateID, expectedVersion, status, now)
+	n, err := r.Store.ExperienceCandidateUpdateStatus(ctx, db.ExperienceCandidateUpdateStatusParams{CandidateID: candidateID, ExpectedVersion: expectedVersion, Status: status, UpdatedAt: now})
 	if err != nil {
 		return db.ExperienceCandidate{}, err
 	}

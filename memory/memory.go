@@ -138,7 +138,7 @@ func current(ctx context.Context, q db.Queries, scope string) (int64, []db.Memor
 	if err != nil {
 		return 0, nil, err
 	}
-	entries, err := q.MemoryEntryListByRevision(ctx, scope, rev.Revision)
+	entries, err := q.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: rev.Revision})
 	return rev.Revision, entries, err
 }
 
@@ -165,7 +165,7 @@ func (r Reader) Current(ctx context.Context, scope string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	entries, err := r.Store.MemoryEntryListByRevision(ctx, scope, rev.Revision)
+	entries, err := r.Store.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: rev.Revision})
 	if err != nil {
 		return Memory{}, err
 	}
@@ -190,7 +190,7 @@ func (r Reader) Search(ctx context.Context, scope, query string, limit int) (Mem
 	if err != nil {
 		return Memory{}, err
 	}
-	entries, err := r.Store.MemoryEntrySearch(ctx, scope, rev.Revision, query, int32(limit))
+	entries, err := r.Store.MemoryEntrySearch(ctx, db.MemoryEntrySearchParams{ScopeID: scope, Revision: rev.Revision, Query: query, Limit: int32(limit)})
 	if err != nil {
 		return Memory{}, err
 	}

@@ -61,13 +61,19 @@ func (e *env) runOne(t *testing.T, h coordinator.Handler) db.WorkItem {
 	return done
 }
 
+// windows reads the (after, through] window of every Memory revision of scope, in revision order.
 func windows(t *testing.T, s db.Store, scope string) [][2]int64 {
-	revs, err := s.MemoryRevisionListByScope(context.Background(), scope)
+	sqlDB := enginetest.OpenSQLDB(t, enginetest.URLOf(t, s))
+	rows, err := sqlDB.Query("SELECT window_after, window_through FROM pc_memory_revisions WHERE scope_id = '" + scope + "' ORDER BY revision")
 	require.NoError(t, err)
+	defer rows.Close()
 	var out [][2]int64
-	for _, r := range revs {
-		out = append(out, [2]int64{r.WindowAfter, r.WindowThrough})
+	for rows.Next() {
+		var w [2]int64
+		require.NoError(t, rows.Scan(&w[0], &w[1]))
+		out = append(out, w)
 	}
+	require.NoError(t, rows.Err())
 	return out
 }
 
@@ -247,7 +253,7 @@ func TestExperienceCandidatesOncePerWindow(t *testing.T) {
 		require.NoError(t, e.ledger.ReleaseLease(ctx, tok))
 		restarted, err := coordinator.NewScheduler(e.ledger, coordinator.SchedulerConfig{Owner: "sched-2", Lease: time.Minute}, disc)
 		require.NoError(t, err)
-		_, err = s.SchedulerScanUpdate(ctx, db.SchedulerScan{Discoverer: "experience", NextRunAt: time.Unix(0, 0).UTC(), StateVersion: 3, UpdatedAt: time.Now()}, 2)
+		_, err = s.SchedulerScanUpdate(ctx, db.SchedulerScanUpdateParams{Scan: db.SchedulerScan{Discoverer: "experience", NextRunAt: time.Unix(0, 0).UTC(), StateVersion: 3, UpdatedAt: time.Now()}, ExpectedVersion: 2})
 		require.NoError(t, err)
 		require.NoError(t, restarted.Tick(ctx))
 		res, err := e.ledger.Claim(ctx, coordinator.ClaimRequest{Owner: "w", Supported: coordinator.Supported{experience.Kind: h.PayloadVersions()}, Slots: 1, Lease: time.Minute})

@@ -112,7 +112,7 @@ func (j *Journal) Capture(ctx context.Context, req CaptureRequest) (CaptureResul
 	if err != nil {
 		return CaptureResult{}, err
 	}
-	if existing, err := j.store.SourceGetByID(ctx, req.ScopeID, req.SourceID); err == nil {
+	if existing, err := j.store.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: req.ScopeID, SourceID: req.SourceID}); err == nil {
 		return CaptureResult{ScopeID: existing.ScopeID, SourceID: existing.SourceID, JournalPosition: existing.JournalPosition}, nil
 	} else if !errors.Is(err, db.ErrNotFound) {
 		return CaptureResult{}, err
@@ -126,7 +126,7 @@ func (j *Journal) Capture(ctx context.Context, req CaptureRequest) (CaptureResul
 		if err != nil {
 			return err
 		}
-		if existing, err := q.SourceGetByID(ctx, req.ScopeID, req.SourceID); err == nil {
+		if existing, err := q.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: req.ScopeID, SourceID: req.SourceID}); err == nil {
 			res = CaptureResult{ScopeID: existing.ScopeID, SourceID: existing.SourceID, JournalPosition: existing.JournalPosition}
 			return nil
 		} else if !errors.Is(err, db.ErrNotFound) {
@@ -162,7 +162,7 @@ func (j *Journal) List(ctx context.Context, scope string, after int64, limit int
 	if limit < 1 || limit > 500 {
 		return nil, &ValidationError{Field: "limit", Message: "must be 1..500"}
 	}
-	return j.store.SourceListAfter(ctx, scope, after, int32(limit))
+	return j.store.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, AfterPosition: after, Limit: int32(limit)})
 }
 
 // Head returns a scope's journal high-watermark (0 when nothing was captured).

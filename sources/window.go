@@ -55,7 +55,7 @@ func sha256Hex(b []byte) string {
 
 // Cursor reads a cursor; a missing row is (0, 0).
 func Cursor(ctx context.Context, q db.Queries, scope, name string) (db.SourceCursor, error) {
-	c, err := q.SourceCursorGet(ctx, scope, name)
+	c, err := q.SourceCursorGet(ctx, db.SourceCursorGetParams{ScopeID: scope, CursorName: name})
 	if errors.Is(err, db.ErrNotFound) {
 		return db.SourceCursor{ScopeID: scope, CursorName: name}, nil
 	}
@@ -136,7 +136,7 @@ func OpenWindow(ctx context.Context, q db.Queries, item db.WorkItem, cursorName 
 // ReadWindow reads the window's Sources and checks they are complete and contiguous
 // (retention/source_window_unavailable, not retryable, otherwise).
 func ReadWindow(ctx context.Context, q db.Queries, scope string, p WindowPayload) ([]db.Source, error) {
-	srcs, err := q.SourceListRange(ctx, scope, p.After, p.Through)
+	srcs, err := q.SourceListRange(ctx, db.SourceListRangeParams{ScopeID: scope, AfterPosition: p.After, ThroughPosition: p.Through})
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func ReadWindow(ctx context.Context, q db.Queries, scope string, p WindowPayload
 // exactly at the window start, and moves it to through with generation+1 by compare-and-set.
 func Advance(ctx context.Context, q db.Queries, scope string, p WindowPayload, now time.Time) error {
 	conflict := coordinator.NewHandlerError(coordinator.CategoryConflict, coordinator.CodeCursorChanged, false)
-	cur, err := q.SourceCursorLock(ctx, scope, p.CursorName)
+	cur, err := q.SourceCursorLock(ctx, db.SourceCursorLockParams{ScopeID: scope, CursorName: p.CursorName})
 	if errors.Is(err, db.ErrNotFound) {
 		// Creation is serialised by the lane lock we hold, so a plain insert is safe on every engine.
 		if p.After != 0 || p.CursorGeneration != 0 {
@@ -169,8 +169,8 @@ func Advance(ctx context.Context, q db.Queries, scope string, p WindowPayload, n
 	if !unsafeSkipCursorCAS && (cur.Position != p.After || cur.Generation != p.CursorGeneration) {
 		return conflict
 	}
-	n, err := q.SourceCursorAdvance(ctx, db.SourceCursor{ScopeID: scope, CursorName: p.CursorName, Position: p.Through,
-		Generation: p.CursorGeneration + 1, UpdatedAt: now}, p.After, p.CursorGeneration)
+	n, err := q.SourceCursorAdvance(ctx, db.SourceCursorAdvanceParams{Cursor: db.SourceCursor{ScopeID: scope, CursorName: p.CursorName, Position: p.Through,
+		Generation: p.CursorGeneration + 1, UpdatedAt: now}, FromPosition: p.After, FromGeneration: p.CursorGeneration})
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (d Discoverer) Name() string            { return d.Label }
 func (d Discoverer) Interval() time.Duration { return d.Every }
 
 func (d Discoverer) Page(ctx context.Context, continuation string, size int) ([]coordinator.EnqueueRequest, string, error) {
-	heads, err := d.Store.SourceJournalHeadListPending(ctx, d.Consumer.CursorName, continuation, int32(size))
+	heads, err := d.Store.SourceJournalHeadListPending(ctx, db.SourceJournalHeadListPendingParams{CursorName: d.Consumer.CursorName, AfterScopeID: continuation, Limit: int32(size)})
 	if err != nil {
 		return nil, "", err
 	}

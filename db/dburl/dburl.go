@@ -1,5 +1,5 @@
 // Package dburl parses the one database URL syntax of powercontext (docs/protocol.md#engines), which is also the syntax Atlas uses,
-// into the engine and the native driver DSN the adapters open:
+// into the engine and the native driver DSN the adapters open (each adapter translates its own scheme):
 //
 //	sqlite://PATH                                  file path, relative or absolute (sqlite:///abs/path.db)
 //	postgres://user:pass@host:port/db?params       passed through to pgx (postgresql:// is accepted too)
@@ -12,21 +12,16 @@ package dburl
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/mysqlstore"
+	"github.com/powercontext/powercontext/db/postgresstore"
 )
 
 // DefaultURL is the embedded single_node database used when no URL is configured.
 const DefaultURL = "sqlite://./data/powercontext.db"
-
-// defaultMySQLPort is used when a mysql:// or oceanbase:// URL names no port.
-const defaultMySQLPort = "3306"
 
 // URL is a parsed database URL.
 type URL struct {
@@ -80,11 +75,11 @@ func parsePostgres(raw string) (URL, error) {
 	if err != nil {
 		return URL{}, errors.New("postgres database URL is not a valid URL (check that special characters in the password are percent-encoded)")
 	}
-	// pgconn redacts the password in its own errors.
-	if _, err := pgconn.ParseConfig(raw); err != nil {
+	dsn, err := postgresstore.DSNFromURL(raw)
+	if err != nil {
 		return URL{}, fmt.Errorf("postgres database URL: %w", err)
 	}
-	return URL{Engine: db.EnginePostgres, DSN: raw, Redacted: redact(u)}, nil
+	return URL{Engine: db.EnginePostgres, DSN: dsn, Redacted: redact(u)}, nil
 }
 
 func parseMySQL(raw string) (URL, error) {
@@ -93,27 +88,11 @@ func parseMySQL(raw string) (URL, error) {
 		return URL{}, errors.New("mysql database URL is not a valid URL (check that special characters in the password are percent-encoded)")
 	}
 	redacted := redact(u)
-	if u.Hostname() == "" {
-		return URL{}, fmt.Errorf("mysql database URL %s has no host (want mysql://user:pass@host:port/db)", redacted)
-	}
-	dbName := strings.TrimPrefix(u.Path, "/")
-	if dbName == "" || strings.Contains(dbName, "/") {
-		return URL{}, fmt.Errorf("mysql database URL %s must name exactly one database (want mysql://user:pass@host:port/db)", redacted)
-	}
-	port := u.Port()
-	if port == "" {
-		port = defaultMySQLPort
-	}
-	// Let the driver parse the query parameters (parseTime, tls, timeout, system variables, …) so that an invalid
-	// one fails here, with the same meaning it has in a native DSN.
-	cfg, err := mysql.ParseDSN("tcp(" + net.JoinHostPort(u.Hostname(), port) + ")/?" + u.RawQuery)
+	dsn, err := mysqlstore.DSNFromURL(u)
 	if err != nil {
-		return URL{}, fmt.Errorf("mysql database URL %s: invalid query parameters: %w", redacted, err)
+		return URL{}, fmt.Errorf("mysql database URL %s %w", redacted, err)
 	}
-	cfg.User = u.User.Username()
-	cfg.Passwd, _ = u.User.Password()
-	cfg.DBName = dbName
-	return URL{Engine: db.EngineMySQL, DSN: cfg.FormatDSN(), Redacted: redacted}, nil
+	return URL{Engine: db.EngineMySQL, DSN: dsn, Redacted: redacted}, nil
 }
 
 // redact hides the password of the user info and of a "password" query parameter (pgx accepts one).

@@ -29,13 +29,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
-
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/dbopen"
 	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/migrate"
+	"github.com/powercontext/powercontext/db/mysqlstore"
+	"github.com/powercontext/powercontext/db/postgresstore"
 )
 
 // Environment variables read by this package.
@@ -173,8 +172,25 @@ func OpenStore(t testing.TB, u dburl.URL) db.Store {
 	if err != nil {
 		t.Fatalf("enginetest: open %s store: %v", u.Engine, err)
 	}
-	t.Cleanup(func() { _ = store.Close() })
+	t.Cleanup(func() {
+		stores.Delete(store)
+		_ = store.Close()
+	})
+	stores.Store(store, u)
 	return store
+}
+
+// stores maps every store opened by OpenStore (and Open) to its URL, for URLOf.
+var stores sync.Map
+
+// URLOf returns the URL of a store opened by Open or OpenStore (to read its tables with OpenSQLDB).
+func URLOf(t testing.TB, store db.Store) dburl.URL {
+	t.Helper()
+	u, ok := stores.Load(store)
+	if !ok {
+		t.Fatalf("enginetest: store %T was not opened by enginetest", store)
+	}
+	return u.(dburl.URL)
 }
 
 // ParseURL parses a database URL or fails t.
@@ -244,10 +260,8 @@ func (s *server) available() error {
 			s.err = fmt.Errorf("%s is not set", s.env)
 			return
 		}
-		driver := "pgx"
 		if s.engine == db.EngineMySQL {
-			driver = "mysql"
-			if _, err := mysql.ParseDSN(s.dsn); err != nil {
+			if _, err := mysqlstore.URLFromDSN(s.dsn, "test"); err != nil {
 				s.err = fmt.Errorf("%s is not a go-sql-driver DSN (e.g. root@tcp(127.0.0.1:3306)/test): %w", s.env, err)
 				return
 			}
@@ -255,19 +269,20 @@ func (s *server) available() error {
 			s.err = fmt.Errorf("%s must be a postgres:// URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", s.env)
 			return
 		}
-		admin, err := sql.Open(driver, s.dsn)
-		if err != nil {
-			s.err = err
-			return
-		}
-		admin.SetMaxOpenConns(8)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := admin.PingContext(ctx); err != nil {
-			_ = admin.Close()
+		var admin *sql.DB
+		var err error
+		if s.engine == db.EngineMySQL {
+			admin, err = mysqlstore.OpenDB(ctx, s.dsn)
+		} else {
+			admin, err = postgresstore.OpenDB(ctx, s.dsn)
+		}
+		if err != nil {
 			s.err = fmt.Errorf("%s: %w", s.env, err)
 			return
 		}
+		admin.SetMaxOpenConns(8)
 		s.admin = admin
 		s.sweep(ctx)
 	})
@@ -297,17 +312,8 @@ func (s *server) url(name string) string {
 		u.RawQuery = q.Encode()
 		return u.String()
 	}
-	cfg, _ := mysql.ParseDSN(s.dsn) // validated in available
-	u := url.URL{Scheme: "mysql", Host: cfg.Addr, Path: "/" + name}
-	if cfg.Passwd != "" {
-		u.User = url.UserPassword(cfg.User, cfg.Passwd)
-	} else if cfg.User != "" {
-		u.User = url.User(cfg.User)
-	}
-	if _, query, ok := strings.Cut(s.dsn, "?"); ok {
-		u.RawQuery = query
-	}
-	return u.String()
+	u, _ := mysqlstore.URLFromDSN(s.dsn, name) // validated in available
+	return u
 }
 
 // sweep drops test databases left behind by killed test processes.
@@ -348,15 +354,3 @@ func isStale(name string, now time.Time) bool {
 	sec, err := strconv.ParseInt(m[1], 10, 64)
 	return err == nil && now.Sub(time.Unix(sec, 0)) > sweepAge
 }
-
-// Harness exposes this package as a value, for suites that must not import it (storetest.RunFoundation).
-type Harness struct{}
-
-// NewDatabase is NewDatabase.
-func (Harness) NewDatabase(t testing.TB, engine db.Engine) string { return NewDatabase(t, engine) }
-
-// OpenSQLDB is OpenSQLDB.
-func (Harness) OpenSQLDB(t testing.TB, u dburl.URL) *sql.DB { return OpenSQLDB(t, u) }
-
-// OpenStore is OpenStore.
-func (Harness) OpenStore(t testing.TB, u dburl.URL) db.Store { return OpenStore(t, u) }

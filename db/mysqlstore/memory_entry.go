@@ -5,60 +5,20 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func memoryEntryFromGen(r mysqlgen.PcMemoryEntry) db.MemoryEntry {
-	return db.MemoryEntry{
-		ScopeID:         r.ScopeID,
-		Revision:        r.Revision,
-		EntryNo:         r.EntryNo,
-		Content:         r.Content,
-		SourcePositions: r.SourcePositions,
-		CreatedAt:       r.CreatedAt.UTC(),
-	}
+func (q queries) MemoryEntryInsert(ctx context.Context, e db.MemoryEntry) error {
+	return errs.Err(q.q.MemoryEntryInsert(ctx, conv.MemoryEntryToGen[mysqlgen.MemoryEntryInsertParams](e)))
 }
 
-func memoryEntriesFromGen(rows []mysqlgen.PcMemoryEntry) []db.MemoryEntry {
-	out := make([]db.MemoryEntry, len(rows))
-	for i, r := range rows {
-		out[i] = memoryEntryFromGen(r)
-	}
-	return out
+func (q queries) MemoryEntryListByRevision(ctx context.Context, p db.MemoryEntryListByRevisionParams) ([]db.MemoryEntry, error) {
+	rs, err := q.q.MemoryEntryListByRevision(ctx, mysqlgen.MemoryEntryListByRevisionParams(p))
+	return conv.Many(errs, rs, err, conv.MemoryEntryFromGen)
 }
 
-func (q *queries) MemoryEntryInsert(ctx context.Context, e db.MemoryEntry) error {
-	return interpretError(q.q.MemoryEntryInsert(ctx, mysqlgen.MemoryEntryInsertParams{
-		ScopeID:         e.ScopeID,
-		Revision:        e.Revision,
-		EntryNo:         e.EntryNo,
-		Content:         e.Content,
-		SourcePositions: e.SourcePositions,
-		CreatedAt:       ts(e.CreatedAt),
-	}))
-}
-
-func (q *queries) MemoryEntryListByRevision(ctx context.Context, scopeID string, revision int64) ([]db.MemoryEntry, error) {
-	rows, err := q.q.MemoryEntryListByRevision(ctx, mysqlgen.MemoryEntryListByRevisionParams{
-		ScopeID:  scopeID,
-		Revision: revision,
-	})
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return memoryEntriesFromGen(rows), nil
-}
-
-// MemoryEntrySearch matches query as a literal substring (% _ and \ escaped), case-insensitively: content is
-// utf8mb4_bin, so both sides are lower-cased.
-func (q *queries) MemoryEntrySearch(ctx context.Context, scopeID string, revision int64, query string, limit int32) ([]db.MemoryEntry, error) {
-	rows, err := q.q.MemoryEntrySearch(ctx, mysqlgen.MemoryEntrySearchParams{
-		ScopeID:  scopeID,
-		Revision: revision,
-		Pattern:  db.LikeContains(query),
-		Limit:    limit,
-	})
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return memoryEntriesFromGen(rows), nil
+// MemoryEntrySearch matches case-insensitively (ILIKE).
+func (q queries) MemoryEntrySearch(ctx context.Context, p db.MemoryEntrySearchParams) ([]db.MemoryEntry, error) {
+	rs, err := q.q.MemoryEntrySearch(ctx, conv.MemoryEntrySearchToGen[mysqlgen.MemoryEntrySearchParams](p))
+	return conv.Many(errs, rs, err, conv.MemoryEntryFromGen)
 }

@@ -2,64 +2,30 @@ package mysqlstore
 
 import (
 	"context"
-	"time"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func (q *queries) RateLimitWindowInsertIfAbsent(ctx context.Context, w db.RateLimitWindow) (bool, error) {
-	n, err := q.q.RateLimitWindowInsertIfAbsent(ctx, mysqlgen.RateLimitWindowInsertIfAbsentParams{
-		PrincipalKey:    w.PrincipalKey,
-		PolicyID:        w.PolicyID,
-		WindowStartedAt: ts(w.WindowStartedAt),
-		RequestCount:    w.RequestCount,
-		ExpiresAt:       ts(w.ExpiresAt),
-	})
-	if err != nil {
-		return false, interpretError(err)
-	}
-	return n == 1, nil
+func (q queries) RateLimitWindowInsertIfAbsent(ctx context.Context, w db.RateLimitWindow) (bool, error) {
+	return errs.Inserted(q.q.RateLimitWindowInsertIfAbsent(ctx, conv.RateLimitWindowToGen[mysqlgen.RateLimitWindowInsertIfAbsentParams](w)))
 }
 
-func (q *queries) RateLimitWindowLock(ctx context.Context, principalKey, policyID string, windowStartedAt time.Time) (db.RateLimitWindow, error) {
-	if _, err := q.q.RateLimitWindowTouch(ctx, mysqlgen.RateLimitWindowTouchParams{
-		PrincipalKey:    principalKey,
-		PolicyID:        policyID,
-		WindowStartedAt: ts(windowStartedAt),
-	}); err != nil {
-		return db.RateLimitWindow{}, interpretError(err)
+// RateLimitWindowLock runs the no-op RateLimitWindowTouch first, so that the transaction and the row lock really start
+// (OceanBase), then the SELECT ... FOR UPDATE.
+func (q queries) RateLimitWindowLock(ctx context.Context, p db.RateLimitWindowLockParams) (db.RateLimitWindow, error) {
+	if _, err := q.q.RateLimitWindowTouch(ctx, conv.RateLimitWindowKeyToGen[mysqlgen.RateLimitWindowTouchParams](p)); err != nil {
+		return db.RateLimitWindow{}, errs(err)
 	}
-	r, err := q.q.RateLimitWindowLock(ctx, mysqlgen.RateLimitWindowLockParams{
-		PrincipalKey:    principalKey,
-		PolicyID:        policyID,
-		WindowStartedAt: ts(windowStartedAt),
-	})
-	if err != nil {
-		return db.RateLimitWindow{}, interpretError(err)
-	}
-	return db.RateLimitWindow{
-		PrincipalKey:    r.PrincipalKey,
-		PolicyID:        r.PolicyID,
-		WindowStartedAt: r.WindowStartedAt.UTC(),
-		RequestCount:    r.RequestCount,
-		ExpiresAt:       r.ExpiresAt.UTC(),
-	}, nil
+	r, err := q.q.RateLimitWindowLock(ctx, conv.RateLimitWindowKeyToGen[mysqlgen.RateLimitWindowLockParams](p))
+	return conv.One(errs, r, err, conv.RateLimitWindowFromGen)
 }
 
-func (q *queries) RateLimitWindowIncrement(ctx context.Context, principalKey, policyID string, windowStartedAt time.Time) (int64, error) {
-	n, err := q.q.RateLimitWindowIncrement(ctx, mysqlgen.RateLimitWindowIncrementParams{
-		PrincipalKey:    principalKey,
-		PolicyID:        policyID,
-		WindowStartedAt: ts(windowStartedAt),
-	})
-	return n, interpretError(err)
+func (q queries) RateLimitWindowIncrement(ctx context.Context, p db.RateLimitWindowIncrementParams) (int64, error) {
+	return errs.Rows(q.q.RateLimitWindowIncrement(ctx, conv.RateLimitWindowKeyToGen[mysqlgen.RateLimitWindowIncrementParams](p)))
 }
 
-func (q *queries) RateLimitWindowPurgeExpired(ctx context.Context, before time.Time, limit int32) (int64, error) {
-	n, err := q.q.RateLimitWindowPurgeExpired(ctx, mysqlgen.RateLimitWindowPurgeExpiredParams{
-		ExpiredBefore: ts(before),
-		Limit:         limit,
-	})
-	return n, interpretError(err)
+func (q queries) RateLimitWindowPurgeExpired(ctx context.Context, p db.RateLimitWindowPurgeExpiredParams) (int64, error) {
+	return errs.Rows(q.q.RateLimitWindowPurgeExpired(ctx, conv.PurgeExpiredToGen[mysqlgen.RateLimitWindowPurgeExpiredParams](p)))
 }

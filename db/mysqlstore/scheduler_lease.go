@@ -6,52 +6,28 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func schedulerLeaseFromGen(r mysqlgen.PcSchedulerLease) db.SchedulerLease {
-	return db.SchedulerLease{
-		LeaseName:      r.LeaseName,
-		OwnerID:        fromNullString(r.OwnerID),
-		Fence:          r.Fence,
-		LeaseExpiresAt: fromNullTime(r.LeaseExpiresAt),
-		UpdatedAt:      r.UpdatedAt.UTC(),
-	}
+func (q queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error) {
+	return errs.Inserted(q.q.SchedulerLeaseInsertIfAbsent(ctx, leaseName))
 }
 
-func (q *queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error) {
-	n, err := q.q.SchedulerLeaseInsertIfAbsent(ctx, leaseName)
-	if err != nil {
-		return false, interpretError(err)
-	}
-	return n == 1, nil
-}
-
-func (q *queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (db.SchedulerLease, time.Time, error) {
+// SchedulerLeaseLock runs the no-op SchedulerLeaseTouch first, so that the transaction and the row lock really start
+// (OceanBase), then the SELECT ... FOR UPDATE.
+func (q queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (db.SchedulerLease, time.Time, error) {
 	if _, err := q.q.SchedulerLeaseTouch(ctx, leaseName); err != nil {
-		return db.SchedulerLease{}, time.Time{}, interpretError(err)
+		return db.SchedulerLease{}, time.Time{}, errs(err)
 	}
 	r, err := q.q.SchedulerLeaseLock(ctx, leaseName)
-	if err != nil {
-		return db.SchedulerLease{}, time.Time{}, interpretError(err)
-	}
-	return schedulerLeaseFromGen(r.PcSchedulerLease), r.DbNow.UTC(), nil
+	return conv.Locked(errs, r.PcSchedulerLease, r.DbNow, err, conv.SchedulerLeaseFromGen)
 }
 
-func (q *queries) SchedulerLeaseUpdate(ctx context.Context, lease db.SchedulerLease) error {
-	n, err := q.q.SchedulerLeaseUpdate(ctx, mysqlgen.SchedulerLeaseUpdateParams{
-		OwnerID:        nullString(lease.OwnerID),
-		Fence:          lease.Fence,
-		LeaseExpiresAt: nullTime(lease.LeaseExpiresAt),
-		UpdatedAt:      ts(lease.UpdatedAt),
-		LeaseName:      lease.LeaseName,
-	})
-	return rowsFound(n, err)
+func (q queries) SchedulerLeaseUpdate(ctx context.Context, lease db.SchedulerLease) error {
+	return errs.Found(q.q.SchedulerLeaseUpdate(ctx, conv.SchedulerLeaseUpdateToGen[mysqlgen.SchedulerLeaseUpdateParams](lease)))
 }
 
-func (q *queries) SchedulerLeaseGet(ctx context.Context, leaseName string) (db.SchedulerLease, error) {
+func (q queries) SchedulerLeaseGet(ctx context.Context, leaseName string) (db.SchedulerLease, error) {
 	r, err := q.q.SchedulerLeaseGet(ctx, leaseName)
-	if err != nil {
-		return db.SchedulerLease{}, interpretError(err)
-	}
-	return schedulerLeaseFromGen(r), nil
+	return conv.One(errs, r, err, conv.SchedulerLeaseFromGen)
 }

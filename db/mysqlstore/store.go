@@ -21,6 +21,7 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
 // MySQL server error numbers interpreted by the adapter.
@@ -40,16 +41,44 @@ var sessionSetup = []string{
 
 // Store is a MySQL/OceanBase connection pool implementing db.Store.
 type Store struct {
-	*queries
+	queries
 	sqlDB *sql.DB
 }
 
 var _ db.Store = (*Store)(nil)
 
-// Open connects with a go-sql-driver DSN such as "root@tcp(127.0.0.1:3306)/test". ParseTime, Loc=UTC and
-// ClientFoundRows are forced; InterpolateParams defaults to true (one round trip per statement) unless the DSN sets
-// it. The pool is pinged once before Open returns.
+// Open connects with a go-sql-driver DSN such as "root@tcp(127.0.0.1:3306)/test" (see connector for the settings
+// every connection gets). The pool is pinged once before Open returns.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	sqlDB, err := OpenDB(ctx, dsn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{queries: queries{q: mysqlgen.New(sqlDB)}, sqlDB: sqlDB}, nil
+}
+
+// OpenDB opens the database/sql pool of Open without the Store around it: the migration and schema-check
+// connection of package migrate, with the same session settings.
+func OpenDB(ctx context.Context, dsn string, opts ...Option) (*sql.DB, error) {
+	c, err := connector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	for _, opt := range opts {
+		c = opt(c)
+	}
+	sqlDB := sql.OpenDB(c)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("mysqlstore: connect: %w", err)
+	}
+	return sqlDB, nil
+}
+
+// connector parses dsn and forces what the adapter relies on: ParseTime with Loc=UTC, ClientFoundRows (rows
+// matched, not changed) and, unless the DSN sets it, InterpolateParams (one round trip per statement); every new
+// connection then runs sessionSetup.
+func connector(dsn string) (driver.Connector, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: parse dsn: %w", err)
@@ -64,16 +93,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: connector: %w", err)
 	}
-	var connector driver.Connector = &sessionConnector{base: base}
-	for _, opt := range opts {
-		connector = opt(connector)
-	}
-	sqlDB := sql.OpenDB(connector)
-	if err := sqlDB.PingContext(ctx); err != nil {
-		_ = sqlDB.Close()
-		return nil, fmt.Errorf("mysqlstore: connect: %w", err)
-	}
-	return &Store{queries: &queries{q: mysqlgen.New(sqlDB)}, sqlDB: sqlDB}, nil
+	return &sessionConnector{base: base}, nil
 }
 
 // Option configures Open.
@@ -105,7 +125,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 			_ = tx.Rollback()
 		}
 	}()
-	if err := fn(ctx, &queries{q: mysqlgen.New(tx)}); err != nil {
+	if err := fn(ctx, queries{q: mysqlgen.New(tx)}); err != nil {
 		return err
 	}
 	done = true
@@ -115,9 +135,19 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 	return nil
 }
 
-// queries implements db.Queries over one mysqlgen.Queries (the pool in autocommit mode, or a transaction).
+// queries implements db.Queries over one mysqlgen.Queries (the pool in autocommit mode, or a transaction). Its
+// methods (one file per sql/queries/mysql file) call the generated statement and convert with package conv.
 type queries struct {
 	q *mysqlgen.Queries
+}
+
+// errs interprets this engine's driver errors for the conv result helpers.
+var errs = conv.Errors(interpretError)
+
+// DBNow returns the database clock (UTC).
+func (q queries) DBNow(ctx context.Context) (time.Time, error) {
+	now, err := q.q.DBNow(ctx)
+	return conv.One(errs, now, err, conv.TimeFromGen)
 }
 
 // sessionConnector wraps the driver's connector so every new connection runs sessionSetup.
@@ -165,62 +195,4 @@ func interpretError(err error) error {
 		}
 	}
 	return err
-}
-
-// rowsFound turns the result of an update by primary key into an error: db.ErrNotFound when no row matched (rows are
-// "matched", not "changed", because of CLIENT_FOUND_ROWS).
-func rowsFound(n int64, err error) error {
-	if err != nil {
-		return interpretError(err)
-	}
-	if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
-}
-
-// Conversions between neutral zero values and SQL NULL.
-
-func ts(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-
-func nullTime(t time.Time) sql.NullTime {
-	if t.IsZero() {
-		return sql.NullTime{}
-	}
-	return sql.NullTime{Time: ts(t), Valid: true}
-}
-
-func fromNullTime(t sql.NullTime) time.Time {
-	if !t.Valid {
-		return time.Time{}
-	}
-	return t.Time.UTC()
-}
-
-func nullString(s string) sql.NullString {
-	if s == "" {
-		return sql.NullString{}
-	}
-	return sql.NullString{String: s, Valid: true}
-}
-
-func fromNullString(s sql.NullString) string {
-	if !s.Valid {
-		return ""
-	}
-	return s.String
-}
-
-func nullInt64(n int64) sql.NullInt64 {
-	if n == 0 {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: n, Valid: true}
-}
-
-func fromNullInt64(n sql.NullInt64) int64 {
-	if !n.Valid {
-		return 0
-	}
-	return n.Int64
 }

@@ -1,14 +1,10 @@
+// The engine-specific tests of the MySQL adapter: session setup, row locks that block, deadlock and lock-wait
+// mapping, UTC storage. Every statement's contract is checked by the conformance suite (db/storetest).
 package mysqlstore_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"errors"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,87 +13,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/db/mysqlstore"
-	"github.com/powercontext/powercontext/db/storetest"
 )
 
-const defaultTestDSN = "root@tcp(127.0.0.1:3306)/test"
-
-// openFresh creates a fresh database t_<random> on the server named by PC_TEST_MYSQL_DSN, applies
-// sql/schema/mysql/schema.sql statement by statement, opens a Store on it and drops the database at cleanup.
-// (Temporary: the shared harness in db/enginetest replaces it.)
-func openFresh(t *testing.T) *mysqlstore.Store {
+// open is a fresh migrated MySQL store (skipped without a server unless PC_TEST_REQUIRE_ENGINES names mysql).
+func open(t *testing.T) *mysqlstore.Store {
 	t.Helper()
-	ctx := context.Background()
-	dsn := os.Getenv("PC_TEST_MYSQL_DSN")
-	if dsn == "" {
-		dsn = defaultTestDSN
-	}
-	cfg, err := mysql.ParseDSN(dsn)
-	require.NoError(t, err)
-
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = admin.Close() })
-	if err := admin.PingContext(ctx); err != nil {
-		t.Skipf("mysql not reachable at %s: %v", cfg.Addr, err)
-	}
-
-	var b [6]byte
-	_, err = rand.Read(b[:])
-	require.NoError(t, err)
-	name := "t_" + hex.EncodeToString(b[:])
-	_, err = admin.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name) })
-
-	cfg.DBName = name
-	store, err := mysqlstore.Open(ctx, cfg.FormatDSN())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-
-	for _, stmt := range schemaStatements(t) {
-		_, err := store.DB().ExecContext(ctx, stmt)
-		require.NoError(t, err, stmt)
-	}
-	return store
-}
-
-// TestQueries runs the shared conformance suite against MySQL/MariaDB.
-func TestQueries(t *testing.T) {
-	storetest.RunQueries(t, func(t *testing.T) db.Store { return openFresh(t) })
-}
-
-// TestDomainQueries runs the shared domain conformance suite against MySQL/MariaDB.
-func TestDomainQueries(t *testing.T) {
-	storetest.RunDomainQueries(t, func(t *testing.T) db.Store { return openFresh(t) })
-}
-
-func schemaStatements(t *testing.T) []string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "sql", "schema", "mysql", "schema.sql"))
-	require.NoError(t, err)
-	var lines []string
-	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "--") {
-			continue
-		}
-		lines = append(lines, line)
-	}
-	var stmts []string
-	for _, s := range strings.Split(strings.Join(lines, "\n"), ";") {
-		if s = strings.TrimSpace(s); s != "" {
-			stmts = append(stmts, s)
-		}
-	}
-	return stmts
+	return enginetest.Open(t, db.EngineMySQL).(*mysqlstore.Store)
 }
 
 func TestSession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := openFresh(t)
+	store := open(t)
 	require.Equal(t, db.EngineMySQL, store.Engine())
 
 	// Pin one connection so both reads see the same session.
@@ -122,62 +51,12 @@ func TestSession(t *testing.T) {
 	require.WithinDuration(t, time.Now(), now, 5*time.Second)
 }
 
-func TestInsertIfAbsentAndTouch(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	store := openFresh(t)
-	lane := strings.Repeat("a", 64)
-
-	inserted, err := store.WorkLaneInsertIfAbsent(ctx, lane)
-	require.NoError(t, err)
-	require.True(t, inserted)
-	inserted, err = store.WorkLaneInsertIfAbsent(ctx, lane)
-	require.NoError(t, err)
-	require.False(t, inserted)
-
-	got, _, err := store.WorkLaneLock(ctx, lane)
-	require.NoError(t, err)
-	require.Equal(t, db.WorkLane{LaneKey: lane, NextSequence: 1}, got)
-
-	_, _, err = store.WorkLaneLock(ctx, strings.Repeat("b", 64))
-	require.ErrorIs(t, err, db.ErrNotFound)
-
-	// A CAS that writes unchanged values still counts one row (CLIENT_FOUND_ROWS), as on the other engines.
-	require.NoError(t, store.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: lane, NextSequence: 2, HeadSequence: 1}))
-	got, err = store.WorkLaneGet(ctx, lane)
-	require.NoError(t, err)
-	require.Equal(t, db.WorkLane{LaneKey: lane, NextSequence: 2, HeadSequence: 1}, got)
-
-	inserted, err = store.SchedulerLeaseInsertIfAbsent(ctx, "work-discovery")
-	require.NoError(t, err)
-	require.True(t, inserted)
-	inserted, err = store.SchedulerLeaseInsertIfAbsent(ctx, "work-discovery")
-	require.NoError(t, err)
-	require.False(t, inserted)
-	lease, now, err := store.SchedulerLeaseLock(ctx, "work-discovery")
-	require.NoError(t, err)
-	require.Equal(t, "", lease.OwnerID)
-	require.True(t, lease.LeaseExpiresAt.IsZero())
-	require.False(t, now.Before(lease.UpdatedAt))
-
-	scan := db.SchedulerScan{Discoverer: "memory", NextRunAt: now, StateVersion: 1, UpdatedAt: now}
-	n, err := store.SchedulerScanUpdate(ctx, scan, 1)
-	require.NoError(t, err)
-	require.Zero(t, n)
-	inserted, err = store.SchedulerScanInsertIfAbsent(ctx, scan)
-	require.NoError(t, err)
-	require.True(t, inserted)
-	n, err = store.SchedulerScanUpdate(ctx, scan, 1) // same values, version bumps
-	require.NoError(t, err)
-	require.EqualValues(t, 1, n)
-}
-
 // TestLockBlocks checks that Touch + SELECT FOR UPDATE holds the row lock until commit: a second transaction's
 // lock of the same lane waits for the first to finish.
 func TestLockBlocks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := openFresh(t)
+	store := open(t)
 	lane := strings.Repeat("c", 64)
 	_, err := store.WorkLaneInsertIfAbsent(ctx, lane)
 	require.NoError(t, err)
@@ -224,52 +103,11 @@ func TestLockBlocks(t *testing.T) {
 	require.EqualValues(t, 2, l.NextSequence, "the second lock sees the first transaction's committed write")
 }
 
-func TestInTxRollback(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	store := openFresh(t)
-	lane := strings.Repeat("d", 64)
-	boom := errors.New("boom")
-	err := store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		if _, err := q.WorkLaneInsertIfAbsent(ctx, lane); err != nil {
-			return err
-		}
-		return boom
-	})
-	require.ErrorIs(t, err, boom)
-	_, err = store.WorkLaneGet(ctx, lane)
-	require.ErrorIs(t, err, db.ErrNotFound)
-
-	require.Panics(t, func() {
-		_ = store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-			if _, err := q.WorkLaneInsertIfAbsent(ctx, lane); err != nil {
-				return err
-			}
-			panic("boom")
-		})
-	})
-	_, err = store.WorkLaneGet(ctx, lane)
-	require.ErrorIs(t, err, db.ErrNotFound)
-}
-
-func TestErrorMapping(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	store := openFresh(t)
-	rev := db.MemoryRevision{ScopeID: "s", Revision: 1, WorkID: strings.Repeat("0", 36), CreatedAt: time.Now()}
-	require.NoError(t, store.MemoryRevisionInsert(ctx, rev))
-	require.ErrorIs(t, store.MemoryRevisionInsert(ctx, rev), db.ErrConflict)
-
-	_, err := store.MemoryRevisionLatest(ctx, "missing")
-	require.ErrorIs(t, err, db.ErrNotFound)
-
-}
-
 // TestDeadlockMapping checks that a lock wait timeout (1205) and a real deadlock (1213) come back as db.ErrDeadlock.
 func TestDeadlockMapping(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := openFresh(t)
+	store := open(t)
 	laneA, laneB := strings.Repeat("a", 64), strings.Repeat("b", 64)
 	for _, lane := range []string{laneA, laneB} {
 		_, err := store.WorkLaneInsertIfAbsent(ctx, lane)
@@ -279,13 +117,9 @@ func TestDeadlockMapping(t *testing.T) {
 	// A second store on the same database whose sessions give up waiting for a lock after one second.
 	var dbName string
 	require.NoError(t, store.DB().QueryRowContext(ctx, "SELECT DATABASE()").Scan(&dbName))
-	dsn := os.Getenv("PC_TEST_MYSQL_DSN")
-	if dsn == "" {
-		dsn = defaultTestDSN
-	}
-	cfg, err := mysql.ParseDSN(dsn)
+	cfg, err := mysql.ParseDSN(enginetest.URLOf(t, store).DSN)
 	require.NoError(t, err)
-	cfg.DBName = dbName
+	require.Equal(t, dbName, cfg.DBName)
 	cfg.Params = map[string]string{"innodb_lock_wait_timeout": "1"}
 	impatient, err := mysqlstore.Open(ctx, cfg.FormatDSN())
 	require.NoError(t, err)
@@ -328,10 +162,11 @@ func TestDeadlockMapping(t *testing.T) {
 	require.True(t, err1 == nil || err2 == nil)
 }
 
+// TestTimesRoundTrip checks that a time is stored as its UTC wall time (the session time zone is +00:00).
 func TestTimesRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := openFresh(t)
+	store := open(t)
 	loc := time.FixedZone("UTC+5", 5*3600)
 	at := time.Date(2030, 1, 2, 3, 4, 5, 123456789, loc)
 	rev := db.MemoryRevision{ScopeID: "s", Revision: 1, WorkID: strings.Repeat("0", 36), CreatedAt: at}

@@ -6,51 +6,32 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func workLaneFromGen(r mysqlgen.PcWorkLane) db.WorkLane {
-	return db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromNullInt64(r.HeadSequence)}
+func (q queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
+	return errs.Inserted(q.q.WorkLaneInsertIfAbsent(ctx, laneKey))
 }
 
-func (q *queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
-	n, err := q.q.WorkLaneInsertIfAbsent(ctx, laneKey)
-	if err != nil {
-		return false, interpretError(err)
-	}
-	return n == 1, nil
-}
-
-func (q *queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, time.Time, error) {
+// WorkLaneLock runs the no-op WorkLaneTouch first, so that the transaction and the row lock really start
+// (OceanBase), then the SELECT ... FOR UPDATE.
+func (q queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, time.Time, error) {
 	if _, err := q.q.WorkLaneTouch(ctx, laneKey); err != nil {
-		return db.WorkLane{}, time.Time{}, interpretError(err)
+		return db.WorkLane{}, time.Time{}, errs(err)
 	}
 	r, err := q.q.WorkLaneLock(ctx, laneKey)
-	if err != nil {
-		return db.WorkLane{}, time.Time{}, interpretError(err)
-	}
-	lane := db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromNullInt64(r.HeadSequence)}
-	return lane, r.DbNow.UTC(), nil
+	return conv.Locked(errs, r, r.DbNow, err, conv.WorkLaneLockFromGen)
 }
 
-// WorkLaneAdvanceHead returns db.ErrNotFound when the lane does not exist.
-func (q *queries) WorkLaneAdvanceHead(ctx context.Context, laneKey string, after int64) error {
-	n, err := q.q.WorkLaneAdvanceHead(ctx, mysqlgen.WorkLaneAdvanceHeadParams{LaneKey: laneKey, AfterSequence: after})
-	return rowsFound(n, err)
+func (q queries) WorkLaneAdvanceHead(ctx context.Context, p db.WorkLaneAdvanceHeadParams) error {
+	return errs.Found(q.q.WorkLaneAdvanceHead(ctx, mysqlgen.WorkLaneAdvanceHeadParams(p)))
 }
 
-func (q *queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {
-	n, err := q.q.WorkLaneUpdate(ctx, mysqlgen.WorkLaneUpdateParams{
-		NextSequence: lane.NextSequence,
-		HeadSequence: nullInt64(lane.HeadSequence),
-		LaneKey:      lane.LaneKey,
-	})
-	return rowsFound(n, err)
+func (q queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {
+	return errs.Found(q.q.WorkLaneUpdate(ctx, conv.WorkLaneUpdateToGen[mysqlgen.WorkLaneUpdateParams](lane)))
 }
 
-func (q *queries) WorkLaneGet(ctx context.Context, laneKey string) (db.WorkLane, error) {
+func (q queries) WorkLaneGet(ctx context.Context, laneKey string) (db.WorkLane, error) {
 	r, err := q.q.WorkLaneGet(ctx, laneKey)
-	if err != nil {
-		return db.WorkLane{}, interpretError(err)
-	}
-	return workLaneFromGen(r), nil
+	return conv.One(errs, r, err, conv.WorkLaneFromGen)
 }

@@ -2,73 +2,26 @@ package postgresstore
 
 import (
 	"context"
-	"time"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/postgresgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func experienceCandidateFromRow(r postgresgen.PcExperienceCandidate) db.ExperienceCandidate {
-	return db.ExperienceCandidate{
-		CandidateID:    r.CandidateID,
-		ScopeID:        r.ScopeID,
-		WorkID:         r.WorkID,
-		Title:          r.Title,
-		Lesson:         r.Lesson,
-		CitedPositions: r.CitedPositions,
-		Status:         r.Status,
-		StateVersion:   r.StateVersion,
-		CreatedAt:      fromTime(r.CreatedAt),
-		UpdatedAt:      fromTime(r.UpdatedAt),
-	}
+func (q queries) ExperienceCandidateInsert(ctx context.Context, c db.ExperienceCandidate) error {
+	return errs.Err(q.q.ExperienceCandidateInsert(ctx, conv.ExperienceCandidateToGen[postgresgen.ExperienceCandidateInsertParams](c)))
 }
 
-func (s queries) ExperienceCandidateInsert(ctx context.Context, c db.ExperienceCandidate) error {
-	return interpretError(s.q.ExperienceCandidateInsert(ctx, postgresgen.ExperienceCandidateInsertParams{
-		CandidateID:    c.CandidateID,
-		ScopeID:        c.ScopeID,
-		WorkID:         c.WorkID,
-		Title:          c.Title,
-		Lesson:         c.Lesson,
-		CitedPositions: c.CitedPositions,
-		Status:         c.Status,
-		StateVersion:   c.StateVersion,
-		CreatedAt:      toTime(c.CreatedAt),
-		UpdatedAt:      toTime(c.UpdatedAt),
-	}))
+func (q queries) ExperienceCandidateGet(ctx context.Context, candidateID string) (db.ExperienceCandidate, error) {
+	r, err := q.q.ExperienceCandidateGet(ctx, candidateID)
+	return conv.One(errs, r, err, conv.ExperienceCandidateFromGen)
 }
 
-func (s queries) ExperienceCandidateGet(ctx context.Context, candidateID string) (db.ExperienceCandidate, error) {
-	r, err := s.q.ExperienceCandidateGet(ctx, candidateID)
-	if err != nil {
-		return db.ExperienceCandidate{}, interpretError(err)
-	}
-	return experienceCandidateFromRow(r), nil
+func (q queries) ExperienceCandidateList(ctx context.Context, p db.ExperienceCandidateListParams) ([]db.ExperienceCandidate, error) {
+	rs, err := q.q.ExperienceCandidateList(ctx, conv.ExperienceCandidateListToGen[postgresgen.ExperienceCandidateListParams](p))
+	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)
 }
 
-// ExperienceCandidateList lists newest first; status "" means any.
-func (s queries) ExperienceCandidateList(ctx context.Context, scopeID, status string, limit int32) ([]db.ExperienceCandidate, error) {
-	rs, err := s.q.ExperienceCandidateList(ctx, postgresgen.ExperienceCandidateListParams{
-		ScopeID: scopeID,
-		Status:  toTextPtr(status),
-		MaxRows: limit,
-	})
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	out := make([]db.ExperienceCandidate, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, experienceCandidateFromRow(r))
-	}
-	return out, nil
-}
-
-func (s queries) ExperienceCandidateUpdateStatus(ctx context.Context, candidateID string, expectedVersion int64, status string, at time.Time) (int64, error) {
-	rows, err := s.q.ExperienceCandidateUpdateStatus(ctx, postgresgen.ExperienceCandidateUpdateStatusParams{
-		Status:          status,
-		ExpectedVersion: expectedVersion,
-		UpdatedAt:       toTime(at),
-		CandidateID:     candidateID,
-	})
-	return rows, interpretError(err)
+func (q queries) ExperienceCandidateUpdateStatus(ctx context.Context, p db.ExperienceCandidateUpdateStatusParams) (int64, error) {
+	return errs.Rows(q.q.ExperienceCandidateUpdateStatus(ctx, conv.ExperienceCandidateUpdateStatusToGen[postgresgen.ExperienceCandidateUpdateStatusParams](p)))
 }

@@ -6,54 +6,22 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/postgresgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func (s queries) RuntimeMemberUpsert(ctx context.Context, m db.RuntimeMember) error {
-	return interpretError(s.q.RuntimeMemberUpsert(ctx, postgresgen.RuntimeMemberUpsertParams{
-		MemberID:         m.MemberID,
-		Role:             m.Role,
-		BuildVersion:     m.BuildVersion,
-		SchemaMin:        m.SchemaMin,
-		SchemaMax:        m.SchemaMax,
-		PayloadMin:       m.PayloadMin,
-		PayloadMax:       m.PayloadMax,
-		BehaviorRevision: m.BehaviorRevision,
-		StartedAt:        toTime(m.StartedAt),
-		HeartbeatAt:      toTime(m.HeartbeatAt),
-		ExpiresAt:        toTime(m.ExpiresAt),
-	}))
+func (q queries) RuntimeMemberUpsert(ctx context.Context, m db.RuntimeMember) error {
+	return errs.Err(q.q.RuntimeMemberUpsert(ctx, conv.RuntimeMemberToGen[postgresgen.RuntimeMemberUpsertParams](m)))
 }
 
-func (s queries) RuntimeMemberListLive(ctx context.Context, now time.Time) ([]db.RuntimeMember, error) {
-	rs, err := s.q.RuntimeMemberListLive(ctx, toTime(now))
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	out := make([]db.RuntimeMember, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, db.RuntimeMember{
-			MemberID:         r.MemberID,
-			Role:             r.Role,
-			BuildVersion:     r.BuildVersion,
-			SchemaMin:        r.SchemaMin,
-			SchemaMax:        r.SchemaMax,
-			PayloadMin:       r.PayloadMin,
-			PayloadMax:       r.PayloadMax,
-			BehaviorRevision: r.BehaviorRevision,
-			StartedAt:        fromTime(r.StartedAt),
-			HeartbeatAt:      fromTime(r.HeartbeatAt),
-			ExpiresAt:        fromTime(r.ExpiresAt),
-		})
-	}
-	return out, nil
+func (q queries) RuntimeMemberListLive(ctx context.Context, now time.Time) ([]db.RuntimeMember, error) {
+	rs, err := q.q.RuntimeMemberListLive(ctx, conv.TimeToGen[time.Time](now))
+	return conv.Many(errs, rs, err, conv.RuntimeMemberFromGen)
 }
 
-func (s queries) RuntimeMemberDelete(ctx context.Context, memberID string) (int64, error) {
-	rows, err := s.q.RuntimeMemberDelete(ctx, memberID)
-	return rows, interpretError(err)
+func (q queries) RuntimeMemberDelete(ctx context.Context, memberID string) (int64, error) {
+	return errs.Rows(q.q.RuntimeMemberDelete(ctx, memberID))
 }
 
-func (s queries) RuntimeMemberPurgeExpired(ctx context.Context, before time.Time) (int64, error) {
-	rows, err := s.q.RuntimeMemberPurgeExpired(ctx, toTime(before))
-	return rows, interpretError(err)
+func (q queries) RuntimeMemberPurgeExpired(ctx context.Context, p db.RuntimeMemberPurgeExpiredParams) (int64, error) {
+	return errs.Rows(q.q.RuntimeMemberPurgeExpired(ctx, conv.PurgeExpiredToGen[postgresgen.RuntimeMemberPurgeExpiredParams](p)))
 }

@@ -6,49 +6,23 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/postgresgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func schedulerLeaseFromRow(r postgresgen.PcSchedulerLease) db.SchedulerLease {
-	return db.SchedulerLease{
-		LeaseName:      r.LeaseName,
-		OwnerID:        fromTextPtr(r.OwnerID),
-		Fence:          r.Fence,
-		LeaseExpiresAt: fromTimePtr(r.LeaseExpiresAt),
-		UpdatedAt:      fromTime(r.UpdatedAt),
-	}
+func (q queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error) {
+	return errs.Inserted(q.q.SchedulerLeaseInsertIfAbsent(ctx, leaseName))
 }
 
-func (s queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error) {
-	rows, err := s.q.SchedulerLeaseInsertIfAbsent(ctx, leaseName)
-	if err != nil {
-		return false, interpretError(err)
-	}
-	return rows == 1, nil
+func (q queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (db.SchedulerLease, time.Time, error) {
+	r, err := q.q.SchedulerLeaseLock(ctx, leaseName)
+	return conv.Locked(errs, r.PcSchedulerLease, r.DbNow, err, conv.SchedulerLeaseFromGen)
 }
 
-func (s queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (db.SchedulerLease, time.Time, error) {
-	r, err := s.q.SchedulerLeaseLock(ctx, leaseName)
-	if err != nil {
-		return db.SchedulerLease{}, time.Time{}, interpretError(err)
-	}
-	return schedulerLeaseFromRow(r.PcSchedulerLease), fromTime(r.DbNow), nil
+func (q queries) SchedulerLeaseUpdate(ctx context.Context, lease db.SchedulerLease) error {
+	return errs.Found(q.q.SchedulerLeaseUpdate(ctx, conv.SchedulerLeaseUpdateToGen[postgresgen.SchedulerLeaseUpdateParams](lease)))
 }
 
-// SchedulerLeaseUpdate returns db.ErrNotFound when the lease row does not exist.
-func (s queries) SchedulerLeaseUpdate(ctx context.Context, lease db.SchedulerLease) error {
-	return rowsOrNotFound(s.q.SchedulerLeaseUpdate(ctx, postgresgen.SchedulerLeaseUpdateParams{
-		OwnerID:        toTextPtr(lease.OwnerID),
-		Fence:          lease.Fence,
-		LeaseExpiresAt: toTimePtr(lease.LeaseExpiresAt),
-		UpdatedAt:      toTime(lease.UpdatedAt),
-		LeaseName:      lease.LeaseName,
-	}))
-}
-
-func (s queries) SchedulerLeaseGet(ctx context.Context, leaseName string) (db.SchedulerLease, error) {
-	r, err := s.q.SchedulerLeaseGet(ctx, leaseName)
-	if err != nil {
-		return db.SchedulerLease{}, interpretError(err)
-	}
-	return schedulerLeaseFromRow(r), nil
+func (q queries) SchedulerLeaseGet(ctx context.Context, leaseName string) (db.SchedulerLease, error) {
+	r, err := q.q.SchedulerLeaseGet(ctx, leaseName)
+	return conv.One(errs, r, err, conv.SchedulerLeaseFromGen)
 }

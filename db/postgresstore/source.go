@@ -5,121 +5,47 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/postgresgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func journalHeadFromRow(r postgresgen.PcSourceJournalHead) db.SourceJournalHead {
-	return db.SourceJournalHead{ScopeID: r.ScopeID, Position: r.Position, UpdatedAt: fromTime(r.UpdatedAt)}
+func (q queries) SourceJournalHeadInsertIfAbsent(ctx context.Context, scopeID string) (bool, error) {
+	return errs.Inserted(q.q.SourceJournalHeadInsertIfAbsent(ctx, scopeID))
 }
 
-func sourceFromRow(r postgresgen.PcSource) db.Source {
-	return db.Source{
-		ScopeID:         r.ScopeID,
-		JournalPosition: r.JournalPosition,
-		SourceID:        r.SourceID,
-		SourceType:      r.SourceType,
-		Content:         r.Content,
-		Metadata:        r.Metadata,
-		CreatedAt:       fromTime(r.CreatedAt),
-	}
+func (q queries) SourceJournalHeadLock(ctx context.Context, scopeID string) (db.SourceJournalHead, error) {
+	r, err := q.q.SourceJournalHeadLock(ctx, scopeID)
+	return conv.One(errs, r, err, conv.SourceJournalHeadFromGen)
 }
 
-func sourcesFromRows(rs []postgresgen.PcSource) []db.Source {
-	out := make([]db.Source, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, sourceFromRow(r))
-	}
-	return out
+func (q queries) SourceJournalHeadUpdate(ctx context.Context, h db.SourceJournalHead) error {
+	return errs.Found(q.q.SourceJournalHeadUpdate(ctx, conv.SourceJournalHeadUpdateToGen[postgresgen.SourceJournalHeadUpdateParams](h)))
 }
 
-func (s queries) SourceJournalHeadInsertIfAbsent(ctx context.Context, scopeID string) (bool, error) {
-	rows, err := s.q.SourceJournalHeadInsertIfAbsent(ctx, scopeID)
-	if err != nil {
-		return false, interpretError(err)
-	}
-	return rows == 1, nil
+func (q queries) SourceJournalHeadGet(ctx context.Context, scopeID string) (db.SourceJournalHead, error) {
+	r, err := q.q.SourceJournalHeadGet(ctx, scopeID)
+	return conv.One(errs, r, err, conv.SourceJournalHeadFromGen)
 }
 
-func (s queries) SourceJournalHeadLock(ctx context.Context, scopeID string) (db.SourceJournalHead, error) {
-	r, err := s.q.SourceJournalHeadLock(ctx, scopeID)
-	if err != nil {
-		return db.SourceJournalHead{}, interpretError(err)
-	}
-	return journalHeadFromRow(r), nil
+func (q queries) SourceJournalHeadListPending(ctx context.Context, p db.SourceJournalHeadListPendingParams) ([]db.SourceJournalHead, error) {
+	rs, err := q.q.SourceJournalHeadListPending(ctx, postgresgen.SourceJournalHeadListPendingParams(p))
+	return conv.Many(errs, rs, err, conv.SourceJournalHeadFromGen)
 }
 
-// SourceJournalHeadUpdate returns db.ErrNotFound when the head does not exist.
-func (s queries) SourceJournalHeadUpdate(ctx context.Context, h db.SourceJournalHead) error {
-	return rowsOrNotFound(s.q.SourceJournalHeadUpdate(ctx, postgresgen.SourceJournalHeadUpdateParams{
-		Position:  h.Position,
-		UpdatedAt: toTime(h.UpdatedAt),
-		ScopeID:   h.ScopeID,
-	}))
+func (q queries) SourceInsert(ctx context.Context, s db.Source) error {
+	return errs.Err(q.q.SourceInsert(ctx, conv.SourceToGen[postgresgen.SourceInsertParams](s)))
 }
 
-func (s queries) SourceJournalHeadGet(ctx context.Context, scopeID string) (db.SourceJournalHead, error) {
-	r, err := s.q.SourceJournalHeadGet(ctx, scopeID)
-	if err != nil {
-		return db.SourceJournalHead{}, interpretError(err)
-	}
-	return journalHeadFromRow(r), nil
+func (q queries) SourceGetByID(ctx context.Context, p db.SourceGetByIDParams) (db.Source, error) {
+	r, err := q.q.SourceGetByID(ctx, postgresgen.SourceGetByIDParams(p))
+	return conv.One(errs, r, err, conv.SourceFromGen)
 }
 
-func (s queries) SourceJournalHeadListPending(ctx context.Context, cursorName, afterScopeID string, limit int32) ([]db.SourceJournalHead, error) {
-	rs, err := s.q.SourceJournalHeadListPending(ctx, postgresgen.SourceJournalHeadListPendingParams{
-		CursorName:   cursorName,
-		AfterScopeID: afterScopeID,
-		MaxRows:      limit,
-	})
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	out := make([]db.SourceJournalHead, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, journalHeadFromRow(r))
-	}
-	return out, nil
+func (q queries) SourceListRange(ctx context.Context, p db.SourceListRangeParams) ([]db.Source, error) {
+	rs, err := q.q.SourceListRange(ctx, postgresgen.SourceListRangeParams(p))
+	return conv.Many(errs, rs, err, conv.SourceFromGen)
 }
 
-func (s queries) SourceInsert(ctx context.Context, src db.Source) error {
-	return interpretError(s.q.SourceInsert(ctx, postgresgen.SourceInsertParams{
-		ScopeID:         src.ScopeID,
-		JournalPosition: src.JournalPosition,
-		SourceID:        src.SourceID,
-		SourceType:      src.SourceType,
-		Content:         src.Content,
-		Metadata:        src.Metadata,
-		CreatedAt:       toTime(src.CreatedAt),
-	}))
-}
-
-func (s queries) SourceGetByID(ctx context.Context, scopeID, sourceID string) (db.Source, error) {
-	r, err := s.q.SourceGetByID(ctx, postgresgen.SourceGetByIDParams{ScopeID: scopeID, SourceID: sourceID})
-	if err != nil {
-		return db.Source{}, interpretError(err)
-	}
-	return sourceFromRow(r), nil
-}
-
-func (s queries) SourceListRange(ctx context.Context, scopeID string, after, through int64) ([]db.Source, error) {
-	rs, err := s.q.SourceListRange(ctx, postgresgen.SourceListRangeParams{
-		ScopeID:         scopeID,
-		AfterPosition:   after,
-		ThroughPosition: through,
-	})
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return sourcesFromRows(rs), nil
-}
-
-func (s queries) SourceListAfter(ctx context.Context, scopeID string, after int64, limit int32) ([]db.Source, error) {
-	rs, err := s.q.SourceListAfter(ctx, postgresgen.SourceListAfterParams{
-		ScopeID:       scopeID,
-		AfterPosition: after,
-		MaxRows:       limit,
-	})
-	if err != nil {
-		return nil, interpretError(err)
-	}
-	return sourcesFromRows(rs), nil
+func (q queries) SourceListAfter(ctx context.Context, p db.SourceListAfterParams) ([]db.Source, error) {
+	rs, err := q.q.SourceListAfter(ctx, postgresgen.SourceListAfterParams(p))
+	return conv.Many(errs, rs, err, conv.SourceFromGen)
 }

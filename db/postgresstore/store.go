@@ -4,6 +4,7 @@ package postgresstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -11,9 +12,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/postgresgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
 var _ db.Store = (*Store)(nil)
@@ -24,10 +27,14 @@ type Store struct {
 	pool *pgxpool.Pool
 }
 
-// queries implements db.Queries over one pgx executor: the pool (autocommit) or a transaction.
+// queries implements db.Queries over one pgx executor: the pool (autocommit) or a transaction. Its methods (one
+// file per sql/queries/postgres file) call the generated statement and convert with package conv.
 type queries struct {
 	q *postgresgen.Queries
 }
+
+// errs interprets this engine's driver errors for the conv result helpers.
+var errs = conv.Errors(interpretError)
 
 // Option configures Open.
 type Option func(*pgxpool.Config)
@@ -36,7 +43,8 @@ type Option func(*pgxpool.Config)
 // pgx QueryTracer that counts round trips in a benchmark, or the pool size).
 func WithPoolConfig(fn func(*pgxpool.Config)) Option { return Option(fn) }
 
-// Open connects to dsn (a pgx connection string or postgres:// URL) and checks the connection.
+// Open connects to dsn (a pgx connection string or postgres:// URL; pool size and other pool settings as pgxpool
+// reads them from the DSN, e.g. pool_max_conns) and checks the connection.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -68,6 +76,36 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// DBNow returns clock_timestamp() in UTC.
+func (q queries) DBNow(ctx context.Context) (time.Time, error) {
+	now, err := q.q.DBNow(ctx)
+	return conv.One(errs, now, err, conv.TimeFromGen)
+}
+
+// OpenDB opens a plain database/sql pool (pgx's stdlib driver) on dsn and checks the connection: the migration
+// and schema-check connection of package migrate.
+func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgresstore: parse dsn: %w", err)
+	}
+	sqlDB := stdlib.OpenDB(*cfg)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("postgresstore: ping: %w", err)
+	}
+	return sqlDB, nil
+}
+
+// DSNFromURL checks a postgres:// (or postgresql://) database URL and returns it as the DSN: pgx reads the URL
+// syntax itself. Its errors never contain the password.
+func DSNFromURL(raw string) (string, error) {
+	if _, err := pgconn.ParseConfig(raw); err != nil {
+		return "", err
+	}
+	return raw, nil
+}
+
 // interpretError maps driver errors onto the db sentinels: no rows → ErrNotFound; deadlock (40P01) and
 // serialization failure (40001) → ErrDeadlock (wrapped, never retried); unique violation (23505) → ErrConflict.
 func interpretError(err error) error {
@@ -87,65 +125,4 @@ func interpretError(err error) error {
 		}
 	}
 	return err
-}
-
-// Conversions between neutral zero values and SQL NULL. Times are written in UTC truncated to the microsecond and
-// read back in UTC.
-
-func toTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
-
-func fromTime(t time.Time) time.Time { return t.UTC() }
-
-func toTimePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	v := toTime(t)
-	return &v
-}
-
-func fromTimePtr(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-func toTextPtr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func fromTextPtr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func toSeqPtr(n int64) *int64 {
-	if n == 0 {
-		return nil
-	}
-	return &n
-}
-
-func fromSeqPtr(n *int64) int64 {
-	if n == nil {
-		return 0
-	}
-	return *n
-}
-
-// rowsOrNotFound turns a single-row update that matched nothing into db.ErrNotFound.
-func rowsOrNotFound(rows int64, err error) error {
-	if err != nil {
-		return interpretError(err)
-	}
-	if rows == 0 {
-		return db.ErrNotFound
-	}
-	return nil
 }

@@ -6,50 +6,27 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/postgresgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func workLaneFromRow(r postgresgen.PcWorkLane) db.WorkLane {
-	return db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromSeqPtr(r.HeadSequence)}
+func (q queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
+	return errs.Inserted(q.q.WorkLaneInsertIfAbsent(ctx, laneKey))
 }
 
-func (s queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
-	rows, err := s.q.WorkLaneInsertIfAbsent(ctx, laneKey)
-	if err != nil {
-		return false, interpretError(err)
-	}
-	return rows == 1, nil
+func (q queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, time.Time, error) {
+	r, err := q.q.WorkLaneLock(ctx, laneKey)
+	return conv.Locked(errs, r, r.DbNow, err, conv.WorkLaneLockFromGen)
 }
 
-func (s queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, time.Time, error) {
-	r, err := s.q.WorkLaneLock(ctx, laneKey)
-	if err != nil {
-		return db.WorkLane{}, time.Time{}, interpretError(err)
-	}
-	lane := db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromSeqPtr(r.HeadSequence)}
-	return lane, fromTime(r.DbNow), nil
+func (q queries) WorkLaneAdvanceHead(ctx context.Context, p db.WorkLaneAdvanceHeadParams) error {
+	return errs.Found(q.q.WorkLaneAdvanceHead(ctx, postgresgen.WorkLaneAdvanceHeadParams(p)))
 }
 
-// WorkLaneAdvanceHead returns db.ErrNotFound when the lane does not exist.
-func (s queries) WorkLaneAdvanceHead(ctx context.Context, laneKey string, after int64) error {
-	return rowsOrNotFound(s.q.WorkLaneAdvanceHead(ctx, postgresgen.WorkLaneAdvanceHeadParams{
-		LaneKey:       laneKey,
-		AfterSequence: after,
-	}))
+func (q queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {
+	return errs.Found(q.q.WorkLaneUpdate(ctx, conv.WorkLaneUpdateToGen[postgresgen.WorkLaneUpdateParams](lane)))
 }
 
-// WorkLaneUpdate returns db.ErrNotFound when the lane does not exist.
-func (s queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {
-	return rowsOrNotFound(s.q.WorkLaneUpdate(ctx, postgresgen.WorkLaneUpdateParams{
-		NextSequence: lane.NextSequence,
-		HeadSequence: toSeqPtr(lane.HeadSequence),
-		LaneKey:      lane.LaneKey,
-	}))
-}
-
-func (s queries) WorkLaneGet(ctx context.Context, laneKey string) (db.WorkLane, error) {
-	r, err := s.q.WorkLaneGet(ctx, laneKey)
-	if err != nil {
-		return db.WorkLane{}, interpretError(err)
-	}
-	return workLaneFromRow(r), nil
+func (q queries) WorkLaneGet(ctx context.Context, laneKey string) (db.WorkLane, error) {
+	r, err := q.q.WorkLaneGet(ctx, laneKey)
+	return conv.One(errs, r, err, conv.WorkLaneFromGen)
 }

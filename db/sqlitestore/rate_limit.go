@@ -2,52 +2,25 @@ package sqlitestore
 
 import (
 	"context"
-	"time"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/sqlitegen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
 func (q *queries) RateLimitWindowInsertIfAbsent(ctx context.Context, w db.RateLimitWindow) (bool, error) {
-	return inserted(q.w.RateLimitWindowInsertIfAbsent(ctx, sqlitegen.RateLimitWindowInsertIfAbsentParams{
-		PrincipalKey:    w.PrincipalKey,
-		PolicyID:        w.PolicyID,
-		WindowStartedAt: toMicros(w.WindowStartedAt),
-		RequestCount:    int64(w.RequestCount),
-		ExpiresAt:       toMicros(w.ExpiresAt),
-	}))
+	return errs.Inserted(q.w.RateLimitWindowInsertIfAbsent(ctx, conv.RateLimitWindowToGen[sqlitegen.RateLimitWindowInsertIfAbsentParams](w)))
 }
 
-// RateLimitWindowLock is a plain read: the BEGIN IMMEDIATE transaction already holds the database write lock.
-func (q *queries) RateLimitWindowLock(ctx context.Context, principalKey, policyID string, windowStartedAt time.Time) (db.RateLimitWindow, error) {
-	r, err := q.w.RateLimitWindowLock(ctx, sqlitegen.RateLimitWindowLockParams{
-		PrincipalKey:    principalKey,
-		PolicyID:        policyID,
-		WindowStartedAt: toMicros(windowStartedAt),
-	})
-	if err != nil {
-		return db.RateLimitWindow{}, interpretError(err)
-	}
-	return db.RateLimitWindow{
-		PrincipalKey:    r.PrincipalKey,
-		PolicyID:        r.PolicyID,
-		WindowStartedAt: fromMicros(r.WindowStartedAt),
-		RequestCount:    int32(r.RequestCount),
-		ExpiresAt:       fromMicros(r.ExpiresAt),
-	}, nil
+func (q *queries) RateLimitWindowLock(ctx context.Context, p db.RateLimitWindowLockParams) (db.RateLimitWindow, error) {
+	r, err := q.w.RateLimitWindowLock(ctx, conv.RateLimitWindowKeyToGen[sqlitegen.RateLimitWindowLockParams](p))
+	return conv.One(errs, r, err, conv.RateLimitWindowFromGen)
 }
 
-func (q *queries) RateLimitWindowIncrement(ctx context.Context, principalKey, policyID string, windowStartedAt time.Time) (int64, error) {
-	return affected(q.w.RateLimitWindowIncrement(ctx, sqlitegen.RateLimitWindowIncrementParams{
-		PrincipalKey:    principalKey,
-		PolicyID:        policyID,
-		WindowStartedAt: toMicros(windowStartedAt),
-	}))
+func (q *queries) RateLimitWindowIncrement(ctx context.Context, p db.RateLimitWindowIncrementParams) (int64, error) {
+	return errs.Rows(q.w.RateLimitWindowIncrement(ctx, conv.RateLimitWindowKeyToGen[sqlitegen.RateLimitWindowIncrementParams](p)))
 }
 
-func (q *queries) RateLimitWindowPurgeExpired(ctx context.Context, before time.Time, limit int32) (int64, error) {
-	return affected(q.w.RateLimitWindowPurgeExpired(ctx, sqlitegen.RateLimitWindowPurgeExpiredParams{
-		ExpiredBefore: toMicros(before),
-		MaxRows:       int64(limit),
-	}))
+func (q *queries) RateLimitWindowPurgeExpired(ctx context.Context, p db.RateLimitWindowPurgeExpiredParams) (int64, error) {
+	return errs.Rows(q.w.RateLimitWindowPurgeExpired(ctx, conv.PurgeExpiredToGen[sqlitegen.RateLimitWindowPurgeExpiredParams](p)))
 }

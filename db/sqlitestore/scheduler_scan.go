@@ -5,39 +5,18 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/sqlitegen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
 func (q *queries) SchedulerScanInsertIfAbsent(ctx context.Context, scan db.SchedulerScan) (bool, error) {
-	return inserted(q.w.SchedulerScanInsertIfAbsent(ctx, sqlitegen.SchedulerScanInsertIfAbsentParams{
-		Discoverer:   scan.Discoverer,
-		NextRunAt:    toMicros(scan.NextRunAt),
-		Continuation: toNullString(scan.Continuation),
-		StateVersion: scan.StateVersion,
-		UpdatedAt:    toMicros(scan.UpdatedAt),
-	}))
+	return errs.Inserted(q.w.SchedulerScanInsertIfAbsent(ctx, conv.SchedulerScanToGen[sqlitegen.SchedulerScanInsertIfAbsentParams](scan)))
 }
 
 func (q *queries) SchedulerScanGet(ctx context.Context, discoverer string) (db.SchedulerScan, error) {
 	r, err := q.r.SchedulerScanGet(ctx, discoverer)
-	if err != nil {
-		return db.SchedulerScan{}, interpretError(err)
-	}
-	return db.SchedulerScan{
-		Discoverer:   r.Discoverer,
-		NextRunAt:    fromMicros(r.NextRunAt),
-		Continuation: fromNullString(r.Continuation),
-		StateVersion: r.StateVersion,
-		UpdatedAt:    fromMicros(r.UpdatedAt),
-	}, nil
+	return conv.One(errs, r, err, conv.SchedulerScanFromGen)
 }
 
-// SchedulerScanUpdate ignores scan.StateVersion: the new version is expectedVersion+1.
-func (q *queries) SchedulerScanUpdate(ctx context.Context, scan db.SchedulerScan, expectedVersion int64) (int64, error) {
-	return affected(q.w.SchedulerScanUpdate(ctx, sqlitegen.SchedulerScanUpdateParams{
-		NextRunAt:       toMicros(scan.NextRunAt),
-		Continuation:    toNullString(scan.Continuation),
-		ExpectedVersion: expectedVersion,
-		UpdatedAt:       toMicros(scan.UpdatedAt),
-		Discoverer:      scan.Discoverer,
-	}))
+func (q *queries) SchedulerScanUpdate(ctx context.Context, p db.SchedulerScanUpdateParams) (int64, error) {
+	return errs.Rows(q.w.SchedulerScanUpdate(ctx, conv.SchedulerScanUpdateToGen[sqlitegen.SchedulerScanUpdateParams](p)))
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/sqlitegen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
 // busyTimeoutMillis is how long a connection waits for a lock held by another connection or process.
@@ -53,40 +54,22 @@ type queries struct {
 
 var _ db.Queries = (*queries)(nil)
 
+// errs interprets this engine's driver errors for the conv result helpers.
+var errs = conv.Errors(interpretError)
+
 // Open opens (creating if missing) the database file at path and its parent directory. It does not apply the
 // schema; migrations do.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("sqlitestore: empty database path")
-	}
-	abs, err := filepath.Abs(path)
+	abs, err := absPath(path)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: resolve path: %w", err)
+		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
-		return nil, fmt.Errorf("sqlitestore: create directory: %w", err)
-	}
-
-	busy := fmt.Sprintf("busy_timeout(%d)", busyTimeoutMillis)
-	writer, err := openPool(fileDSN(abs, url.Values{
-		"_txlock": {"immediate"},
-		"_pragma": {busy, "journal_mode(WAL)", "synchronous(NORMAL)"},
-	}), opts)
+	writer, err := openWriter(ctx, abs, opts)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: open writer: %w", err)
+		return nil, err
 	}
-	writer.SetMaxOpenConns(1)
-	writer.SetMaxIdleConns(1)
-	writer.SetConnMaxLifetime(0)
-	writer.SetConnMaxIdleTime(0)
-	// The first connection switches the file to WAL (persistent) before any reader opens it.
-	if err := writer.PingContext(ctx); err != nil {
-		_ = writer.Close()
-		return nil, fmt.Errorf("sqlitestore: connect writer: %w", interpretError(err))
-	}
-
 	reader, err := openPool(fileDSN(abs, url.Values{
-		"_pragma":     {busy},
+		"_pragma":     {busyPragma},
 		"_query_only": {"1"},
 	}), opts)
 	if err != nil {
@@ -107,6 +90,55 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		writer:  writer,
 		reader:  reader,
 	}, nil
+}
+
+// OpenDB opens the writer pool of Open without the Store around it: the migration and schema-check connection of
+// package migrate (one connection, BEGIN IMMEDIATE transactions, the same pragmas).
+func OpenDB(ctx context.Context, path string, opts ...Option) (*sql.DB, error) {
+	abs, err := absPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return openWriter(ctx, abs, opts)
+}
+
+// busyPragma makes every connection wait up to busyTimeoutMillis for a lock held by another one.
+var busyPragma = fmt.Sprintf("busy_timeout(%d)", busyTimeoutMillis)
+
+// absPath resolves path and creates its parent directory.
+func absPath(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("sqlitestore: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("sqlitestore: resolve path: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
+		return "", fmt.Errorf("sqlitestore: create directory: %w", err)
+	}
+	return abs, nil
+}
+
+// openWriter opens the single-connection writer pool: BEGIN IMMEDIATE transactions, WAL, synchronous=NORMAL. Its
+// first connection switches the file to WAL (persistent) before any reader opens it.
+func openWriter(ctx context.Context, abs string, opts []Option) (*sql.DB, error) {
+	writer, err := openPool(fileDSN(abs, url.Values{
+		"_txlock": {"immediate"},
+		"_pragma": {busyPragma, "journal_mode(WAL)", "synchronous(NORMAL)"},
+	}), opts)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open writer: %w", err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+	if err := writer.PingContext(ctx); err != nil {
+		_ = writer.Close()
+		return nil, fmt.Errorf("sqlitestore: connect writer: %w", interpretError(err))
+	}
+	return writer, nil
 }
 
 // Option configures Open.
@@ -207,84 +239,6 @@ func interpretError(err error) error {
 
 // DBNow returns the database clock (millisecond resolution, UTC).
 func (q *queries) DBNow(ctx context.Context) (time.Time, error) {
-	v, err := q.r.DBNow(ctx)
-	if err != nil {
-		return time.Time{}, interpretError(err)
-	}
-	return fromMicros(v), nil
-}
-
-// Conversions between neutral values and SQLite columns. Zero values are NULL.
-
-func toMicros(t time.Time) int64 { return t.UTC().Truncate(time.Microsecond).UnixMicro() }
-
-func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
-func toNullMicros(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: toMicros(t), Valid: true}
-}
-
-func fromNullMicros(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return fromMicros(v.Int64)
-}
-
-func toNullString(s string) sql.NullString {
-	if s == "" {
-		return sql.NullString{}
-	}
-	return sql.NullString{String: s, Valid: true}
-}
-
-func fromNullString(v sql.NullString) string {
-	if !v.Valid {
-		return ""
-	}
-	return v.String
-}
-
-func toNullInt64(n int64) sql.NullInt64 {
-	if n == 0 {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: n, Valid: true}
-}
-
-func fromNullInt64(v sql.NullInt64) int64 {
-	if !v.Valid {
-		return 0
-	}
-	return v.Int64
-}
-
-// inserted reports whether an INSERT OR IGNORE wrote its row.
-func inserted(rows int64, err error) (bool, error) {
-	if err != nil {
-		return false, interpretError(err)
-	}
-	return rows == 1, nil
-}
-
-// rowsOrNotFound turns an update of a row that must exist into an error: db.ErrNotFound when no row matched.
-func rowsOrNotFound(rows int64, err error) error {
-	if err != nil {
-		return interpretError(err)
-	}
-	if rows == 0 {
-		return db.ErrNotFound
-	}
-	return nil
-}
-
-// affected passes an :execrows result through interpretError.
-func affected(rows int64, err error) (int64, error) {
-	if err != nil {
-		return 0, interpretError(err)
-	}
-	return rows, nil
+	now, err := q.r.DBNow(ctx)
+	return conv.One(errs, now, err, conv.TimeFromGen)
 }

@@ -6,43 +6,27 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/sqlitegen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func laneFromGen(r sqlitegen.PcWorkLane) db.WorkLane {
-	return db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromNullInt64(r.HeadSequence)}
-}
-
 func (q *queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
-	return inserted(q.w.WorkLaneInsertIfAbsent(ctx, laneKey))
+	return errs.Inserted(q.w.WorkLaneInsertIfAbsent(ctx, laneKey))
 }
 
-// WorkLaneLock is a plain read: the BEGIN IMMEDIATE transaction already holds the database write lock.
 func (q *queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, time.Time, error) {
 	r, err := q.w.WorkLaneLock(ctx, laneKey)
-	if err != nil {
-		return db.WorkLane{}, time.Time{}, interpretError(err)
-	}
-	lane := db.WorkLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: fromNullInt64(r.HeadSequence)}
-	return lane, fromMicros(r.DbNow), nil
+	return conv.Locked(errs, r, r.DbNow, err, conv.WorkLaneLockFromGen)
 }
 
-// WorkLaneAdvanceHead returns db.ErrNotFound when the lane does not exist.
-func (q *queries) WorkLaneAdvanceHead(ctx context.Context, laneKey string, after int64) error {
-	return rowsOrNotFound(q.w.WorkLaneAdvanceHead(ctx, sqlitegen.WorkLaneAdvanceHeadParams{LaneKey: laneKey, AfterSequence: after}))
+func (q *queries) WorkLaneAdvanceHead(ctx context.Context, p db.WorkLaneAdvanceHeadParams) error {
+	return errs.Found(q.w.WorkLaneAdvanceHead(ctx, sqlitegen.WorkLaneAdvanceHeadParams(p)))
 }
 
 func (q *queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {
-	return rowsOrNotFound(q.w.WorkLaneUpdate(ctx, sqlitegen.WorkLaneUpdateParams{
-		NextSequence: lane.NextSequence,
-		HeadSequence: toNullInt64(lane.HeadSequence),
-		LaneKey:      lane.LaneKey,
-	}))
+	return errs.Found(q.w.WorkLaneUpdate(ctx, conv.WorkLaneUpdateToGen[sqlitegen.WorkLaneUpdateParams](lane)))
 }
 
 func (q *queries) WorkLaneGet(ctx context.Context, laneKey string) (db.WorkLane, error) {
 	r, err := q.r.WorkLaneGet(ctx, laneKey)
-	if err != nil {
-		return db.WorkLane{}, interpretError(err)
-	}
-	return laneFromGen(r), nil
+	return conv.One(errs, r, err, conv.WorkLaneFromGen)
 }

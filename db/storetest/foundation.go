@@ -20,65 +20,36 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/dburl"
+	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/db/migrate"
 	sqlfiles "github.com/powercontext/powercontext/sql"
 )
 
-// Harness creates the databases RunFoundation works on; db/enginetest.Harness implements it. storetest does not
-// import enginetest (which imports every adapter), so that adapter packages can run this suite from internal tests.
-type Harness interface {
-	// NewDatabase creates a fresh, empty, isolated database on engine and returns its URL; dropped at cleanup.
-	NewDatabase(t testing.TB, engine db.Engine) string
-	// OpenSQLDB opens a database/sql pool on u (closed at cleanup).
-	OpenSQLDB(t testing.TB, u dburl.URL) *sql.DB
-	// OpenStore opens the engine's db.Store on u without migrating (closed at cleanup).
-	OpenStore(t testing.TB, u dburl.URL) db.Store
-}
-
-// RunFoundation checks what every other test of engine stands on: the embedded migrations apply to an empty
-// database, are idempotent and record the Atlas revision history; the schema they produce equals the desired state
+// foundationCases check what every other test stands on: the embedded migrations apply to an empty database, are
+// idempotent and record the Atlas revision history; the schema they produce equals the desired state
 // (sql/schema/<engine>/schema.sql); the database clock is UTC; the atlas.sum guards applied migrations; the
 // schema-migration lease serialises runs; Verify reports behind/ahead/dirty/edited databases; a failed migration
 // leaves the database where the package documentation of db/migrate says it does.
-func RunFoundation(t *testing.T, engine db.Engine, h Harness) {
-	t.Helper()
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, fx foundationEnv)
-	}{
-		{"ApplyFromEmptyIsIdempotent", testApplyFromEmptyIsIdempotent},
-		{"SchemaMatchesDesiredState", testSchemaMatchesDesiredState},
-		{"DatabaseTimeIsUTC", testDatabaseTimeIsUTC},
-		{"EditedMigrationFailsValidate", testEditedMigrationFailsValidate},
-		{"RehashedEditOfAppliedMigration", testRehashedEditOfAppliedMigration},
-		{"StatusAndVerifyOnEmptyDatabase", testStatusAndVerifyOnEmptyDatabase},
-		{"NewMigrationAppliesAlone", testNewMigrationAppliesAlone},
-		{"DatabaseAheadOfBinary", testDatabaseAheadOfBinary},
-		{"LeaseHeldByAnotherRun", testLeaseHeldByAnotherRun},
-		{"ConcurrentRuns", testConcurrentRuns},
-		{"ConcurrentFirstRuns", testConcurrentFirstRuns},
-		{"FailedMigration", testFailedMigration},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tc.fn(t, foundationEnv{engine: engine, h: h})
-		})
-	}
-}
-
-// foundationEnv is the engine under test and the harness.
-type foundationEnv struct {
-	engine db.Engine
-	h      Harness
+var foundationCases = []foundationCase{
+	{"Apply/FromEmptyIsIdempotent", testApplyFromEmptyIsIdempotent},
+	{"Apply/SchemaMatchesDesiredState", testSchemaMatchesDesiredState},
+	{"Apply/DatabaseTimeIsUTC", testDatabaseTimeIsUTC},
+	{"Validate/EditedMigrationFails", testEditedMigrationFailsValidate},
+	{"Verify/RehashedEditOfAppliedMigration", testRehashedEditOfAppliedMigration},
+	{"Status/EmptyDatabase", testStatusAndVerifyOnEmptyDatabase},
+	{"Apply/NewMigrationAppliesAlone", testNewMigrationAppliesAlone},
+	{"Verify/DatabaseAheadOfBinary", testDatabaseAheadOfBinary},
+	{"Apply/LeaseHeldByAnotherRun", testLeaseHeldByAnotherRun},
+	{"Apply/ConcurrentRuns", testConcurrentRuns},
+	{"Apply/ConcurrentFirstRuns", testConcurrentFirstRuns},
+	{"Apply/FailedMigration", testFailedMigration},
 }
 
 // --- the tests ----------------------------------------------------------------------------------------------------
 
-func testApplyFromEmptyIsIdempotent(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testApplyFromEmptyIsIdempotent(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	files := embeddedMigrationNames(t, engine)
 	last := versionOf(files[len(files)-1])
 
@@ -126,14 +97,13 @@ func testApplyFromEmptyIsIdempotent(t *testing.T, env foundationEnv) {
 	require.EqualValues(t, 2, lease.Fence)
 }
 
-func testSchemaMatchesDesiredState(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testSchemaMatchesDesiredState(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	migrated := newFoundationDB(t, env)
+	migrated := newFoundationDB(t, engine)
 	_, err := migrate.Apply(ctx, engine, migrated.sqlDB, migrated.store, "drift")
 	require.NoError(t, err)
 
-	desired := newFoundationDB(t, env)
+	desired := newFoundationDB(t, engine)
 	b, err := fs.ReadFile(sqlfiles.Schema, path.Join("schema", string(engine), "schema.sql"))
 	require.NoError(t, err)
 	stmts, err := atlasmigrate.Stmts(string(b))
@@ -150,9 +120,8 @@ func testSchemaMatchesDesiredState(t *testing.T, env foundationEnv) {
 		"(add a migration for every schema change)", engine)
 }
 
-func testDatabaseTimeIsUTC(t *testing.T, env foundationEnv) {
-	engine := env.engine
-	fx := newFoundationDB(t, env)
+func testDatabaseTimeIsUTC(t *testing.T, engine db.Engine) {
+	fx := newFoundationDB(t, engine)
 	_, err := migrate.Apply(context.Background(), engine, fx.sqlDB, fx.store, "clock")
 	require.NoError(t, err)
 	now, err := fx.store.DBNow(context.Background())
@@ -162,8 +131,7 @@ func testDatabaseTimeIsUTC(t *testing.T, env foundationEnv) {
 	require.WithinDuration(t, time.Now(), now, 5*time.Second)
 }
 
-func testEditedMigrationFailsValidate(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testEditedMigrationFailsValidate(t *testing.T, engine db.Engine) {
 	// A copy of the directory on disk with one byte appended to the last migration, not rehashed.
 	dir := t.TempDir()
 	files := embeddedMigrationNames(t, engine)
@@ -194,7 +162,7 @@ func testEditedMigrationFailsValidate(t *testing.T, env foundationEnv) {
 	require.Contains(t, err.Error(), "make migrate-hash")
 
 	// Apply refuses it before touching the database.
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	_, err = migrate.Apply(context.Background(), engine, fx.sqlDB, fx.store, "edited", migrate.WithDir(local))
 	require.ErrorAs(t, err, &cerr)
 	status, err := migrate.Status(context.Background(), engine, fx.sqlDB)
@@ -202,10 +170,9 @@ func testEditedMigrationFailsValidate(t *testing.T, env foundationEnv) {
 	require.Empty(t, status.Applied, "nothing ran")
 }
 
-func testRehashedEditOfAppliedMigration(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testRehashedEditOfAppliedMigration(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "first")
 	require.NoError(t, err)
 
@@ -228,10 +195,9 @@ func testRehashedEditOfAppliedMigration(t *testing.T, env foundationEnv) {
 	require.Equal(t, migrate.SchemaEdited, merr.Reason)
 }
 
-func testStatusAndVerifyOnEmptyDatabase(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testStatusAndVerifyOnEmptyDatabase(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	files := embeddedMigrationNames(t, engine)
 
 	status, err := migrate.Status(ctx, engine, fx.sqlDB)
@@ -252,10 +218,9 @@ func testStatusAndVerifyOnEmptyDatabase(t *testing.T, env foundationEnv) {
 	require.False(t, tableExists(t, engine, fx.sqlDB, migrate.RevisionsTable), "Status and Verify never write")
 }
 
-func testNewMigrationAppliesAlone(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testNewMigrationAppliesAlone(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
 	require.NoError(t, err)
 	before, err := fx.store.SchedulerLeaseGet(ctx, migrate.LeaseName)
@@ -277,10 +242,9 @@ func testNewMigrationAppliesAlone(t *testing.T, env foundationEnv) {
 	require.Empty(t, after.OwnerID)
 }
 
-func testDatabaseAheadOfBinary(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testDatabaseAheadOfBinary(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	dir := migrationDir(t, engine, map[string]string{
 		"20991231000000_extra.sql": "CREATE TABLE pc_test_extra (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
 	})
@@ -300,10 +264,9 @@ func testDatabaseAheadOfBinary(t *testing.T, env foundationEnv) {
 	require.Equal(t, migrate.SchemaAhead, merr.Reason)
 }
 
-func testLeaseHeldByAnotherRun(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testLeaseHeldByAnotherRun(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
 	require.NoError(t, err)
 
@@ -350,10 +313,9 @@ func testLeaseHeldByAnotherRun(t *testing.T, env foundationEnv) {
 	require.Empty(t, lease.OwnerID)
 }
 
-func testConcurrentRuns(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testConcurrentRuns(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
 	require.NoError(t, err)
 	dir := migrationDir(t, engine, map[string]string{
@@ -379,12 +341,11 @@ func testConcurrentRuns(t *testing.T, env foundationEnv) {
 	require.NoError(t, migrate.Verify(ctx, engine, fx.sqlDB, migrate.WithDir(dir)))
 }
 
-func testConcurrentFirstRuns(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testConcurrentFirstRuns(t *testing.T, engine db.Engine) {
 	// On an empty database the lease table does not exist yet, so concurrent first runs are not serialised: the
 	// losers must fail cleanly (no dirty revision) and a rerun must be idempotent.
 	ctx := context.Background()
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	results := runConcurrently(t, fx, engine, 2)
 	succeeded := 0
 	for _, r := range results {
@@ -402,10 +363,9 @@ func testConcurrentFirstRuns(t *testing.T, env foundationEnv) {
 	require.NoError(t, migrate.Verify(ctx, engine, fx.sqlDB))
 }
 
-func testFailedMigration(t *testing.T, env foundationEnv) {
-	engine := env.engine
+func testFailedMigration(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, env)
+	fx := newFoundationDB(t, engine)
 	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
 	require.NoError(t, err)
 
@@ -488,14 +448,12 @@ type foundationDB struct {
 	url   dburl.URL
 	sqlDB *sql.DB
 	store db.Store
-	h     Harness
 }
 
-func newFoundationDB(t *testing.T, env foundationEnv) foundationDB {
+func newFoundationDB(t *testing.T, engine db.Engine) foundationDB {
 	t.Helper()
-	u, err := dburl.Parse(env.h.NewDatabase(t, env.engine))
-	require.NoError(t, err)
-	return foundationDB{url: u, sqlDB: env.h.OpenSQLDB(t, u), store: env.h.OpenStore(t, u), h: env.h}
+	u := enginetest.ParseURL(t, enginetest.NewDatabase(t, engine))
+	return foundationDB{url: u, sqlDB: enginetest.OpenSQLDB(t, u), store: enginetest.OpenStore(t, u)}
 }
 
 type runResult struct {
@@ -512,7 +470,7 @@ func runConcurrently(t *testing.T, fx foundationDB, engine db.Engine, n int, opt
 	}
 	cs := make([]conns, n)
 	for i := range cs {
-		cs[i] = conns{sqlDB: fx.h.OpenSQLDB(t, fx.url), store: fx.h.OpenStore(t, fx.url)}
+		cs[i] = conns{sqlDB: enginetest.OpenSQLDB(t, fx.url), store: enginetest.OpenStore(t, fx.url)}
 	}
 	results := make([]runResult, n)
 	var wg sync.WaitGroup

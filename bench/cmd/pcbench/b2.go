@@ -158,7 +158,7 @@ func runB2(ctx context.Context, srv *servers, engine db.Engine, backlog, samples
 
 	// Warm-up: connections, statement caches, buffer cache.
 	for range 5 {
-		if _, err := store.WorkItemClaimCandidates(ctx, []string{noopKind}, 32); err != nil {
+		if _, err := store.WorkItemClaimCandidates(ctx, db.WorkItemClaimCandidatesParams{Kinds: []string{noopKind}, Limit: 32}); err != nil {
 			res.err = err
 			return res
 		}
@@ -166,7 +166,7 @@ func runB2(ctx context.Context, srv *servers, engine db.Engine, backlog, samples
 	var claimTimes, candTimes []time.Duration
 	for range samples {
 		t := time.Now()
-		if _, err := store.WorkItemClaimCandidates(ctx, []string{noopKind}, 32); err != nil {
+		if _, err := store.WorkItemClaimCandidates(ctx, db.WorkItemClaimCandidatesParams{Kinds: []string{noopKind}, Limit: 32}); err != nil {
 			res.err = err
 			return res
 		}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for the admin pools
 
@@ -43,19 +42,13 @@ func newServers(ctx context.Context, pgDSN, mysqlDSN string) (*servers, error) {
 	}
 	s := &servers{pgDSN: pgDSN, mysqlDSN: mysqlDSN, tmpDir: tmp}
 	if pgDSN != "" {
-		s.pgAdmin, err = sql.Open("pgx", pgDSN)
-		if err == nil {
-			err = s.pgAdmin.PingContext(ctx)
-		}
+		s.pgAdmin, err = postgresstore.OpenDB(ctx, pgDSN)
 		if err != nil {
 			return nil, fmt.Errorf("postgres admin connection: %w", err)
 		}
 	}
 	if mysqlDSN != "" {
-		s.mysqlAdmin, err = sql.Open("mysql", mysqlDSN)
-		if err == nil {
-			err = s.mysqlAdmin.PingContext(ctx)
-		}
+		s.mysqlAdmin, err = mysqlstore.OpenDB(ctx, mysqlDSN)
 		if err != nil {
 			return nil, fmt.Errorf("mysql admin connection: %w", err)
 		}
@@ -118,17 +111,10 @@ func (s *servers) createDB(ctx context.Context, engine db.Engine) (*benchDB, err
 		if _, err := s.mysqlAdmin.ExecContext(ctx, "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 			return nil, err
 		}
-		cfg, err := mysql.ParseDSN(s.mysqlDSN)
-		if err != nil {
+		var err error
+		if raw, err = mysqlstore.URLFromDSN(s.mysqlDSN, name); err != nil {
 			return nil, err
 		}
-		u := url.URL{Scheme: "mysql", Host: cfg.Addr, Path: "/" + name}
-		if cfg.Passwd != "" {
-			u.User = url.UserPassword(cfg.User, cfg.Passwd)
-		} else if cfg.User != "" {
-			u.User = url.User(cfg.User)
-		}
-		raw = u.String()
 		b.drop = func() { _, _ = s.mysqlAdmin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS `"+name+"`") }
 	case db.EngineSQLite:
 		dir := filepath.Join(s.tmpDir, name)

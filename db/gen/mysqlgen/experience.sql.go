@@ -7,7 +7,6 @@ package mysqlgen
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -85,7 +84,7 @@ LIMIT ?
 
 type ExperienceCandidateListParams struct {
 	ScopeID string
-	Status  sql.NullString
+	Status  *string
 	Limit   int32
 }
 

@@ -5,7 +5,6 @@
 package mysqlgen
 
 import (
-	"database/sql"
 	"time"
 )
 
@@ -66,16 +65,16 @@ type PcRuntimeMember struct {
 
 type PcSchedulerLease struct {
 	LeaseName      string
-	OwnerID        sql.NullString
+	OwnerID        *string
 	Fence          int64
-	LeaseExpiresAt sql.NullTime
+	LeaseExpiresAt *time.Time
 	UpdatedAt      time.Time
 }
 
 type PcSchedulerScan struct {
 	Discoverer   string
 	NextRunAt    time.Time
-	Continuation sql.NullString
+	Continuation *string
 	StateVersion int64
 	UpdatedAt    time.Time
 }
@@ -111,13 +110,13 @@ type PcWorkAttempt struct {
 	OwnerID            string
 	Fence              int64
 	StartedAt          time.Time
-	HeartbeatAt        sql.NullTime
-	FinishedAt         sql.NullTime
-	Outcome            sql.NullString
-	ErrorCategory      sql.NullString
-	ErrorCode          sql.NullString
-	TraceID            sql.NullString
-	SpanID             sql.NullString
+	HeartbeatAt        *time.Time
+	FinishedAt         *time.Time
+	Outcome            *string
+	ErrorCategory      *string
+	ErrorCode          *string
+	TraceID            *string
+	SpanID             *string
 }
 
 type PcWorkItem struct {
@@ -131,22 +130,22 @@ type PcWorkItem struct {
 	Payload                []byte
 	Status                 string
 	AvailableAt            time.Time
-	LeaseOwner             sql.NullString
+	LeaseOwner             *string
 	LeaseFence             int64
-	LeaseExpiresAt         sql.NullTime
+	LeaseExpiresAt         *time.Time
 	AttemptCount           int32
 	GenerationAttemptCount int32
 	RecoveryGeneration     int32
 	MaxAttempts            int32
 	CancelRequested        bool
-	ResultCode             sql.NullString
+	ResultCode             *string
 	ResultPayload          []byte
-	ErrorCategory          sql.NullString
-	ErrorCode              sql.NullString
+	ErrorCategory          *string
+	ErrorCode              *string
 	StateVersion           int64
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
-	CompletedAt            sql.NullTime
+	CompletedAt            *time.Time
 }
 
 type PcWorkKey struct {
@@ -159,5 +158,5 @@ type PcWorkKey struct {
 type PcWorkLane struct {
 	LaneKey      string
 	NextSequence int64
-	HeadSequence sql.NullInt64
+	HeadSequence *int64
 }

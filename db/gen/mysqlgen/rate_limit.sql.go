@@ -126,7 +126,7 @@ type RateLimitWindowTouchParams struct {
 	WindowStartedAt time.Time
 }
 
-// Window row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+// Engine-only (mysql): Window row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 func (q *Queries) RateLimitWindowTouch(ctx context.Context, arg RateLimitWindowTouchParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, rateLimitWindowTouch, arg.PrincipalKey, arg.PolicyID, arg.WindowStartedAt)
 	if err != nil {

@@ -68,12 +68,21 @@ func (q *Queries) RuntimeMemberListLive(ctx context.Context, now time.Time) ([]P
 }
 
 const runtimeMemberPurgeExpired = `-- name: RuntimeMemberPurgeExpired :execrows
-DELETE FROM pc_runtime_members WHERE expires_at < ?
+DELETE FROM pc_runtime_members
+WHERE expires_at < ?
+ORDER BY expires_at
+LIMIT ?
 `
 
-// No lock; deletes members that expired before the cutoff.
-func (q *Queries) RuntimeMemberPurgeExpired(ctx context.Context, expiredBefore time.Time) (int64, error) {
-	result, err := q.db.ExecContext(ctx, runtimeMemberPurgeExpired, expiredBefore)
+type RuntimeMemberPurgeExpiredParams struct {
+	ExpiredBefore time.Time
+	Limit         int32
+}
+
+// No lock; deletes at most limit members whose row expired before the cutoff, oldest first (maintenance).
+// Differs from postgres because MySQL has DELETE ... LIMIT.
+func (q *Queries) RuntimeMemberPurgeExpired(ctx context.Context, arg RuntimeMemberPurgeExpiredParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, runtimeMemberPurgeExpired, arg.ExpiredBefore, arg.Limit)
 	if err != nil {
 		return 0, err
 	}

@@ -7,7 +7,6 @@ package mysqlgen
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -76,7 +75,7 @@ const schedulerLeaseTouch = `-- name: SchedulerLeaseTouch :execrows
 UPDATE pc_scheduler_leases SET lease_name = lease_name WHERE lease_name = ?
 `
 
-// Lease row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+// Engine-only (mysql): Lease row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 func (q *Queries) SchedulerLeaseTouch(ctx context.Context, leaseName string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, schedulerLeaseTouch, leaseName)
 	if err != nil {
@@ -95,9 +94,9 @@ WHERE lease_name = ?
 `
 
 type SchedulerLeaseUpdateParams struct {
-	OwnerID        sql.NullString
+	OwnerID        *string
 	Fence          int64
-	LeaseExpiresAt sql.NullTime
+	LeaseExpiresAt *time.Time
 	UpdatedAt      time.Time
 	LeaseName      string
 }

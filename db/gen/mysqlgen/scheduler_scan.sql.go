@@ -7,7 +7,6 @@ package mysqlgen
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -40,7 +39,7 @@ VALUES (?, ?, ?, ?,
 type SchedulerScanInsertIfAbsentParams struct {
 	Discoverer   string
 	NextRunAt    time.Time
-	Continuation sql.NullString
+	Continuation *string
 	StateVersion int64
 	UpdatedAt    time.Time
 }
@@ -72,7 +71,7 @@ WHERE discoverer = ?
 
 type SchedulerScanUpdateParams struct {
 	NextRunAt       time.Time
-	Continuation    sql.NullString
+	Continuation    *string
 	UpdatedAt       time.Time
 	Discoverer      string
 	ExpectedVersion int64

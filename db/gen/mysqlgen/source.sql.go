@@ -155,7 +155,7 @@ const sourceJournalHeadTouch = `-- name: SourceJournalHeadTouch :execrows
 UPDATE pc_source_journal_heads SET scope_id = scope_id WHERE scope_id = ?
 `
 
-// Journal head row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+// Engine-only (mysql): Journal head row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 func (q *Queries) SourceJournalHeadTouch(ctx context.Context, scopeID string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, sourceJournalHeadTouch, scopeID)
 	if err != nil {

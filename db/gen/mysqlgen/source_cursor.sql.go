@@ -138,7 +138,7 @@ type SourceCursorTouchParams struct {
 	CursorName string
 }
 
-// Cursor row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+// Engine-only (mysql): Cursor row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 func (q *Queries) SourceCursorTouch(ctx context.Context, arg SourceCursorTouchParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, sourceCursorTouch, arg.ScopeID, arg.CursorName)
 	if err != nil {

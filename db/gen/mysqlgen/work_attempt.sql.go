@@ -7,7 +7,6 @@ package mysqlgen
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"time"
 )
@@ -47,10 +46,10 @@ WHERE work_id = ?
 `
 
 type WorkAttemptFinishParams struct {
-	FinishedAt    sql.NullTime
-	Outcome       sql.NullString
-	ErrorCategory sql.NullString
-	ErrorCode     sql.NullString
+	FinishedAt    *time.Time
+	Outcome       *string
+	ErrorCategory *string
+	ErrorCode     *string
 	WorkID        string
 	AttemptNo     int32
 }
@@ -114,7 +113,7 @@ WHERE work_id = ?
 `
 
 type WorkAttemptHeartbeatParams struct {
-	HeartbeatAt sql.NullTime
+	HeartbeatAt *time.Time
 	WorkID      string
 	AttemptNo   int32
 }
@@ -144,13 +143,13 @@ type WorkAttemptInsertParams struct {
 	OwnerID            string
 	Fence              int64
 	StartedAt          time.Time
-	HeartbeatAt        sql.NullTime
-	FinishedAt         sql.NullTime
-	Outcome            sql.NullString
-	ErrorCategory      sql.NullString
-	ErrorCode          sql.NullString
-	TraceID            sql.NullString
-	SpanID             sql.NullString
+	HeartbeatAt        *time.Time
+	FinishedAt         *time.Time
+	Outcome            *string
+	ErrorCategory      *string
+	ErrorCode          *string
+	TraceID            *string
+	SpanID             *string
 }
 
 // Requires the item lock; guard: primary key (work_id, attempt_no).

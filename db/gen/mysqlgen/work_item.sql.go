@@ -7,7 +7,6 @@ package mysqlgen
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"time"
 )
@@ -161,9 +160,9 @@ WHERE work_id = ?
 `
 
 type WorkItemExtendLeaseParams struct {
-	LeaseExpiresAt sql.NullTime
+	LeaseExpiresAt *time.Time
 	WorkID         string
-	LeaseOwner     sql.NullString
+	LeaseOwner     *string
 	LeaseFence     int64
 	AttemptCount   int32
 }
@@ -228,7 +227,7 @@ func (q *Queries) WorkItemGet(ctx context.Context, workID string) (PcWorkItem, e
 }
 
 const workItemHeadKindVersions = `-- name: WorkItemHeadKindVersions :many
-SELECT i.kind, i.payload_version, COUNT(*) AS count
+SELECT i.kind, i.payload_version, COUNT(*) AS item_count
 FROM pc_work_lanes l
 JOIN pc_work_items i ON i.lane_key = l.lane_key AND i.lane_sequence = l.head_sequence
 WHERE l.head_sequence IS NOT NULL
@@ -241,7 +240,7 @@ ORDER BY i.kind, i.payload_version
 type WorkItemHeadKindVersionsRow struct {
 	Kind           string
 	PayloadVersion int32
-	Count          int64
+	ItemCount      int64
 }
 
 // No lock; due lane heads (queued/retry_wait, available_at <= now) counted by (kind, payload_version).
@@ -254,7 +253,7 @@ func (q *Queries) WorkItemHeadKindVersions(ctx context.Context) ([]WorkItemHeadK
 	var items []WorkItemHeadKindVersionsRow
 	for rows.Next() {
 		var i WorkItemHeadKindVersionsRow
-		if err := rows.Scan(&i.Kind, &i.PayloadVersion, &i.Count); err != nil {
+		if err := rows.Scan(&i.Kind, &i.PayloadVersion, &i.ItemCount); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -294,22 +293,22 @@ type WorkItemInsertParams struct {
 	Payload                []byte
 	Status                 string
 	AvailableAt            time.Time
-	LeaseOwner             sql.NullString
+	LeaseOwner             *string
 	LeaseFence             int64
-	LeaseExpiresAt         sql.NullTime
+	LeaseExpiresAt         *time.Time
 	AttemptCount           int32
 	GenerationAttemptCount int32
 	RecoveryGeneration     int32
 	MaxAttempts            int32
 	CancelRequested        bool
-	ResultCode             sql.NullString
+	ResultCode             *string
 	ResultPayload          []byte
-	ErrorCategory          sql.NullString
-	ErrorCode              sql.NullString
+	ErrorCategory          *string
+	ErrorCode              *string
 	StateVersion           int64
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
-	CompletedAt            sql.NullTime
+	CompletedAt            *time.Time
 }
 
 // Requires the lane lock; guard: primary key and unique (lane_key, lane_sequence).
@@ -365,7 +364,7 @@ type WorkItemListParams struct {
 	Kinds           []string
 	ScopeID         string
 	Status          string
-	BeforeCreatedAt sql.NullTime
+	BeforeCreatedAt *time.Time
 	BeforeWorkID    string
 	Limit           int32
 }
@@ -488,27 +487,6 @@ func (q *Queries) WorkItemLock(ctx context.Context, workID string) (WorkItemLock
 	return i, err
 }
 
-const workItemMinLiveSequenceAfter = `-- name: WorkItemMinLiveSequenceAfter :one
-SELECT CAST(COALESCE(MIN(lane_sequence), 0) AS SIGNED) AS min_sequence
-FROM pc_work_items
-WHERE lane_key = ?
-  AND lane_sequence > ?
-  AND status NOT IN ('succeeded', 'cancelled')
-`
-
-type WorkItemMinLiveSequenceAfterParams struct {
-	LaneKey       string
-	AfterSequence int64
-}
-
-// Requires the lane lock; lowest later live sequence of the lane (the next head).
-func (q *Queries) WorkItemMinLiveSequenceAfter(ctx context.Context, arg WorkItemMinLiveSequenceAfterParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, workItemMinLiveSequenceAfter, arg.LaneKey, arg.AfterSequence)
-	var min_sequence int64
-	err := row.Scan(&min_sequence)
-	return min_sequence, err
-}
-
 const workItemPurgeCandidates = `-- name: WorkItemPurgeCandidates :many
 SELECT work_id
 FROM pc_work_items
@@ -519,7 +497,7 @@ LIMIT ?
 `
 
 type WorkItemPurgeCandidatesParams struct {
-	CompletedBefore sql.NullTime
+	CompletedBefore *time.Time
 	Limit           int32
 }
 
@@ -548,7 +526,7 @@ func (q *Queries) WorkItemPurgeCandidates(ctx context.Context, arg WorkItemPurge
 }
 
 const workItemQueueStatistics = `-- name: WorkItemQueueStatistics :many
-SELECT kind, status, COUNT(*) AS count, CAST(MIN(created_at) AS DATETIME(6)) AS oldest_created_at
+SELECT kind, status, COUNT(*) AS item_count, CAST(MIN(created_at) AS DATETIME(6)) AS oldest_created_at
 FROM pc_work_items
 WHERE status NOT IN ('succeeded', 'cancelled')
 GROUP BY kind, status
@@ -558,7 +536,7 @@ ORDER BY kind, status
 type WorkItemQueueStatisticsRow struct {
 	Kind            string
 	Status          string
-	Count           int64
+	ItemCount       int64
 	OldestCreatedAt time.Time
 }
 
@@ -575,7 +553,7 @@ func (q *Queries) WorkItemQueueStatistics(ctx context.Context) ([]WorkItemQueueS
 		if err := rows.Scan(
 			&i.Kind,
 			&i.Status,
-			&i.Count,
+			&i.ItemCount,
 			&i.OldestCreatedAt,
 		); err != nil {
 			return nil, err
@@ -595,7 +573,7 @@ const workItemTouch = `-- name: WorkItemTouch :execrows
 UPDATE pc_work_items SET work_id = work_id WHERE work_id = ?
 `
 
-// Item row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+// Engine-only (mysql): Item row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 func (q *Queries) WorkItemTouch(ctx context.Context, workID string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, workItemTouch, workID)
 	if err != nil {
@@ -630,21 +608,21 @@ WHERE work_id = ?
 type WorkItemUpdateStateParams struct {
 	Status                 string
 	AvailableAt            time.Time
-	LeaseOwner             sql.NullString
+	LeaseOwner             *string
 	LeaseFence             int64
-	LeaseExpiresAt         sql.NullTime
+	LeaseExpiresAt         *time.Time
 	AttemptCount           int32
 	GenerationAttemptCount int32
 	RecoveryGeneration     int32
 	MaxAttempts            int32
 	CancelRequested        bool
-	ResultCode             sql.NullString
+	ResultCode             *string
 	ResultPayload          []byte
-	ErrorCategory          sql.NullString
-	ErrorCode              sql.NullString
+	ErrorCategory          *string
+	ErrorCode              *string
 	StateVersion           int64
 	UpdatedAt              time.Time
-	CompletedAt            sql.NullTime
+	CompletedAt            *time.Time
 	WorkID                 string
 	ExpectedVersion        int64
 }

@@ -73,7 +73,7 @@ const workKeyTouch = `-- name: WorkKeyTouch :execrows
 UPDATE pc_work_keys SET logical_key = logical_key WHERE logical_key = ?
 `
 
-// Logical key row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+// Engine-only (mysql): Logical key row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 func (q *Queries) WorkKeyTouch(ctx context.Context, logicalKey string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, workKeyTouch, logicalKey)
 	if err != nil {

@@ -7,7 +7,6 @@ package mysqlgen
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -30,8 +29,8 @@ type WorkLaneAdvanceHeadParams struct {
 }
 
 // Requires the lane lock (WorkLaneLock) held by the caller; moves the head to the lowest later sequence of the lane
-// whose item is not succeeded or cancelled, or to NULL (idle) when there is none — one statement instead of
-// WorkItemMinLiveSequenceAfter + WorkLaneUpdate. ORDER BY … LIMIT 1 walks pc_work_items_lane_sequence_key forward and
+// whose item is not succeeded or cancelled, or to NULL (idle) when there is none (one
+// statement, no read-then-write). ORDER BY … LIMIT 1 walks pc_work_items_lane_sequence_key forward and
 // stops at the first live item (MIN() with the status filter would read the whole lane).
 func (q *Queries) WorkLaneAdvanceHead(ctx context.Context, arg WorkLaneAdvanceHeadParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, workLaneAdvanceHead, arg.LaneKey, arg.AfterSequence, arg.LaneKey)
@@ -79,7 +78,7 @@ FOR UPDATE
 type WorkLaneLockRow struct {
 	LaneKey      string
 	NextSequence int64
-	HeadSequence sql.NullInt64
+	HeadSequence *int64
 	DbNow        time.Time
 }
 
@@ -100,7 +99,7 @@ const workLaneTouch = `-- name: WorkLaneTouch :execrows
 UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = ?
 `
 
-// Lane row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+// Engine-only (mysql): Lane row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 func (q *Queries) WorkLaneTouch(ctx context.Context, laneKey string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, workLaneTouch, laneKey)
 	if err != nil {
@@ -118,7 +117,7 @@ WHERE lane_key = ?
 
 type WorkLaneUpdateParams struct {
 	NextSequence int64
-	HeadSequence sql.NullInt64
+	HeadSequence *int64
 	LaneKey      string
 }
 

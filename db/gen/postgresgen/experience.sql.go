@@ -87,12 +87,12 @@ LIMIT $3
 type ExperienceCandidateListParams struct {
 	ScopeID string
 	Status  *string
-	MaxRows int32
+	Limit   int32
 }
 
 // No lock; a scope's candidates newest first (created_at DESC, candidate_id DESC); NULL status = any.
 func (q *Queries) ExperienceCandidateList(ctx context.Context, arg ExperienceCandidateListParams) ([]PcExperienceCandidate, error) {
-	rows, err := q.db.Query(ctx, experienceCandidateList, arg.ScopeID, arg.Status, arg.MaxRows)
+	rows, err := q.db.Query(ctx, experienceCandidateList, arg.ScopeID, arg.Status, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -125,27 +125,27 @@ func (q *Queries) ExperienceCandidateList(ctx context.Context, arg ExperienceCan
 const experienceCandidateUpdateStatus = `-- name: ExperienceCandidateUpdateStatus :execrows
 UPDATE pc_experience_candidates
 SET status = $1,
-    state_version = $2::bigint + 1,
-    updated_at = $3
-WHERE candidate_id = $4
+    state_version = state_version + 1,
+    updated_at = $2
+WHERE candidate_id = $3
   AND status = 'pending'
-  AND state_version = $2::bigint
+  AND state_version = $4
 `
 
 type ExperienceCandidateUpdateStatusParams struct {
 	Status          string
-	ExpectedVersion int64
 	UpdatedAt       time.Time
 	CandidateID     string
+	ExpectedVersion int64
 }
 
 // Guard: status = 'pending' and state_version equals the expected version (compare-and-set); version becomes expected + 1.
 func (q *Queries) ExperienceCandidateUpdateStatus(ctx context.Context, arg ExperienceCandidateUpdateStatusParams) (int64, error) {
 	result, err := q.db.Exec(ctx, experienceCandidateUpdateStatus,
 		arg.Status,
-		arg.ExpectedVersion,
 		arg.UpdatedAt,
 		arg.CandidateID,
+		arg.ExpectedVersion,
 	)
 	if err != nil {
 		return 0, err

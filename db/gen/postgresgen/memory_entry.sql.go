@@ -93,7 +93,7 @@ type MemoryEntrySearchParams struct {
 	ScopeID  string
 	Revision int64
 	Pattern  string
-	MaxRows  int32
+	Limit    int32
 }
 
 // No lock; case-insensitive substring match (ILIKE); the adapter escapes % _ and \ in the pattern (ESCAPE '\').
@@ -102,7 +102,7 @@ func (q *Queries) MemoryEntrySearch(ctx context.Context, arg MemoryEntrySearchPa
 		arg.ScopeID,
 		arg.Revision,
 		arg.Pattern,
-		arg.MaxRows,
+		arg.Limit,
 	)
 	if err != nil {
 		return nil, err

@@ -105,36 +105,13 @@ WHERE (principal_key, policy_id, window_started_at) IN (
 
 type RateLimitWindowPurgeExpiredParams struct {
 	ExpiredBefore time.Time
-	MaxRows       int32
+	Limit         int32
 }
 
-// No lock; deletes at most max_rows windows that expired before the cutoff, oldest first.
+// No lock; deletes at most limit windows that expired before the cutoff, oldest first.
 // Differs from MySQL because PostgreSQL has no DELETE ... LIMIT: the rows are chosen by a keyed subquery.
 func (q *Queries) RateLimitWindowPurgeExpired(ctx context.Context, arg RateLimitWindowPurgeExpiredParams) (int64, error) {
-	result, err := q.db.Exec(ctx, rateLimitWindowPurgeExpired, arg.ExpiredBefore, arg.MaxRows)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const rateLimitWindowTouch = `-- name: RateLimitWindowTouch :execrows
-UPDATE pc_rate_limit_windows
-SET principal_key = principal_key
-WHERE principal_key = $1
-  AND policy_id = $2
-  AND window_started_at = $3
-`
-
-type RateLimitWindowTouchParams struct {
-	PrincipalKey    string
-	PolicyID        string
-	WindowStartedAt time.Time
-}
-
-// Lock: the window row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
-func (q *Queries) RateLimitWindowTouch(ctx context.Context, arg RateLimitWindowTouchParams) (int64, error) {
-	result, err := q.db.Exec(ctx, rateLimitWindowTouch, arg.PrincipalKey, arg.PolicyID, arg.WindowStartedAt)
+	result, err := q.db.Exec(ctx, rateLimitWindowPurgeExpired, arg.ExpiredBefore, arg.Limit)
 	if err != nil {
 		return 0, err
 	}

@@ -66,12 +66,24 @@ func (q *Queries) RuntimeMemberListLive(ctx context.Context, now time.Time) ([]P
 
 const runtimeMemberPurgeExpired = `-- name: RuntimeMemberPurgeExpired :execrows
 DELETE FROM pc_runtime_members
-WHERE expires_at < $1
+WHERE member_id IN (
+    SELECT m.member_id
+    FROM pc_runtime_members m
+    WHERE m.expires_at < $1
+    ORDER BY m.expires_at
+    LIMIT $2
+)
 `
 
-// No lock; removes rows that expired before the cutoff.
-func (q *Queries) RuntimeMemberPurgeExpired(ctx context.Context, expiredBefore time.Time) (int64, error) {
-	result, err := q.db.Exec(ctx, runtimeMemberPurgeExpired, expiredBefore)
+type RuntimeMemberPurgeExpiredParams struct {
+	ExpiredBefore time.Time
+	Limit         int32
+}
+
+// No lock; deletes at most limit members whose row expired before the cutoff, oldest first (maintenance).
+// Differs from MySQL because PostgreSQL has no DELETE ... LIMIT: the rows are chosen by a keyed subquery.
+func (q *Queries) RuntimeMemberPurgeExpired(ctx context.Context, arg RuntimeMemberPurgeExpiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, runtimeMemberPurgeExpired, arg.ExpiredBefore, arg.Limit)
 	if err != nil {
 		return 0, err
 	}

@@ -72,19 +72,6 @@ func (q *Queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (Sch
 	return i, err
 }
 
-const schedulerLeaseTouch = `-- name: SchedulerLeaseTouch :execrows
-UPDATE pc_scheduler_leases SET lease_name = lease_name WHERE lease_name = $1
-`
-
-// Lock: the lease row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
-func (q *Queries) SchedulerLeaseTouch(ctx context.Context, leaseName string) (int64, error) {
-	result, err := q.db.Exec(ctx, schedulerLeaseTouch, leaseName)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const schedulerLeaseUpdate = `-- name: SchedulerLeaseUpdate :execrows
 UPDATE pc_scheduler_leases
 SET owner_id = $1,

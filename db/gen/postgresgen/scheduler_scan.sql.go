@@ -64,18 +64,18 @@ const schedulerScanUpdate = `-- name: SchedulerScanUpdate :execrows
 UPDATE pc_scheduler_scans
 SET next_run_at = $1,
     continuation = $2,
-    state_version = $3::bigint + 1,
-    updated_at = $4
-WHERE discoverer = $5
-  AND state_version = $3::bigint
+    state_version = state_version + 1,
+    updated_at = $3
+WHERE discoverer = $4
+  AND state_version = $5
 `
 
 type SchedulerScanUpdateParams struct {
 	NextRunAt       time.Time
 	Continuation    *string
-	ExpectedVersion int64
 	UpdatedAt       time.Time
 	Discoverer      string
+	ExpectedVersion int64
 }
 
 // Guard: state_version equals the expected version (compare-and-set); the version becomes expected + 1.
@@ -83,9 +83,9 @@ func (q *Queries) SchedulerScanUpdate(ctx context.Context, arg SchedulerScanUpda
 	result, err := q.db.Exec(ctx, schedulerScanUpdate,
 		arg.NextRunAt,
 		arg.Continuation,
-		arg.ExpectedVersion,
 		arg.UpdatedAt,
 		arg.Discoverer,
+		arg.ExpectedVersion,
 	)
 	if err != nil {
 		return 0, err

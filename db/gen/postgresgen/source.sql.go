@@ -110,12 +110,12 @@ LIMIT $3
 type SourceJournalHeadListPendingParams struct {
 	CursorName   string
 	AfterScopeID string
-	MaxRows      int32
+	Limit        int32
 }
 
 // No lock; keyset over scopes (scope_id > after) whose head is beyond the named cursor (missing cursor = 0).
 func (q *Queries) SourceJournalHeadListPending(ctx context.Context, arg SourceJournalHeadListPendingParams) ([]PcSourceJournalHead, error) {
-	rows, err := q.db.Query(ctx, sourceJournalHeadListPending, arg.CursorName, arg.AfterScopeID, arg.MaxRows)
+	rows, err := q.db.Query(ctx, sourceJournalHeadListPending, arg.CursorName, arg.AfterScopeID, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -147,19 +147,6 @@ func (q *Queries) SourceJournalHeadLock(ctx context.Context, scopeID string) (Pc
 	var i PcSourceJournalHead
 	err := row.Scan(&i.ScopeID, &i.Position, &i.UpdatedAt)
 	return i, err
-}
-
-const sourceJournalHeadTouch = `-- name: SourceJournalHeadTouch :execrows
-UPDATE pc_source_journal_heads SET scope_id = scope_id WHERE scope_id = $1
-`
-
-// Lock: the journal head row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
-func (q *Queries) SourceJournalHeadTouch(ctx context.Context, scopeID string) (int64, error) {
-	result, err := q.db.Exec(ctx, sourceJournalHeadTouch, scopeID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const sourceJournalHeadUpdate = `-- name: SourceJournalHeadUpdate :execrows
@@ -196,12 +183,12 @@ LIMIT $3
 type SourceListAfterParams struct {
 	ScopeID       string
 	AfterPosition int64
-	MaxRows       int32
+	Limit         int32
 }
 
-// No lock; up to max_rows Sources after a journal position, in journal order.
+// No lock; up to limit Sources after a journal position, in journal order.
 func (q *Queries) SourceListAfter(ctx context.Context, arg SourceListAfterParams) ([]PcSource, error) {
-	rows, err := q.db.Query(ctx, sourceListAfter, arg.ScopeID, arg.AfterPosition, arg.MaxRows)
+	rows, err := q.db.Query(ctx, sourceListAfter, arg.ScopeID, arg.AfterPosition, arg.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -126,23 +126,3 @@ func (q *Queries) SourceCursorLock(ctx context.Context, arg SourceCursorLockPara
 	)
 	return i, err
 }
-
-const sourceCursorTouch = `-- name: SourceCursorTouch :execrows
-UPDATE pc_source_cursors SET scope_id = scope_id
-WHERE scope_id = $1
-  AND cursor_name = $2
-`
-
-type SourceCursorTouchParams struct {
-	ScopeID    string
-	CursorName string
-}
-
-// Lock: the cursor row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
-func (q *Queries) SourceCursorTouch(ctx context.Context, arg SourceCursorTouchParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sourceCursorTouch, arg.ScopeID, arg.CursorName)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}

@@ -26,8 +26,8 @@ func (q *Queries) WorkAttemptDeleteByWorkIDs(ctx context.Context, workIds []stri
 
 const workAttemptFinish = `-- name: WorkAttemptFinish :execrows
 UPDATE pc_work_attempts
-SET finished_at = $1::timestamptz,
-    outcome = $2::text,
+SET finished_at = $1,
+    outcome = $2,
     error_category = $3,
     error_code = $4
 WHERE work_id = $5
@@ -36,8 +36,8 @@ WHERE work_id = $5
 `
 
 type WorkAttemptFinishParams struct {
-	FinishedAt    time.Time
-	Outcome       string
+	FinishedAt    *time.Time
+	Outcome       *string
 	ErrorCategory *string
 	ErrorCode     *string
 	WorkID        string
@@ -96,14 +96,14 @@ func (q *Queries) WorkAttemptGet(ctx context.Context, arg WorkAttemptGetParams) 
 
 const workAttemptHeartbeat = `-- name: WorkAttemptHeartbeat :execrows
 UPDATE pc_work_attempts
-SET heartbeat_at = $1::timestamptz
+SET heartbeat_at = $1
 WHERE work_id = $2
   AND attempt_no = $3
   AND finished_at IS NULL
 `
 
 type WorkAttemptHeartbeatParams struct {
-	HeartbeatAt time.Time
+	HeartbeatAt *time.Time
 	WorkID      string
 	AttemptNo   int32
 }

@@ -47,8 +47,8 @@ LIMIT $2
 `
 
 type WorkItemClaimCandidatesParams struct {
-	Kinds   []string
-	MaxRows int32
+	Kinds []string
+	Limit int32
 }
 
 type WorkItemClaimCandidatesRow struct {
@@ -66,7 +66,7 @@ type WorkItemClaimCandidatesRow struct {
 // limit (or, for a few deep lanes, starts from the lanes); the database clock is read once (InitPlan) so it bounds
 // the index range.
 func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaimCandidatesParams) ([]WorkItemClaimCandidatesRow, error) {
-	rows, err := q.db.Query(ctx, workItemClaimCandidates, arg.Kinds, arg.MaxRows)
+	rows, err := q.db.Query(ctx, workItemClaimCandidates, arg.Kinds, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -110,19 +110,19 @@ func (q *Queries) WorkItemDeleteTerminal(ctx context.Context, workIds []string) 
 
 const workItemExtendLease = `-- name: WorkItemExtendLease :execrows
 UPDATE pc_work_items
-SET lease_expires_at = $1::timestamptz
+SET lease_expires_at = $1
 WHERE work_id = $2
   AND status = 'running'
   AND NOT cancel_requested
-  AND lease_owner = $3::text
+  AND lease_owner = $3
   AND lease_fence = $4
   AND attempt_count = $5
 `
 
 type WorkItemExtendLeaseParams struct {
-	LeaseExpiresAt time.Time
+	LeaseExpiresAt *time.Time
 	WorkID         string
-	LeaseOwner     string
+	LeaseOwner     *string
 	LeaseFence     int64
 	AttemptCount   int32
 }
@@ -318,7 +318,7 @@ type WorkItemListParams struct {
 	Status          *string
 	BeforeCreatedAt *time.Time
 	BeforeWorkID    *string
-	MaxRows         int32
+	Limit           int32
 }
 
 // No lock; newest first (created_at DESC, work_id DESC) with optional scope/status filters and a keyset position.
@@ -329,7 +329,7 @@ func (q *Queries) WorkItemList(ctx context.Context, arg WorkItemListParams) ([]P
 		arg.Status,
 		arg.BeforeCreatedAt,
 		arg.BeforeWorkID,
-		arg.MaxRows,
+		arg.Limit,
 	)
 	if err != nil {
 		return nil, err
@@ -424,44 +424,23 @@ func (q *Queries) WorkItemLock(ctx context.Context, workID string) (WorkItemLock
 	return i, err
 }
 
-const workItemMinLiveSequenceAfter = `-- name: WorkItemMinLiveSequenceAfter :one
-SELECT COALESCE(min(lane_sequence), 0)::bigint AS lane_sequence
-FROM pc_work_items
-WHERE lane_key = $1
-  AND lane_sequence > $2
-  AND status NOT IN ('succeeded', 'cancelled')
-`
-
-type WorkItemMinLiveSequenceAfterParams struct {
-	LaneKey       string
-	AfterSequence int64
-}
-
-// No lock (caller holds the lane lock); lowest later sequence in the lane that is not succeeded or cancelled.
-func (q *Queries) WorkItemMinLiveSequenceAfter(ctx context.Context, arg WorkItemMinLiveSequenceAfterParams) (int64, error) {
-	row := q.db.QueryRow(ctx, workItemMinLiveSequenceAfter, arg.LaneKey, arg.AfterSequence)
-	var lane_sequence int64
-	err := row.Scan(&lane_sequence)
-	return lane_sequence, err
-}
-
 const workItemPurgeCandidates = `-- name: WorkItemPurgeCandidates :many
 SELECT work_id
 FROM pc_work_items
 WHERE status IN ('succeeded', 'cancelled')
-  AND completed_at < $1::timestamptz
+  AND completed_at < $1
 ORDER BY completed_at, work_id
 LIMIT $2
 `
 
 type WorkItemPurgeCandidatesParams struct {
-	CompletedBefore time.Time
-	MaxRows         int32
+	CompletedBefore *time.Time
+	Limit           int32
 }
 
 // No lock; succeeded/cancelled items completed before the cutoff, oldest first (never failed ones).
 func (q *Queries) WorkItemPurgeCandidates(ctx context.Context, arg WorkItemPurgeCandidatesParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, workItemPurgeCandidates, arg.CompletedBefore, arg.MaxRows)
+	rows, err := q.db.Query(ctx, workItemPurgeCandidates, arg.CompletedBefore, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -519,19 +498,6 @@ func (q *Queries) WorkItemQueueStatistics(ctx context.Context) ([]WorkItemQueueS
 		return nil, err
 	}
 	return items, nil
-}
-
-const workItemTouch = `-- name: WorkItemTouch :execrows
-UPDATE pc_work_items SET work_id = work_id WHERE work_id = $1
-`
-
-// Lock: the item row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
-func (q *Queries) WorkItemTouch(ctx context.Context, workID string) (int64, error) {
-	result, err := q.db.Exec(ctx, workItemTouch, workID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const workItemUpdateState = `-- name: WorkItemUpdateState :execrows

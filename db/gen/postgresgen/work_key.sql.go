@@ -70,16 +70,3 @@ func (q *Queries) WorkKeyLock(ctx context.Context, logicalKey string) (PcWorkKey
 	)
 	return i, err
 }
-
-const workKeyTouch = `-- name: WorkKeyTouch :execrows
-UPDATE pc_work_keys SET logical_key = logical_key WHERE logical_key = $1
-`
-
-// Lock: the logical key row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
-func (q *Queries) WorkKeyTouch(ctx context.Context, logicalKey string) (int64, error) {
-	result, err := q.db.Exec(ctx, workKeyTouch, logicalKey)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}

@@ -29,8 +29,8 @@ type WorkLaneAdvanceHeadParams struct {
 }
 
 // Guard: caller holds the lane lock; moves the head to the lowest later sequence of the lane whose item is not
-// succeeded or cancelled, or to NULL (idle) when there is none — one statement instead of
-// WorkItemMinLiveSequenceAfter + WorkLaneUpdate. The subquery walks pc_work_items_lane_sequence_key forward.
+// succeeded or cancelled, or to NULL (idle) when there is none (one
+// statement, no read-then-write). The subquery walks pc_work_items_lane_sequence_key forward.
 func (q *Queries) WorkLaneAdvanceHead(ctx context.Context, arg WorkLaneAdvanceHeadParams) (int64, error) {
 	result, err := q.db.Exec(ctx, workLaneAdvanceHead, arg.LaneKey, arg.AfterSequence)
 	if err != nil {
@@ -93,19 +93,6 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 		&i.DbNow,
 	)
 	return i, err
-}
-
-const workLaneTouch = `-- name: WorkLaneTouch :execrows
-UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = $1
-`
-
-// Lock: the lane row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
-func (q *Queries) WorkLaneTouch(ctx context.Context, laneKey string) (int64, error) {
-	result, err := q.db.Exec(ctx, workLaneTouch, laneKey)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const workLaneUpdate = `-- name: WorkLaneUpdate :execrows

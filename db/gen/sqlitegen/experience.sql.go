@@ -7,7 +7,6 @@ package sqlitegen
 
 import (
 	"context"
-	"database/sql"
 )
 
 const experienceCandidateGet = `-- name: ExperienceCandidateGet :one
@@ -81,18 +80,18 @@ FROM pc_experience_candidates
 WHERE scope_id = ?1
   AND (status = ?2 OR ?2 IS NULL)
 ORDER BY created_at DESC, candidate_id DESC
-LIMIT ?3
+LIMIT CAST(?3 AS INT32)
 `
 
 type ExperienceCandidateListParams struct {
 	ScopeID string
-	Status  sql.NullString
-	MaxRows int64
+	Status  *string
+	Limit   int32
 }
 
 // No lock; a scope's candidates newest first (created_at DESC, candidate_id DESC); NULL status = any.
 func (q *Queries) ExperienceCandidateList(ctx context.Context, arg ExperienceCandidateListParams) ([]PcExperienceCandidate, error) {
-	rows, err := q.db.QueryContext(ctx, experienceCandidateList, arg.ScopeID, arg.Status, arg.MaxRows)
+	rows, err := q.db.QueryContext(ctx, experienceCandidateList, arg.ScopeID, arg.Status, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -128,27 +127,27 @@ func (q *Queries) ExperienceCandidateList(ctx context.Context, arg ExperienceCan
 const experienceCandidateUpdateStatus = `-- name: ExperienceCandidateUpdateStatus :execrows
 UPDATE pc_experience_candidates
 SET status = ?1,
-    state_version = CAST(?2 AS INTEGER) + 1,
-    updated_at = ?3
-WHERE candidate_id = ?4
+    state_version = state_version + 1,
+    updated_at = ?2
+WHERE candidate_id = ?3
   AND status = 'pending'
-  AND state_version = ?2
+  AND state_version = ?4
 `
 
 type ExperienceCandidateUpdateStatusParams struct {
 	Status          string
-	ExpectedVersion int64
 	UpdatedAt       int64
 	CandidateID     string
+	ExpectedVersion int64
 }
 
 // Guard: status = 'pending' and state_version equals the expected version (compare-and-set); the version becomes expected + 1.
 func (q *Queries) ExperienceCandidateUpdateStatus(ctx context.Context, arg ExperienceCandidateUpdateStatusParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, experienceCandidateUpdateStatus,
 		arg.Status,
-		arg.ExpectedVersion,
 		arg.UpdatedAt,
 		arg.CandidateID,
+		arg.ExpectedVersion,
 	)
 	if err != nil {
 		return 0, err

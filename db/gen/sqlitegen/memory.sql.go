@@ -25,7 +25,7 @@ type MemoryRevisionInsertParams struct {
 	CursorGeneration int64
 	WindowAfter      int64
 	WindowThrough    int64
-	EntryCount       int64
+	EntryCount       int32
 	CreatedAt        int64
 }
 
@@ -67,44 +67,4 @@ func (q *Queries) MemoryRevisionLatest(ctx context.Context, scopeID string) (PcM
 		&i.CreatedAt,
 	)
 	return i, err
-}
-
-const memoryRevisionListByScope = `-- name: MemoryRevisionListByScope :many
-SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
-FROM pc_memory_revisions
-WHERE scope_id = ?1
-ORDER BY revision
-`
-
-// No lock; every revision of a scope, oldest first.
-func (q *Queries) MemoryRevisionListByScope(ctx context.Context, scopeID string) ([]PcMemoryRevision, error) {
-	rows, err := q.db.QueryContext(ctx, memoryRevisionListByScope, scopeID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []PcMemoryRevision
-	for rows.Next() {
-		var i PcMemoryRevision
-		if err := rows.Scan(
-			&i.ScopeID,
-			&i.Revision,
-			&i.WorkID,
-			&i.CursorGeneration,
-			&i.WindowAfter,
-			&i.WindowThrough,
-			&i.EntryCount,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }

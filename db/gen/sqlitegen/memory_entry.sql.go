@@ -18,7 +18,7 @@ VALUES (?1, ?2, ?3, ?4,
 type MemoryEntryInsertParams struct {
 	ScopeID         string
 	Revision        int64
-	EntryNo         int64
+	EntryNo         int32
 	Content         string
 	SourcePositions []byte
 	CreatedAt       int64
@@ -88,14 +88,14 @@ WHERE scope_id = ?1
   AND revision = ?2
   AND like(?3, content, '\')
 ORDER BY entry_no
-LIMIT ?4
+LIMIT CAST(?4 AS INT32)
 `
 
 type MemoryEntrySearchParams struct {
 	ScopeID  string
 	Revision int64
 	Pattern  string
-	MaxRows  int64
+	Limit    int32
 }
 
 // No lock. Differs from postgres because SQLite has no ILIKE: like(P, X, E) is X LIKE P ESCAPE E (sqlc cannot parse the ESCAPE clause), case-insensitive for ASCII letters only; the adapter escapes % _ and \.
@@ -104,7 +104,7 @@ func (q *Queries) MemoryEntrySearch(ctx context.Context, arg MemoryEntrySearchPa
 		arg.ScopeID,
 		arg.Revision,
 		arg.Pattern,
-		arg.MaxRows,
+		arg.Limit,
 	)
 	if err != nil {
 		return nil, err

@@ -4,10 +4,6 @@
 
 package sqlitegen
 
-import (
-	"database/sql"
-)
-
 type PcExperienceCandidate struct {
 	CandidateID    string
 	ScopeID        string
@@ -24,7 +20,7 @@ type PcExperienceCandidate struct {
 type PcMemoryEntry struct {
 	ScopeID         string
 	Revision        int64
-	EntryNo         int64
+	EntryNo         int32
 	Content         string
 	SourcePositions []byte
 	CreatedAt       int64
@@ -37,7 +33,7 @@ type PcMemoryRevision struct {
 	CursorGeneration int64
 	WindowAfter      int64
 	WindowThrough    int64
-	EntryCount       int64
+	EntryCount       int32
 	CreatedAt        int64
 }
 
@@ -45,7 +41,7 @@ type PcRateLimitWindow struct {
 	PrincipalKey    string
 	PolicyID        string
 	WindowStartedAt int64
-	RequestCount    int64
+	RequestCount    int32
 	ExpiresAt       int64
 }
 
@@ -55,8 +51,8 @@ type PcRuntimeMember struct {
 	BuildVersion     string
 	SchemaMin        int64
 	SchemaMax        int64
-	PayloadMin       int64
-	PayloadMax       int64
+	PayloadMin       int32
+	PayloadMax       int32
 	BehaviorRevision string
 	StartedAt        int64
 	HeartbeatAt      int64
@@ -65,16 +61,16 @@ type PcRuntimeMember struct {
 
 type PcSchedulerLease struct {
 	LeaseName      string
-	OwnerID        sql.NullString
+	OwnerID        *string
 	Fence          int64
-	LeaseExpiresAt sql.NullInt64
+	LeaseExpiresAt *int64
 	UpdatedAt      int64
 }
 
 type PcSchedulerScan struct {
 	Discoverer   string
 	NextRunAt    int64
-	Continuation sql.NullString
+	Continuation *string
 	StateVersion int64
 	UpdatedAt    int64
 }
@@ -105,18 +101,18 @@ type PcSourceJournalHead struct {
 
 type PcWorkAttempt struct {
 	WorkID             string
-	AttemptNo          int64
-	RecoveryGeneration int64
+	AttemptNo          int32
+	RecoveryGeneration int32
 	OwnerID            string
 	Fence              int64
 	StartedAt          int64
-	HeartbeatAt        sql.NullInt64
-	FinishedAt         sql.NullInt64
-	Outcome            sql.NullString
-	ErrorCategory      sql.NullString
-	ErrorCode          sql.NullString
-	TraceID            sql.NullString
-	SpanID             sql.NullString
+	HeartbeatAt        *int64
+	FinishedAt         *int64
+	Outcome            *string
+	ErrorCategory      *string
+	ErrorCode          *string
+	TraceID            *string
+	SpanID             *string
 }
 
 type PcWorkItem struct {
@@ -125,27 +121,27 @@ type PcWorkItem struct {
 	LaneKey                string
 	LaneSequence           int64
 	Kind                   string
-	PayloadVersion         int64
+	PayloadVersion         int32
 	ScopeID                string
 	Payload                []byte
 	Status                 string
 	AvailableAt            int64
-	LeaseOwner             sql.NullString
+	LeaseOwner             *string
 	LeaseFence             int64
-	LeaseExpiresAt         sql.NullInt64
-	AttemptCount           int64
-	GenerationAttemptCount int64
-	RecoveryGeneration     int64
-	MaxAttempts            int64
+	LeaseExpiresAt         *int64
+	AttemptCount           int32
+	GenerationAttemptCount int32
+	RecoveryGeneration     int32
+	MaxAttempts            int32
 	CancelRequested        bool
-	ResultCode             sql.NullString
+	ResultCode             *string
 	ResultPayload          []byte
-	ErrorCategory          sql.NullString
-	ErrorCode              sql.NullString
+	ErrorCategory          *string
+	ErrorCode              *string
 	StateVersion           int64
 	CreatedAt              int64
 	UpdatedAt              int64
-	CompletedAt            sql.NullInt64
+	CompletedAt            *int64
 }
 
 type PcWorkKey struct {
@@ -158,5 +154,5 @@ type PcWorkKey struct {
 type PcWorkLane struct {
 	LaneKey      string
 	NextSequence int64
-	HeadSequence sql.NullInt64
+	HeadSequence *int64
 }

@@ -42,7 +42,7 @@ type RateLimitWindowInsertIfAbsentParams struct {
 	PrincipalKey    string
 	PolicyID        string
 	WindowStartedAt int64
-	RequestCount    int64
+	RequestCount    int32
 	ExpiresAt       int64
 }
 
@@ -95,41 +95,18 @@ WHERE rowid IN (
     SELECT w.rowid FROM pc_rate_limit_windows w
     WHERE w.expires_at < ?1
     ORDER BY w.expires_at
-    LIMIT ?2
+    LIMIT CAST(?2 AS INT32)
 )
 `
 
 type RateLimitWindowPurgeExpiredParams struct {
 	ExpiredBefore int64
-	MaxRows       int64
+	Limit         int32
 }
 
-// No lock; deletes at most max_rows windows expired before the cut-off. Differs from postgres because SQLite deletes a limited batch through rowid IN (SELECT rowid ... LIMIT ?).
+// No lock; deletes at most limit windows expired before the cut-off. Differs from postgres because SQLite deletes a limited batch through rowid IN (SELECT rowid ... LIMIT ?).
 func (q *Queries) RateLimitWindowPurgeExpired(ctx context.Context, arg RateLimitWindowPurgeExpiredParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, rateLimitWindowPurgeExpired, arg.ExpiredBefore, arg.MaxRows)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const rateLimitWindowTouch = `-- name: RateLimitWindowTouch :execrows
-UPDATE pc_rate_limit_windows
-SET principal_key = principal_key
-WHERE principal_key = ?1
-  AND policy_id = ?2
-  AND window_started_at = ?3
-`
-
-type RateLimitWindowTouchParams struct {
-	PrincipalKey    string
-	PolicyID        string
-	WindowStartedAt int64
-}
-
-// No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
-func (q *Queries) RateLimitWindowTouch(ctx context.Context, arg RateLimitWindowTouchParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, rateLimitWindowTouch, arg.PrincipalKey, arg.PolicyID, arg.WindowStartedAt)
+	result, err := q.db.ExecContext(ctx, rateLimitWindowPurgeExpired, arg.ExpiredBefore, arg.Limit)
 	if err != nil {
 		return 0, err
 	}

@@ -67,12 +67,24 @@ func (q *Queries) RuntimeMemberListLive(ctx context.Context, now int64) ([]PcRun
 }
 
 const runtimeMemberPurgeExpired = `-- name: RuntimeMemberPurgeExpired :execrows
-DELETE FROM pc_runtime_members WHERE expires_at < ?1
+DELETE FROM pc_runtime_members
+WHERE rowid IN (
+    SELECT m.rowid FROM pc_runtime_members m
+    WHERE m.expires_at < ?1
+    ORDER BY m.expires_at
+    LIMIT CAST(?2 AS INT32)
+)
 `
 
-// No lock; deletes members expired before the given time.
-func (q *Queries) RuntimeMemberPurgeExpired(ctx context.Context, expiredBefore int64) (int64, error) {
-	result, err := q.db.ExecContext(ctx, runtimeMemberPurgeExpired, expiredBefore)
+type RuntimeMemberPurgeExpiredParams struct {
+	ExpiredBefore int64
+	Limit         int32
+}
+
+// No lock; deletes at most limit members whose row expired before the cutoff, oldest first (maintenance).
+// Differs from postgres because SQLite deletes a limited batch through rowid IN (SELECT rowid ... LIMIT ?).
+func (q *Queries) RuntimeMemberPurgeExpired(ctx context.Context, arg RuntimeMemberPurgeExpiredParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, runtimeMemberPurgeExpired, arg.ExpiredBefore, arg.Limit)
 	if err != nil {
 		return 0, err
 	}
@@ -107,8 +119,8 @@ type RuntimeMemberUpsertParams struct {
 	BuildVersion     string
 	SchemaMin        int64
 	SchemaMax        int64
-	PayloadMin       int64
-	PayloadMax       int64
+	PayloadMin       int32
+	PayloadMax       int32
 	BehaviorRevision string
 	StartedAt        int64
 	HeartbeatAt      int64

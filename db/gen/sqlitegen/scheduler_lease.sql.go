@@ -7,7 +7,6 @@ package sqlitegen
 
 import (
 	"context"
-	"database/sql"
 )
 
 const schedulerLeaseGet = `-- name: SchedulerLeaseGet :one
@@ -70,19 +69,6 @@ func (q *Queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (Sch
 	return i, err
 }
 
-const schedulerLeaseTouch = `-- name: SchedulerLeaseTouch :execrows
-UPDATE pc_scheduler_leases SET lease_name = lease_name WHERE lease_name = ?1
-`
-
-// No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
-func (q *Queries) SchedulerLeaseTouch(ctx context.Context, leaseName string) (int64, error) {
-	result, err := q.db.ExecContext(ctx, schedulerLeaseTouch, leaseName)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const schedulerLeaseUpdate = `-- name: SchedulerLeaseUpdate :execrows
 UPDATE pc_scheduler_leases
 SET owner_id = ?1,
@@ -93,9 +79,9 @@ WHERE lease_name = ?5
 `
 
 type SchedulerLeaseUpdateParams struct {
-	OwnerID        sql.NullString
+	OwnerID        *string
 	Fence          int64
-	LeaseExpiresAt sql.NullInt64
+	LeaseExpiresAt *int64
 	UpdatedAt      int64
 	LeaseName      string
 }

@@ -7,7 +7,6 @@ package sqlitegen
 
 import (
 	"context"
-	"database/sql"
 )
 
 const schedulerScanGet = `-- name: SchedulerScanGet :one
@@ -39,7 +38,7 @@ VALUES (?1, ?2, ?3, ?4,
 type SchedulerScanInsertIfAbsentParams struct {
 	Discoverer   string
 	NextRunAt    int64
-	Continuation sql.NullString
+	Continuation *string
 	StateVersion int64
 	UpdatedAt    int64
 }
@@ -63,18 +62,18 @@ const schedulerScanUpdate = `-- name: SchedulerScanUpdate :execrows
 UPDATE pc_scheduler_scans
 SET next_run_at = ?1,
     continuation = ?2,
-    state_version = CAST(?3 AS INTEGER) + 1,
-    updated_at = ?4
-WHERE discoverer = ?5
-  AND state_version = ?3
+    state_version = state_version + 1,
+    updated_at = ?3
+WHERE discoverer = ?4
+  AND state_version = ?5
 `
 
 type SchedulerScanUpdateParams struct {
 	NextRunAt       int64
-	Continuation    sql.NullString
-	ExpectedVersion int64
+	Continuation    *string
 	UpdatedAt       int64
 	Discoverer      string
+	ExpectedVersion int64
 }
 
 // Guard: state_version equals the expected version (compare-and-set); caller asserted the scheduler lease.
@@ -82,9 +81,9 @@ func (q *Queries) SchedulerScanUpdate(ctx context.Context, arg SchedulerScanUpda
 	result, err := q.db.ExecContext(ctx, schedulerScanUpdate,
 		arg.NextRunAt,
 		arg.Continuation,
-		arg.ExpectedVersion,
 		arg.UpdatedAt,
 		arg.Discoverer,
+		arg.ExpectedVersion,
 	)
 	if err != nil {
 		return 0, err

@@ -102,18 +102,18 @@ LEFT JOIN pc_source_cursors c ON c.scope_id = h.scope_id AND c.cursor_name = ?1
 WHERE h.scope_id > ?2
   AND h.position > COALESCE(c.position, 0)
 ORDER BY h.scope_id
-LIMIT ?3
+LIMIT CAST(?3 AS INT32)
 `
 
 type SourceJournalHeadListPendingParams struct {
 	CursorName   string
 	AfterScopeID string
-	MaxRows      int64
+	Limit        int32
 }
 
 // No lock; keyset over scopes (scope_id > after, BINARY collation) whose head is beyond the named cursor (missing cursor = 0).
 func (q *Queries) SourceJournalHeadListPending(ctx context.Context, arg SourceJournalHeadListPendingParams) ([]PcSourceJournalHead, error) {
-	rows, err := q.db.QueryContext(ctx, sourceJournalHeadListPending, arg.CursorName, arg.AfterScopeID, arg.MaxRows)
+	rows, err := q.db.QueryContext(ctx, sourceJournalHeadListPending, arg.CursorName, arg.AfterScopeID, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -149,19 +149,6 @@ func (q *Queries) SourceJournalHeadLock(ctx context.Context, scopeID string) (Pc
 	return i, err
 }
 
-const sourceJournalHeadTouch = `-- name: SourceJournalHeadTouch :execrows
-UPDATE pc_source_journal_heads SET scope_id = scope_id WHERE scope_id = ?1
-`
-
-// No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
-func (q *Queries) SourceJournalHeadTouch(ctx context.Context, scopeID string) (int64, error) {
-	result, err := q.db.ExecContext(ctx, sourceJournalHeadTouch, scopeID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const sourceJournalHeadUpdate = `-- name: SourceJournalHeadUpdate :execrows
 UPDATE pc_source_journal_heads
 SET position = ?1,
@@ -190,18 +177,18 @@ FROM pc_sources
 WHERE scope_id = ?1
   AND journal_position > ?2
 ORDER BY journal_position
-LIMIT ?3
+LIMIT CAST(?3 AS INT32)
 `
 
 type SourceListAfterParams struct {
 	ScopeID       string
 	AfterPosition int64
-	MaxRows       int64
+	Limit         int32
 }
 
-// No lock; up to max_rows Sources after a journal position, in journal order.
+// No lock; up to limit Sources after a journal position, in journal order.
 func (q *Queries) SourceListAfter(ctx context.Context, arg SourceListAfterParams) ([]PcSource, error) {
-	rows, err := q.db.QueryContext(ctx, sourceListAfter, arg.ScopeID, arg.AfterPosition, arg.MaxRows)
+	rows, err := q.db.QueryContext(ctx, sourceListAfter, arg.ScopeID, arg.AfterPosition, arg.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -124,23 +124,3 @@ func (q *Queries) SourceCursorLock(ctx context.Context, arg SourceCursorLockPara
 	)
 	return i, err
 }
-
-const sourceCursorTouch = `-- name: SourceCursorTouch :execrows
-UPDATE pc_source_cursors SET scope_id = scope_id
-WHERE scope_id = ?1
-  AND cursor_name = ?2
-`
-
-type SourceCursorTouchParams struct {
-	ScopeID    string
-	CursorName string
-}
-
-// No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
-func (q *Queries) SourceCursorTouch(ctx context.Context, arg SourceCursorTouchParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, sourceCursorTouch, arg.ScopeID, arg.CursorName)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}

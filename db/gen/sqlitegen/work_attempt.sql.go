@@ -7,7 +7,6 @@ package sqlitegen
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 )
 
@@ -46,12 +45,12 @@ WHERE work_id = ?5
 `
 
 type WorkAttemptFinishParams struct {
-	FinishedAt    sql.NullInt64
-	Outcome       sql.NullString
-	ErrorCategory sql.NullString
-	ErrorCode     sql.NullString
+	FinishedAt    *int64
+	Outcome       *string
+	ErrorCategory *string
+	ErrorCode     *string
 	WorkID        string
-	AttemptNo     int64
+	AttemptNo     int32
 }
 
 // Guard: the attempt is unfinished (finished_at IS NULL); caller holds the item lock.
@@ -79,7 +78,7 @@ WHERE work_id = ?1 AND attempt_no = ?2
 
 type WorkAttemptGetParams struct {
 	WorkID    string
-	AttemptNo int64
+	AttemptNo int32
 }
 
 // No lock; autocommitted read.
@@ -113,9 +112,9 @@ WHERE work_id = ?2
 `
 
 type WorkAttemptHeartbeatParams struct {
-	HeartbeatAt sql.NullInt64
+	HeartbeatAt *int64
 	WorkID      string
-	AttemptNo   int64
+	AttemptNo   int32
 }
 
 // Guard: the attempt is unfinished (finished_at IS NULL).
@@ -141,18 +140,18 @@ INSERT INTO pc_work_attempts (
 
 type WorkAttemptInsertParams struct {
 	WorkID             string
-	AttemptNo          int64
-	RecoveryGeneration int64
+	AttemptNo          int32
+	RecoveryGeneration int32
 	OwnerID            string
 	Fence              int64
 	StartedAt          int64
-	HeartbeatAt        sql.NullInt64
-	FinishedAt         sql.NullInt64
-	Outcome            sql.NullString
-	ErrorCategory      sql.NullString
-	ErrorCode          sql.NullString
-	TraceID            sql.NullString
-	SpanID             sql.NullString
+	HeartbeatAt        *int64
+	FinishedAt         *int64
+	Outcome            *string
+	ErrorCategory      *string
+	ErrorCode          *string
+	TraceID            *string
+	SpanID             *string
 }
 
 // Unique key (work_id, attempt_no); caller holds the item lock.

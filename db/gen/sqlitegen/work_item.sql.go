@@ -7,7 +7,6 @@ package sqlitegen
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 )
 
@@ -21,9 +20,9 @@ FROM (
         JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
         WHERE i.status = 'queued'
           AND i.available_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
-          AND i.kind IN (/*SLICE:kinds*/?)
+          AND i.kind IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
         ORDER BY i.available_at, i.created_at
-        LIMIT ?)
+        LIMIT CAST(?2 AS INT32))
     UNION ALL
     SELECT work_id, lane_key, logical_key, lane_sequence, kind, payload_version, status, available_at, created_at FROM (
         SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
@@ -32,9 +31,9 @@ FROM (
         JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
         WHERE i.status = 'retry_wait'
           AND i.available_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
-          AND i.kind IN (/*SLICE:retry_kinds*/?)
+          AND i.kind IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
         ORDER BY i.available_at, i.created_at
-        LIMIT ?)
+        LIMIT CAST(?2 AS INT32))
     UNION ALL
     SELECT work_id, lane_key, logical_key, lane_sequence, kind, payload_version, status, available_at, created_at FROM (
         SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
@@ -44,19 +43,15 @@ FROM (
         WHERE i.status IN ('running', 'cancelling')
           AND i.lease_expires_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
         ORDER BY i.available_at, i.created_at
-        LIMIT ?)
+        LIMIT CAST(?2 AS INT32))
 ) c
 ORDER BY c.available_at, c.created_at
-LIMIT ?
+LIMIT CAST(?2 AS INT32)
 `
 
 type WorkItemClaimCandidatesParams struct {
-	Kinds      []string
-	Limit      int64
-	RetryKinds []string
-	Limit_2    int64
-	Limit_3    int64
-	Limit_4    int64
+	KindsJson string
+	Limit     int32
 }
 
 type WorkItemClaimCandidatesRow struct {
@@ -65,40 +60,16 @@ type WorkItemClaimCandidatesRow struct {
 	LogicalKey     string
 	LaneSequence   int64
 	Kind           string
-	PayloadVersion int64
+	PayloadVersion int32
 	Status         string
 }
 
 // No lock: unlocked candidates over lane heads (docs/protocol.md#claim). One branch per status reads
 // pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit. Differs from postgres
-// because each branch names its own kinds slice (sqlc expands only the first of two uses of one sqlc.slice on
-// SQLite; the adapter passes the same kinds to both), LIMIT is a bare ? (sqlc #2452; one per branch and one outer,
-// the adapter passes the same limit to each) and a compound SELECT needs its ordered, limited branches wrapped in
-// subqueries.
+// because kinds arrive as a JSON array read with json_each (sqlc.slice cannot sit beside named args on SQLite, sqlc
+// #2452) and a compound SELECT needs its ordered, limited branches wrapped in subqueries.
 func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaimCandidatesParams) ([]WorkItemClaimCandidatesRow, error) {
-	query := workItemClaimCandidates
-	var queryParams []interface{}
-	if len(arg.Kinds) > 0 {
-		for _, v := range arg.Kinds {
-			queryParams = append(queryParams, v)
-		}
-		query = strings.Replace(query, "/*SLICE:kinds*/?", strings.Repeat(",?", len(arg.Kinds))[1:], 1)
-	} else {
-		query = strings.Replace(query, "/*SLICE:kinds*/?", "NULL", 1)
-	}
-	queryParams = append(queryParams, arg.Limit)
-	if len(arg.RetryKinds) > 0 {
-		for _, v := range arg.RetryKinds {
-			queryParams = append(queryParams, v)
-		}
-		query = strings.Replace(query, "/*SLICE:retry_kinds*/?", strings.Repeat(",?", len(arg.RetryKinds))[1:], 1)
-	} else {
-		query = strings.Replace(query, "/*SLICE:retry_kinds*/?", "NULL", 1)
-	}
-	queryParams = append(queryParams, arg.Limit_2)
-	queryParams = append(queryParams, arg.Limit_3)
-	queryParams = append(queryParams, arg.Limit_4)
-	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	rows, err := q.db.QueryContext(ctx, workItemClaimCandidates, arg.KindsJson, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -165,11 +136,11 @@ WHERE work_id = ?2
 `
 
 type WorkItemExtendLeaseParams struct {
-	LeaseExpiresAt sql.NullInt64
+	LeaseExpiresAt *int64
 	WorkID         string
-	LeaseOwner     sql.NullString
+	LeaseOwner     *string
 	LeaseFence     int64
-	AttemptCount   int64
+	AttemptCount   int32
 }
 
 // Guard: lease owner, fence and attempt count match, running, no cancel requested; state_version unchanged.
@@ -232,7 +203,7 @@ func (q *Queries) WorkItemGet(ctx context.Context, workID string) (PcWorkItem, e
 }
 
 const workItemHeadKindVersions = `-- name: WorkItemHeadKindVersions :many
-SELECT i.kind, i.payload_version, COUNT(*) AS count
+SELECT i.kind, i.payload_version, COUNT(*) AS item_count
 FROM pc_work_items i
 JOIN pc_work_lanes l ON i.lane_key = l.lane_key AND i.lane_sequence = l.head_sequence
 WHERE i.status IN ('queued', 'retry_wait')
@@ -243,8 +214,8 @@ ORDER BY i.kind, i.payload_version
 
 type WorkItemHeadKindVersionsRow struct {
 	Kind           string
-	PayloadVersion int64
-	Count          int64
+	PayloadVersion int32
+	ItemCount      int64
 }
 
 // No lock: due lane heads counted by (kind, payload_version) for readiness.
@@ -257,7 +228,7 @@ func (q *Queries) WorkItemHeadKindVersions(ctx context.Context) ([]WorkItemHeadK
 	var items []WorkItemHeadKindVersionsRow
 	for rows.Next() {
 		var i WorkItemHeadKindVersionsRow
-		if err := rows.Scan(&i.Kind, &i.PayloadVersion, &i.Count); err != nil {
+		if err := rows.Scan(&i.Kind, &i.PayloadVersion, &i.ItemCount); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -294,27 +265,27 @@ type WorkItemInsertParams struct {
 	LaneKey                string
 	LaneSequence           int64
 	Kind                   string
-	PayloadVersion         int64
+	PayloadVersion         int32
 	ScopeID                string
 	Payload                []byte
 	Status                 string
 	AvailableAt            int64
-	LeaseOwner             sql.NullString
+	LeaseOwner             *string
 	LeaseFence             int64
-	LeaseExpiresAt         sql.NullInt64
-	AttemptCount           int64
-	GenerationAttemptCount int64
-	RecoveryGeneration     int64
-	MaxAttempts            int64
+	LeaseExpiresAt         *int64
+	AttemptCount           int32
+	GenerationAttemptCount int32
+	RecoveryGeneration     int32
+	MaxAttempts            int32
 	CancelRequested        bool
-	ResultCode             sql.NullString
+	ResultCode             *string
 	ResultPayload          []byte
-	ErrorCategory          sql.NullString
-	ErrorCode              sql.NullString
+	ErrorCategory          *string
+	ErrorCode              *string
 	StateVersion           int64
 	CreatedAt              int64
 	UpdatedAt              int64
-	CompletedAt            sql.NullInt64
+	CompletedAt            *int64
 }
 
 // Unique keys work_id and (lane_key, lane_sequence); caller holds the lane and key locks.
@@ -362,16 +333,16 @@ WHERE kind IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
   AND (created_at < ?4 OR ?4 IS NULL
        OR (created_at = ?4 AND work_id < ?5))
 ORDER BY created_at DESC, work_id DESC
-LIMIT ?6
+LIMIT CAST(?6 AS INT32)
 `
 
 type WorkItemListParams struct {
 	KindsJson       string
-	ScopeID         sql.NullString
-	Status          sql.NullString
-	BeforeCreatedAt sql.NullInt64
+	ScopeID         *string
+	Status          *string
+	BeforeCreatedAt *int64
 	BeforeWorkID    string
-	MaxRows         int64
+	Limit           int32
 }
 
 // No lock; keyset page, newest first. Differs from postgres because sqlc.slice cannot sit beside named args on SQLite (sqlc #2452), so kinds arrive as a JSON array read with json_each.
@@ -382,7 +353,7 @@ func (q *Queries) WorkItemList(ctx context.Context, arg WorkItemListParams) ([]P
 		arg.Status,
 		arg.BeforeCreatedAt,
 		arg.BeforeWorkID,
-		arg.MaxRows,
+		arg.Limit,
 	)
 	if err != nil {
 		return nil, err
@@ -479,44 +450,23 @@ func (q *Queries) WorkItemLock(ctx context.Context, workID string) (WorkItemLock
 	return i, err
 }
 
-const workItemMinLiveSequenceAfter = `-- name: WorkItemMinLiveSequenceAfter :one
-SELECT CAST(COALESCE(MIN(lane_sequence), 0) AS INTEGER) AS lane_sequence
-FROM pc_work_items
-WHERE lane_key = ?1
-  AND lane_sequence > ?2
-  AND status NOT IN ('succeeded', 'cancelled')
-`
-
-type WorkItemMinLiveSequenceAfterParams struct {
-	LaneKey       string
-	AfterSequence int64
-}
-
-// No lock of its own; caller holds the lane lock. Lowest live (not succeeded/cancelled) sequence after the given one, or 0.
-func (q *Queries) WorkItemMinLiveSequenceAfter(ctx context.Context, arg WorkItemMinLiveSequenceAfterParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, workItemMinLiveSequenceAfter, arg.LaneKey, arg.AfterSequence)
-	var lane_sequence int64
-	err := row.Scan(&lane_sequence)
-	return lane_sequence, err
-}
-
 const workItemPurgeCandidates = `-- name: WorkItemPurgeCandidates :many
 SELECT work_id
 FROM pc_work_items
 WHERE status IN ('succeeded', 'cancelled')
   AND completed_at < ?1
 ORDER BY completed_at, work_id
-LIMIT ?2
+LIMIT CAST(?2 AS INT32)
 `
 
 type WorkItemPurgeCandidatesParams struct {
-	CompletedBefore sql.NullInt64
-	MaxRows         int64
+	CompletedBefore *int64
+	Limit           int32
 }
 
 // No lock: terminal (succeeded/cancelled, never failed) items completed before the cut-off, oldest first.
 func (q *Queries) WorkItemPurgeCandidates(ctx context.Context, arg WorkItemPurgeCandidatesParams) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, workItemPurgeCandidates, arg.CompletedBefore, arg.MaxRows)
+	rows, err := q.db.QueryContext(ctx, workItemPurgeCandidates, arg.CompletedBefore, arg.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -539,7 +489,7 @@ func (q *Queries) WorkItemPurgeCandidates(ctx context.Context, arg WorkItemPurge
 }
 
 const workItemQueueStatistics = `-- name: WorkItemQueueStatistics :many
-SELECT kind, status, COUNT(*) AS count, CAST(MIN(created_at) AS INTEGER) AS oldest_created_at
+SELECT kind, status, COUNT(*) AS item_count, CAST(MIN(created_at) AS INTEGER) AS oldest_created_at
 FROM pc_work_items
 WHERE status NOT IN ('succeeded', 'cancelled')
 GROUP BY kind, status
@@ -549,7 +499,7 @@ ORDER BY kind, status
 type WorkItemQueueStatisticsRow struct {
 	Kind            string
 	Status          string
-	Count           int64
+	ItemCount       int64
 	OldestCreatedAt int64
 }
 
@@ -566,7 +516,7 @@ func (q *Queries) WorkItemQueueStatistics(ctx context.Context) ([]WorkItemQueueS
 		if err := rows.Scan(
 			&i.Kind,
 			&i.Status,
-			&i.Count,
+			&i.ItemCount,
 			&i.OldestCreatedAt,
 		); err != nil {
 			return nil, err
@@ -580,19 +530,6 @@ func (q *Queries) WorkItemQueueStatistics(ctx context.Context) ([]WorkItemQueueS
 		return nil, err
 	}
 	return items, nil
-}
-
-const workItemTouch = `-- name: WorkItemTouch :execrows
-UPDATE pc_work_items SET work_id = work_id WHERE work_id = ?1
-`
-
-// No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
-func (q *Queries) WorkItemTouch(ctx context.Context, workID string) (int64, error) {
-	result, err := q.db.ExecContext(ctx, workItemTouch, workID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
 }
 
 const workItemUpdateState = `-- name: WorkItemUpdateState :execrows
@@ -621,21 +558,21 @@ WHERE work_id = ?18
 type WorkItemUpdateStateParams struct {
 	Status                 string
 	AvailableAt            int64
-	LeaseOwner             sql.NullString
+	LeaseOwner             *string
 	LeaseFence             int64
-	LeaseExpiresAt         sql.NullInt64
-	AttemptCount           int64
-	GenerationAttemptCount int64
-	RecoveryGeneration     int64
-	MaxAttempts            int64
+	LeaseExpiresAt         *int64
+	AttemptCount           int32
+	GenerationAttemptCount int32
+	RecoveryGeneration     int32
+	MaxAttempts            int32
 	CancelRequested        bool
-	ResultCode             sql.NullString
+	ResultCode             *string
 	ResultPayload          []byte
-	ErrorCategory          sql.NullString
-	ErrorCode              sql.NullString
+	ErrorCategory          *string
+	ErrorCode              *string
 	StateVersion           int64
 	UpdatedAt              int64
-	CompletedAt            sql.NullInt64
+	CompletedAt            *int64
 	WorkID                 string
 	ExpectedVersion        int64
 }

@@ -66,16 +66,3 @@ func (q *Queries) WorkKeyLock(ctx context.Context, logicalKey string) (PcWorkKey
 	)
 	return i, err
 }
-
-const workKeyTouch = `-- name: WorkKeyTouch :execrows
-UPDATE pc_work_keys SET logical_key = logical_key WHERE logical_key = ?1
-`
-
-// No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
-func (q *Queries) WorkKeyTouch(ctx context.Context, logicalKey string) (int64, error) {
-	result, err := q.db.ExecContext(ctx, workKeyTouch, logicalKey)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}

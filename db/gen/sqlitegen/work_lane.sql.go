@@ -7,7 +7,6 @@ package sqlitegen
 
 import (
 	"context"
-	"database/sql"
 )
 
 const workLaneAdvanceHead = `-- name: WorkLaneAdvanceHead :execrows
@@ -29,8 +28,8 @@ type WorkLaneAdvanceHeadParams struct {
 }
 
 // Guard: caller holds the lane lock (the write lock); moves the head to the lowest later sequence of the lane whose
-// item is not succeeded or cancelled, or to NULL (idle) when there is none: one statement instead of
-// WorkItemMinLiveSequenceAfter + WorkLaneUpdate.
+// item is not succeeded or cancelled, or to NULL (idle) when there is none, in one
+// statement (no read-then-write).
 func (q *Queries) WorkLaneAdvanceHead(ctx context.Context, arg WorkLaneAdvanceHeadParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, workLaneAdvanceHead, arg.LaneKey, arg.AfterSequence)
 	if err != nil {
@@ -76,7 +75,7 @@ WHERE lane_key = ?1
 type WorkLaneLockRow struct {
 	LaneKey      string
 	NextSequence int64
-	HeadSequence sql.NullInt64
+	HeadSequence *int64
 	DbNow        int64
 }
 
@@ -93,19 +92,6 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 	return i, err
 }
 
-const workLaneTouch = `-- name: WorkLaneTouch :execrows
-UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = ?1
-`
-
-// No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
-func (q *Queries) WorkLaneTouch(ctx context.Context, laneKey string) (int64, error) {
-	result, err := q.db.ExecContext(ctx, workLaneTouch, laneKey)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const workLaneUpdate = `-- name: WorkLaneUpdate :execrows
 UPDATE pc_work_lanes
 SET next_sequence = ?1,
@@ -115,7 +101,7 @@ WHERE lane_key = ?3
 
 type WorkLaneUpdateParams struct {
 	NextSequence int64
-	HeadSequence sql.NullInt64
+	HeadSequence *int64
 	LaneKey      string
 }
 

@@ -28,7 +28,7 @@ WHERE expires_at < sqlc.arg('expired_before')
 ORDER BY expires_at
 LIMIT ?;
 
--- Window row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+-- Engine-only (mysql): Window row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: RateLimitWindowTouch :execrows
 UPDATE pc_rate_limit_windows
 SET principal_key = principal_key

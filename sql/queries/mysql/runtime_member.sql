@@ -10,9 +10,13 @@ FROM pc_runtime_members
 WHERE expires_at > sqlc.arg('now')
 ORDER BY member_id;
 
--- No lock; deletes members that expired before the cutoff.
+-- No lock; deletes at most limit members whose row expired before the cutoff, oldest first (maintenance).
+-- Differs from postgres because MySQL has DELETE ... LIMIT.
 -- name: RuntimeMemberPurgeExpired :execrows
-DELETE FROM pc_runtime_members WHERE expires_at < sqlc.arg('expired_before');
+DELETE FROM pc_runtime_members
+WHERE expires_at < sqlc.arg('expired_before')
+ORDER BY expires_at
+LIMIT ?;
 
 -- Guard: primary key; single-row autocommitted upsert. Differs from postgres because MySQL has ON DUPLICATE KEY UPDATE, not ON CONFLICT.
 -- name: RuntimeMemberUpsert :exec

@@ -16,7 +16,7 @@ FROM pc_scheduler_leases
 WHERE lease_name = sqlc.arg('lease_name')
 FOR UPDATE;
 
--- Lease row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+-- Engine-only (mysql): Lease row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: SchedulerLeaseTouch :execrows
 UPDATE pc_scheduler_leases SET lease_name = lease_name WHERE lease_name = sqlc.arg('lease_name');
 

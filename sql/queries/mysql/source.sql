@@ -39,7 +39,7 @@ FROM pc_source_journal_heads
 WHERE scope_id = sqlc.arg('scope_id')
 FOR UPDATE;
 
--- Journal head row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+-- Engine-only (mysql): Journal head row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: SourceJournalHeadTouch :execrows
 UPDATE pc_source_journal_heads SET scope_id = scope_id WHERE scope_id = sqlc.arg('scope_id');
 

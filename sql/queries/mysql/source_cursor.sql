@@ -30,7 +30,7 @@ WHERE scope_id = sqlc.arg('scope_id')
   AND cursor_name = sqlc.arg('cursor_name')
 FOR UPDATE;
 
--- Cursor row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+-- Engine-only (mysql): Cursor row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: SourceCursorTouch :execrows
 UPDATE pc_source_cursors SET scope_id = scope_id
 WHERE scope_id = sqlc.arg('scope_id')

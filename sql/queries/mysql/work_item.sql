@@ -66,7 +66,7 @@ WHERE work_id = sqlc.arg('work_id');
 
 -- No lock; due lane heads (queued/retry_wait, available_at <= now) counted by (kind, payload_version).
 -- name: WorkItemHeadKindVersions :many
-SELECT i.kind, i.payload_version, COUNT(*) AS count
+SELECT i.kind, i.payload_version, COUNT(*) AS item_count
 FROM pc_work_lanes l
 JOIN pc_work_items i ON i.lane_key = l.lane_key AND i.lane_sequence = l.head_sequence
 WHERE l.head_sequence IS NOT NULL
@@ -113,14 +113,6 @@ FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE;
 
--- Requires the lane lock; lowest later live sequence of the lane (the next head).
--- name: WorkItemMinLiveSequenceAfter :one
-SELECT CAST(COALESCE(MIN(lane_sequence), 0) AS SIGNED) AS min_sequence
-FROM pc_work_items
-WHERE lane_key = sqlc.arg('lane_key')
-  AND lane_sequence > sqlc.arg('after_sequence')
-  AND status NOT IN ('succeeded', 'cancelled');
-
 -- No lock; succeeded/cancelled items completed before the cutoff, oldest first.
 -- name: WorkItemPurgeCandidates :many
 SELECT work_id
@@ -132,13 +124,13 @@ LIMIT ?;
 
 -- No lock; depth and oldest creation time of non-terminal (and failed) items by (kind, status).
 -- name: WorkItemQueueStatistics :many
-SELECT kind, status, COUNT(*) AS count, CAST(MIN(created_at) AS DATETIME(6)) AS oldest_created_at
+SELECT kind, status, COUNT(*) AS item_count, CAST(MIN(created_at) AS DATETIME(6)) AS oldest_created_at
 FROM pc_work_items
 WHERE status NOT IN ('succeeded', 'cancelled')
 GROUP BY kind, status
 ORDER BY kind, status;
 
--- Item row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+-- Engine-only (mysql): Item row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: WorkItemTouch :execrows
 UPDATE pc_work_items SET work_id = work_id WHERE work_id = sqlc.arg('work_id');
 

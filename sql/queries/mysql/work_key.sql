@@ -14,6 +14,6 @@ FROM pc_work_keys
 WHERE logical_key = sqlc.arg('logical_key')
 FOR UPDATE;
 
--- Logical key row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+-- Engine-only (mysql): Logical key row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: WorkKeyTouch :execrows
 UPDATE pc_work_keys SET logical_key = logical_key WHERE logical_key = sqlc.arg('logical_key');

@@ -1,6 +1,6 @@
 -- Requires the lane lock (WorkLaneLock) held by the caller; moves the head to the lowest later sequence of the lane
--- whose item is not succeeded or cancelled, or to NULL (idle) when there is none — one statement instead of
--- WorkItemMinLiveSequenceAfter + WorkLaneUpdate. ORDER BY … LIMIT 1 walks pc_work_items_lane_sequence_key forward and
+-- whose item is not succeeded or cancelled, or to NULL (idle) when there is none (one
+-- statement, no read-then-write). ORDER BY … LIMIT 1 walks pc_work_items_lane_sequence_key forward and
 -- stops at the first live item (MIN() with the status filter would read the whole lane).
 -- name: WorkLaneAdvanceHead :execrows
 UPDATE pc_work_lanes
@@ -32,7 +32,7 @@ FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;
 
--- Lane row lock via a no-op update; differs from postgres because OceanBase starts the transaction and row lock only on a write.
+-- Engine-only (mysql): Lane row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: WorkLaneTouch :execrows
 UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = sqlc.arg('lane_key');
 

@@ -21,14 +21,14 @@ FROM pc_experience_candidates
 WHERE scope_id = sqlc.arg('scope_id')
   AND (sqlc.narg('status')::text IS NULL OR status = sqlc.narg('status')::text)
 ORDER BY created_at DESC, candidate_id DESC
-LIMIT sqlc.arg('max_rows');
+LIMIT sqlc.arg('limit');
 
 -- Guard: status = 'pending' and state_version equals the expected version (compare-and-set); version becomes expected + 1.
 -- name: ExperienceCandidateUpdateStatus :execrows
 UPDATE pc_experience_candidates
 SET status = sqlc.arg('status'),
-    state_version = sqlc.arg('expected_version')::bigint + 1,
+    state_version = state_version + 1,
     updated_at = sqlc.arg('updated_at')
 WHERE candidate_id = sqlc.arg('candidate_id')
   AND status = 'pending'
-  AND state_version = sqlc.arg('expected_version')::bigint;
+  AND state_version = sqlc.arg('expected_version');

@@ -14,10 +14,3 @@ FROM pc_memory_revisions
 WHERE scope_id = sqlc.arg('scope_id')
 ORDER BY revision DESC
 LIMIT 1;
-
--- No lock; every revision of a scope in revision order.
--- name: MemoryRevisionListByScope :many
-SELECT *
-FROM pc_memory_revisions
-WHERE scope_id = sqlc.arg('scope_id')
-ORDER BY revision;

@@ -20,4 +20,4 @@ WHERE scope_id = sqlc.arg('scope_id')
   AND revision = sqlc.arg('revision')
   AND content ILIKE sqlc.arg('pattern')::text ESCAPE '\'
 ORDER BY entry_no
-LIMIT sqlc.arg('max_rows');
+LIMIT sqlc.arg('limit');

@@ -22,7 +22,7 @@ WHERE principal_key = sqlc.arg('principal_key')
   AND window_started_at = sqlc.arg('window_started_at')
 FOR UPDATE;
 
--- No lock; deletes at most max_rows windows that expired before the cutoff, oldest first.
+-- No lock; deletes at most limit windows that expired before the cutoff, oldest first.
 -- Differs from MySQL because PostgreSQL has no DELETE ... LIMIT: the rows are chosen by a keyed subquery.
 -- name: RateLimitWindowPurgeExpired :execrows
 DELETE FROM pc_rate_limit_windows
@@ -31,13 +31,5 @@ WHERE (principal_key, policy_id, window_started_at) IN (
     FROM pc_rate_limit_windows w
     WHERE w.expires_at < sqlc.arg('expired_before')
     ORDER BY w.expires_at
-    LIMIT sqlc.arg('max_rows')
+    LIMIT sqlc.arg('limit')
 );
-
--- Lock: the window row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
--- name: RateLimitWindowTouch :execrows
-UPDATE pc_rate_limit_windows
-SET principal_key = principal_key
-WHERE principal_key = sqlc.arg('principal_key')
-  AND policy_id = sqlc.arg('policy_id')
-  AND window_started_at = sqlc.arg('window_started_at');

@@ -10,10 +10,17 @@ FROM pc_runtime_members
 WHERE expires_at > sqlc.arg('now')
 ORDER BY member_id;
 
--- No lock; removes rows that expired before the cutoff.
+-- No lock; deletes at most limit members whose row expired before the cutoff, oldest first (maintenance).
+-- Differs from MySQL because PostgreSQL has no DELETE ... LIMIT: the rows are chosen by a keyed subquery.
 -- name: RuntimeMemberPurgeExpired :execrows
 DELETE FROM pc_runtime_members
-WHERE expires_at < sqlc.arg('expired_before');
+WHERE member_id IN (
+    SELECT m.member_id
+    FROM pc_runtime_members m
+    WHERE m.expires_at < sqlc.arg('expired_before')
+    ORDER BY m.expires_at
+    LIMIT sqlc.arg('limit')
+);
 
 -- No lock; single-row upsert on member_id (each process writes only its own row).
 -- name: RuntimeMemberUpsert :exec

@@ -17,10 +17,6 @@ FROM pc_scheduler_leases
 WHERE lease_name = sqlc.arg('lease_name')
 FOR UPDATE;
 
--- Lock: the lease row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
--- name: SchedulerLeaseTouch :execrows
-UPDATE pc_scheduler_leases SET lease_name = lease_name WHERE lease_name = sqlc.arg('lease_name');
-
 -- Guard: caller holds the lease lock; writes owner, fence, expiry and updated_at.
 -- name: SchedulerLeaseUpdate :execrows
 UPDATE pc_scheduler_leases

@@ -16,7 +16,7 @@ ON CONFLICT DO NOTHING;
 UPDATE pc_scheduler_scans
 SET next_run_at = sqlc.arg('next_run_at'),
     continuation = sqlc.narg('continuation'),
-    state_version = sqlc.arg('expected_version')::bigint + 1,
+    state_version = state_version + 1,
     updated_at = sqlc.arg('updated_at')
 WHERE discoverer = sqlc.arg('discoverer')
-  AND state_version = sqlc.arg('expected_version')::bigint;
+  AND state_version = sqlc.arg('expected_version');

@@ -31,7 +31,7 @@ LEFT JOIN pc_source_cursors c ON c.scope_id = h.scope_id AND c.cursor_name = sql
 WHERE h.scope_id > sqlc.arg('after_scope_id')
   AND h.position > COALESCE(c.position, 0)
 ORDER BY h.scope_id
-LIMIT sqlc.arg('max_rows');
+LIMIT sqlc.arg('limit');
 
 -- Lock: the journal head row (FOR UPDATE); serialises Source captures of one scope.
 -- name: SourceJournalHeadLock :one
@@ -40,10 +40,6 @@ FROM pc_source_journal_heads
 WHERE scope_id = sqlc.arg('scope_id')
 FOR UPDATE;
 
--- Lock: the journal head row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
--- name: SourceJournalHeadTouch :execrows
-UPDATE pc_source_journal_heads SET scope_id = scope_id WHERE scope_id = sqlc.arg('scope_id');
-
 -- Guard: caller holds the journal head lock; 0 rows (no such head) becomes db.ErrNotFound.
 -- name: SourceJournalHeadUpdate :execrows
 UPDATE pc_source_journal_heads
@@ -51,14 +47,14 @@ SET position = sqlc.arg('position'),
     updated_at = sqlc.arg('updated_at')
 WHERE scope_id = sqlc.arg('scope_id');
 
--- No lock; up to max_rows Sources after a journal position, in journal order.
+-- No lock; up to limit Sources after a journal position, in journal order.
 -- name: SourceListAfter :many
 SELECT *
 FROM pc_sources
 WHERE scope_id = sqlc.arg('scope_id')
   AND journal_position > sqlc.arg('after_position')
 ORDER BY journal_position
-LIMIT sqlc.arg('max_rows');
+LIMIT sqlc.arg('limit');
 
 -- No lock; the Sources of the window (after, through], in journal order.
 -- name: SourceListRange :many

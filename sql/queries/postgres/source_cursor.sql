@@ -29,9 +29,3 @@ FROM pc_source_cursors
 WHERE scope_id = sqlc.arg('scope_id')
   AND cursor_name = sqlc.arg('cursor_name')
 FOR UPDATE;
-
--- Lock: the cursor row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
--- name: SourceCursorTouch :execrows
-UPDATE pc_source_cursors SET scope_id = scope_id
-WHERE scope_id = sqlc.arg('scope_id')
-  AND cursor_name = sqlc.arg('cursor_name');

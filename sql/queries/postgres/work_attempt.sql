@@ -6,8 +6,8 @@ WHERE work_id = ANY (sqlc.arg('work_ids')::uuid[]);
 -- Guard: the attempt is unfinished (finished_at IS NULL); caller holds the item lock.
 -- name: WorkAttemptFinish :execrows
 UPDATE pc_work_attempts
-SET finished_at = sqlc.arg('finished_at')::timestamptz,
-    outcome = sqlc.arg('outcome')::text,
+SET finished_at = sqlc.narg('finished_at'),
+    outcome = sqlc.narg('outcome'),
     error_category = sqlc.narg('error_category'),
     error_code = sqlc.narg('error_code')
 WHERE work_id = sqlc.arg('work_id')
@@ -24,7 +24,7 @@ WHERE work_id = sqlc.arg('work_id')
 -- Guard: the attempt is unfinished (finished_at IS NULL).
 -- name: WorkAttemptHeartbeat :execrows
 UPDATE pc_work_attempts
-SET heartbeat_at = sqlc.arg('heartbeat_at')::timestamptz
+SET heartbeat_at = sqlc.narg('heartbeat_at')
 WHERE work_id = sqlc.arg('work_id')
   AND attempt_no = sqlc.arg('attempt_no')
   AND finished_at IS NULL;

@@ -13,7 +13,7 @@ FROM (
        AND i.available_at <= (SELECT clock_timestamp())
        AND i.kind = ANY (sqlc.arg('kinds')::text[])
      ORDER BY i.available_at, i.created_at
-     LIMIT sqlc.arg('max_rows'))
+     LIMIT sqlc.arg('limit'))
     UNION ALL
     (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
             i.available_at, i.created_at
@@ -23,7 +23,7 @@ FROM (
        AND i.available_at <= (SELECT clock_timestamp())
        AND i.kind = ANY (sqlc.arg('kinds')::text[])
      ORDER BY i.available_at, i.created_at
-     LIMIT sqlc.arg('max_rows'))
+     LIMIT sqlc.arg('limit'))
     UNION ALL
     (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
             i.available_at, i.created_at
@@ -32,10 +32,10 @@ FROM (
      WHERE i.status IN ('running', 'cancelling')
        AND i.lease_expires_at <= (SELECT clock_timestamp())
      ORDER BY i.available_at, i.created_at
-     LIMIT sqlc.arg('max_rows'))
+     LIMIT sqlc.arg('limit'))
 ) c
 ORDER BY c.available_at, c.created_at
-LIMIT sqlc.arg('max_rows');
+LIMIT sqlc.arg('limit');
 
 -- Guard: deletes only items that are still succeeded or cancelled (never failed ones).
 -- name: WorkItemDeleteTerminal :execrows
@@ -46,11 +46,11 @@ WHERE work_id = ANY (sqlc.arg('work_ids')::uuid[])
 -- Guard: running, no cancel requested, and owner, fence and attempt count equal to the claim's; no version bump.
 -- name: WorkItemExtendLease :execrows
 UPDATE pc_work_items
-SET lease_expires_at = sqlc.arg('lease_expires_at')::timestamptz
+SET lease_expires_at = sqlc.narg('lease_expires_at')
 WHERE work_id = sqlc.arg('work_id')
   AND status = 'running'
   AND NOT cancel_requested
-  AND lease_owner = sqlc.arg('lease_owner')::text
+  AND lease_owner = sqlc.narg('lease_owner')
   AND lease_fence = sqlc.arg('lease_fence')
   AND attempt_count = sqlc.arg('attempt_count');
 
@@ -98,7 +98,7 @@ WHERE kind = ANY (sqlc.arg('kinds')::text[])
   AND (sqlc.narg('before_created_at')::timestamptz IS NULL
     OR (created_at, work_id) < (sqlc.narg('before_created_at')::timestamptz, sqlc.narg('before_work_id')::text::uuid))
 ORDER BY created_at DESC, work_id DESC
-LIMIT sqlc.arg('max_rows');
+LIMIT sqlc.arg('limit');
 
 -- Lock: the item row (FOR UPDATE), after lane and key; returns the database clock from the same statement.
 -- name: WorkItemLock :one
@@ -107,22 +107,14 @@ FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE;
 
--- No lock (caller holds the lane lock); lowest later sequence in the lane that is not succeeded or cancelled.
--- name: WorkItemMinLiveSequenceAfter :one
-SELECT COALESCE(min(lane_sequence), 0)::bigint AS lane_sequence
-FROM pc_work_items
-WHERE lane_key = sqlc.arg('lane_key')
-  AND lane_sequence > sqlc.arg('after_sequence')
-  AND status NOT IN ('succeeded', 'cancelled');
-
 -- No lock; succeeded/cancelled items completed before the cutoff, oldest first (never failed ones).
 -- name: WorkItemPurgeCandidates :many
 SELECT work_id
 FROM pc_work_items
 WHERE status IN ('succeeded', 'cancelled')
-  AND completed_at < sqlc.arg('completed_before')::timestamptz
+  AND completed_at < sqlc.narg('completed_before')
 ORDER BY completed_at, work_id
-LIMIT sqlc.arg('max_rows');
+LIMIT sqlc.arg('limit');
 
 -- No lock; depth and oldest creation time of live and failed items by (kind, status).
 -- name: WorkItemQueueStatistics :many
@@ -131,10 +123,6 @@ FROM pc_work_items
 WHERE status NOT IN ('succeeded', 'cancelled')
 GROUP BY kind, status
 ORDER BY kind, status;
-
--- Lock: the item row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
--- name: WorkItemTouch :execrows
-UPDATE pc_work_items SET work_id = work_id WHERE work_id = sqlc.arg('work_id');
 
 -- Guard: state_version equals the expected version (compare-and-set); writes every mutable column.
 -- name: WorkItemUpdateState :execrows

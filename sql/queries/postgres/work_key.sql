@@ -15,7 +15,3 @@ SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys
 WHERE logical_key = sqlc.arg('logical_key')
 FOR UPDATE;
-
--- Lock: the logical key row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
--- name: WorkKeyTouch :execrows
-UPDATE pc_work_keys SET logical_key = logical_key WHERE logical_key = sqlc.arg('logical_key');

@@ -1,6 +1,6 @@
 -- Guard: caller holds the lane lock; moves the head to the lowest later sequence of the lane whose item is not
--- succeeded or cancelled, or to NULL (idle) when there is none — one statement instead of
--- WorkItemMinLiveSequenceAfter + WorkLaneUpdate. The subquery walks pc_work_items_lane_sequence_key forward.
+-- succeeded or cancelled, or to NULL (idle) when there is none (one
+-- statement, no read-then-write). The subquery walks pc_work_items_lane_sequence_key forward.
 -- name: WorkLaneAdvanceHead :execrows
 UPDATE pc_work_lanes
 SET head_sequence = (
@@ -31,10 +31,6 @@ SELECT lane_key, next_sequence, head_sequence, clock_timestamp()::timestamptz AS
 FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;
-
--- Lock: the lane row (no-op update). Defined for parity with MySQL; the postgres adapter does not call it.
--- name: WorkLaneTouch :execrows
-UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = sqlc.arg('lane_key');
 
 -- Guard: caller holds the lane lock; writes the allocator and the head (NULL = idle).
 -- name: WorkLaneUpdate :execrows

@@ -21,13 +21,13 @@ FROM pc_experience_candidates
 WHERE scope_id = sqlc.arg('scope_id')
   AND (status = sqlc.narg('status') OR sqlc.narg('status') IS NULL)
 ORDER BY created_at DESC, candidate_id DESC
-LIMIT sqlc.arg('max_rows');
+LIMIT CAST(sqlc.arg('limit') AS INT32);
 
 -- Guard: status = 'pending' and state_version equals the expected version (compare-and-set); the version becomes expected + 1.
 -- name: ExperienceCandidateUpdateStatus :execrows
 UPDATE pc_experience_candidates
 SET status = sqlc.arg('status'),
-    state_version = CAST(sqlc.arg('expected_version') AS INTEGER) + 1,
+    state_version = state_version + 1,
     updated_at = sqlc.arg('updated_at')
 WHERE candidate_id = sqlc.arg('candidate_id')
   AND status = 'pending'

@@ -14,10 +14,3 @@ FROM pc_memory_revisions
 WHERE scope_id = sqlc.arg('scope_id')
 ORDER BY revision DESC
 LIMIT 1;
-
--- No lock; every revision of a scope, oldest first.
--- name: MemoryRevisionListByScope :many
-SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
-FROM pc_memory_revisions
-WHERE scope_id = sqlc.arg('scope_id')
-ORDER BY revision;

@@ -20,4 +20,4 @@ WHERE scope_id = sqlc.arg('scope_id')
   AND revision = sqlc.arg('revision')
   AND like(sqlc.arg('pattern'), content, '\')
 ORDER BY entry_no
-LIMIT sqlc.arg('max_rows');
+LIMIT CAST(sqlc.arg('limit') AS INT32);

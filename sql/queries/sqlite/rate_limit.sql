@@ -20,20 +20,12 @@ WHERE principal_key = sqlc.arg('principal_key')
   AND policy_id = sqlc.arg('policy_id')
   AND window_started_at = sqlc.arg('window_started_at');
 
--- No lock; deletes at most max_rows windows expired before the cut-off. Differs from postgres because SQLite deletes a limited batch through rowid IN (SELECT rowid ... LIMIT ?).
+-- No lock; deletes at most limit windows expired before the cut-off. Differs from postgres because SQLite deletes a limited batch through rowid IN (SELECT rowid ... LIMIT ?).
 -- name: RateLimitWindowPurgeExpired :execrows
 DELETE FROM pc_rate_limit_windows
 WHERE rowid IN (
     SELECT w.rowid FROM pc_rate_limit_windows w
     WHERE w.expires_at < sqlc.arg('expired_before')
     ORDER BY w.expires_at
-    LIMIT sqlc.arg('max_rows')
+    LIMIT CAST(sqlc.arg('limit') AS INT32)
 );
-
--- No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
--- name: RateLimitWindowTouch :execrows
-UPDATE pc_rate_limit_windows
-SET principal_key = principal_key
-WHERE principal_key = sqlc.arg('principal_key')
-  AND policy_id = sqlc.arg('policy_id')
-  AND window_started_at = sqlc.arg('window_started_at');

@@ -10,9 +10,16 @@ FROM pc_runtime_members
 WHERE expires_at > sqlc.arg('now')
 ORDER BY member_id;
 
--- No lock; deletes members expired before the given time.
+-- No lock; deletes at most limit members whose row expired before the cutoff, oldest first (maintenance).
+-- Differs from postgres because SQLite deletes a limited batch through rowid IN (SELECT rowid ... LIMIT ?).
 -- name: RuntimeMemberPurgeExpired :execrows
-DELETE FROM pc_runtime_members WHERE expires_at < sqlc.arg('expired_before');
+DELETE FROM pc_runtime_members
+WHERE rowid IN (
+    SELECT m.rowid FROM pc_runtime_members m
+    WHERE m.expires_at < sqlc.arg('expired_before')
+    ORDER BY m.expires_at
+    LIMIT CAST(sqlc.arg('limit') AS INT32)
+);
 
 -- No lock; single-row upsert on member_id (each process writes only its own row).
 -- name: RuntimeMemberUpsert :exec

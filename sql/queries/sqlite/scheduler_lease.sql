@@ -15,10 +15,6 @@ SELECT sqlc.embed(pc_scheduler_leases), CAST(ROUND(unixepoch('subsec') * 1000) A
 FROM pc_scheduler_leases
 WHERE lease_name = sqlc.arg('lease_name');
 
--- No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
--- name: SchedulerLeaseTouch :execrows
-UPDATE pc_scheduler_leases SET lease_name = lease_name WHERE lease_name = sqlc.arg('lease_name');
-
 -- Guard: caller holds the lease lock (SchedulerLeaseLock in the same transaction); rows = 0 means the lease does not exist.
 -- name: SchedulerLeaseUpdate :execrows
 UPDATE pc_scheduler_leases

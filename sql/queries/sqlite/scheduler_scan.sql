@@ -15,7 +15,7 @@ VALUES (sqlc.arg('discoverer'), sqlc.arg('next_run_at'), sqlc.narg('continuation
 UPDATE pc_scheduler_scans
 SET next_run_at = sqlc.arg('next_run_at'),
     continuation = sqlc.narg('continuation'),
-    state_version = CAST(sqlc.arg('expected_version') AS INTEGER) + 1,
+    state_version = state_version + 1,
     updated_at = sqlc.arg('updated_at')
 WHERE discoverer = sqlc.arg('discoverer')
   AND state_version = sqlc.arg('expected_version');

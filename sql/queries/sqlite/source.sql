@@ -30,17 +30,13 @@ LEFT JOIN pc_source_cursors c ON c.scope_id = h.scope_id AND c.cursor_name = sql
 WHERE h.scope_id > sqlc.arg('after_scope_id')
   AND h.position > COALESCE(c.position, 0)
 ORDER BY h.scope_id
-LIMIT sqlc.arg('max_rows');
+LIMIT CAST(sqlc.arg('limit') AS INT32);
 
 -- Journal head lock. Differs from postgres because SQLite has no FOR UPDATE: a plain read inside the BEGIN IMMEDIATE transaction, which already holds the database write lock.
 -- name: SourceJournalHeadLock :one
 SELECT scope_id, position, updated_at
 FROM pc_source_journal_heads
 WHERE scope_id = sqlc.arg('scope_id');
-
--- No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
--- name: SourceJournalHeadTouch :execrows
-UPDATE pc_source_journal_heads SET scope_id = scope_id WHERE scope_id = sqlc.arg('scope_id');
 
 -- Guard: caller holds the journal head lock (SourceJournalHeadLock in the same transaction); rows = 0 means the head does not exist.
 -- name: SourceJournalHeadUpdate :execrows
@@ -49,14 +45,14 @@ SET position = sqlc.arg('position'),
     updated_at = sqlc.arg('updated_at')
 WHERE scope_id = sqlc.arg('scope_id');
 
--- No lock; up to max_rows Sources after a journal position, in journal order.
+-- No lock; up to limit Sources after a journal position, in journal order.
 -- name: SourceListAfter :many
 SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
 FROM pc_sources
 WHERE scope_id = sqlc.arg('scope_id')
   AND journal_position > sqlc.arg('after_position')
 ORDER BY journal_position
-LIMIT sqlc.arg('max_rows');
+LIMIT CAST(sqlc.arg('limit') AS INT32);
 
 -- No lock; the Sources of the window (after, through], in journal order.
 -- name: SourceListRange :many

@@ -28,9 +28,3 @@ SELECT scope_id, cursor_name, position, generation, updated_at
 FROM pc_source_cursors
 WHERE scope_id = sqlc.arg('scope_id')
   AND cursor_name = sqlc.arg('cursor_name');
-
--- No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
--- name: SourceCursorTouch :execrows
-UPDATE pc_source_cursors SET scope_id = scope_id
-WHERE scope_id = sqlc.arg('scope_id')
-  AND cursor_name = sqlc.arg('cursor_name');

@@ -1,9 +1,7 @@
 -- No lock: unlocked candidates over lane heads (docs/protocol.md#claim). One branch per status reads
 -- pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit. Differs from postgres
--- because each branch names its own kinds slice (sqlc expands only the first of two uses of one sqlc.slice on
--- SQLite; the adapter passes the same kinds to both), LIMIT is a bare ? (sqlc #2452; one per branch and one outer,
--- the adapter passes the same limit to each) and a compound SELECT needs its ordered, limited branches wrapped in
--- subqueries.
+-- because kinds arrive as a JSON array read with json_each (sqlc.slice cannot sit beside named args on SQLite, sqlc
+-- #2452) and a compound SELECT needs its ordered, limited branches wrapped in subqueries.
 -- name: WorkItemClaimCandidates :many
 SELECT c.work_id, c.lane_key, c.logical_key, c.lane_sequence, c.kind, c.payload_version, c.status
 FROM (
@@ -14,9 +12,9 @@ FROM (
         JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
         WHERE i.status = 'queued'
           AND i.available_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
-          AND i.kind IN (sqlc.slice('kinds'))
+          AND i.kind IN (SELECT value FROM json_each(CAST(sqlc.arg('kinds_json') AS TEXT)))
         ORDER BY i.available_at, i.created_at
-        LIMIT ?)
+        LIMIT CAST(sqlc.arg('limit') AS INT32))
     UNION ALL
     SELECT work_id, lane_key, logical_key, lane_sequence, kind, payload_version, status, available_at, created_at FROM (
         SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
@@ -25,9 +23,9 @@ FROM (
         JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
         WHERE i.status = 'retry_wait'
           AND i.available_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
-          AND i.kind IN (sqlc.slice('retry_kinds'))
+          AND i.kind IN (SELECT value FROM json_each(CAST(sqlc.arg('kinds_json') AS TEXT)))
         ORDER BY i.available_at, i.created_at
-        LIMIT ?)
+        LIMIT CAST(sqlc.arg('limit') AS INT32))
     UNION ALL
     SELECT work_id, lane_key, logical_key, lane_sequence, kind, payload_version, status, available_at, created_at FROM (
         SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
@@ -37,10 +35,10 @@ FROM (
         WHERE i.status IN ('running', 'cancelling')
           AND i.lease_expires_at <= CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
         ORDER BY i.available_at, i.created_at
-        LIMIT ?)
+        LIMIT CAST(sqlc.arg('limit') AS INT32))
 ) c
 ORDER BY c.available_at, c.created_at
-LIMIT ?;
+LIMIT CAST(sqlc.arg('limit') AS INT32);
 
 -- Guard: only rows still succeeded or cancelled are deleted.
 -- name: WorkItemDeleteTerminal :execrows
@@ -70,7 +68,7 @@ WHERE work_id = sqlc.arg('work_id');
 
 -- No lock: due lane heads counted by (kind, payload_version) for readiness.
 -- name: WorkItemHeadKindVersions :many
-SELECT i.kind, i.payload_version, COUNT(*) AS count
+SELECT i.kind, i.payload_version, COUNT(*) AS item_count
 FROM pc_work_items i
 JOIN pc_work_lanes l ON i.lane_key = l.lane_key AND i.lane_sequence = l.head_sequence
 WHERE i.status IN ('queued', 'retry_wait')
@@ -108,21 +106,13 @@ WHERE kind IN (SELECT value FROM json_each(CAST(sqlc.arg('kinds_json') AS TEXT))
   AND (created_at < sqlc.narg('before_created_at') OR sqlc.narg('before_created_at') IS NULL
        OR (created_at = sqlc.narg('before_created_at') AND work_id < sqlc.arg('before_work_id')))
 ORDER BY created_at DESC, work_id DESC
-LIMIT sqlc.arg('max_rows');
+LIMIT CAST(sqlc.arg('limit') AS INT32);
 
 -- Item lock plus the database clock from the same statement. Differs from postgres because SQLite has no FOR UPDATE: a plain read inside the BEGIN IMMEDIATE transaction, which already holds the database write lock.
 -- name: WorkItemLock :one
 SELECT sqlc.embed(pc_work_items), CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
 FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id');
-
--- No lock of its own; caller holds the lane lock. Lowest live (not succeeded/cancelled) sequence after the given one, or 0.
--- name: WorkItemMinLiveSequenceAfter :one
-SELECT CAST(COALESCE(MIN(lane_sequence), 0) AS INTEGER) AS lane_sequence
-FROM pc_work_items
-WHERE lane_key = sqlc.arg('lane_key')
-  AND lane_sequence > sqlc.arg('after_sequence')
-  AND status NOT IN ('succeeded', 'cancelled');
 
 -- No lock: terminal (succeeded/cancelled, never failed) items completed before the cut-off, oldest first.
 -- name: WorkItemPurgeCandidates :many
@@ -131,19 +121,15 @@ FROM pc_work_items
 WHERE status IN ('succeeded', 'cancelled')
   AND completed_at < sqlc.arg('completed_before')
 ORDER BY completed_at, work_id
-LIMIT sqlc.arg('max_rows');
+LIMIT CAST(sqlc.arg('limit') AS INT32);
 
 -- No lock: depth and oldest creation time per (kind, status) of every non-terminal or failed item.
 -- name: WorkItemQueueStatistics :many
-SELECT kind, status, COUNT(*) AS count, CAST(MIN(created_at) AS INTEGER) AS oldest_created_at
+SELECT kind, status, COUNT(*) AS item_count, CAST(MIN(created_at) AS INTEGER) AS oldest_created_at
 FROM pc_work_items
 WHERE status NOT IN ('succeeded', 'cancelled')
 GROUP BY kind, status
 ORDER BY kind, status;
-
--- No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
--- name: WorkItemTouch :execrows
-UPDATE pc_work_items SET work_id = work_id WHERE work_id = sqlc.arg('work_id');
 
 -- Guard: state_version equals the expected version (compare-and-set); caller holds lane, key and item locks.
 -- name: WorkItemUpdateState :execrows

@@ -12,7 +12,3 @@ VALUES (sqlc.arg('logical_key'), sqlc.arg('work_id'), sqlc.arg('lane_key'), sqlc
 SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys
 WHERE logical_key = sqlc.arg('logical_key');
-
--- No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
--- name: WorkKeyTouch :execrows
-UPDATE pc_work_keys SET logical_key = logical_key WHERE logical_key = sqlc.arg('logical_key');

@@ -1,6 +1,6 @@
 -- Guard: caller holds the lane lock (the write lock); moves the head to the lowest later sequence of the lane whose
--- item is not succeeded or cancelled, or to NULL (idle) when there is none: one statement instead of
--- WorkItemMinLiveSequenceAfter + WorkLaneUpdate.
+-- item is not succeeded or cancelled, or to NULL (idle) when there is none, in one
+-- statement (no read-then-write).
 -- name: WorkLaneAdvanceHead :execrows
 UPDATE pc_work_lanes
 SET head_sequence = (
@@ -29,10 +29,6 @@ VALUES (sqlc.arg('lane_key'), 1, NULL);
 SELECT lane_key, next_sequence, head_sequence, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
 FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key');
-
--- No-op update kept so every engine has the same query names; exercised by tests, NOT called by the SQLite adapter (BEGIN IMMEDIATE already holds the write lock).
--- name: WorkLaneTouch :execrows
-UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = sqlc.arg('lane_key');
 
 -- Guard: caller holds the lane lock (WorkLaneLock in the same transaction); rows = 0 means the lane does not exist.
 -- name: WorkLaneUpdate :execrows

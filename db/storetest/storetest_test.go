@@ -19,11 +19,12 @@ import (
 	sqlfiles "github.com/powercontext/powercontext/sql"
 )
 
-// TestFoundation runs the migration and schema checks on every available engine (one subtest per engine).
-func TestFoundation(t *testing.T) {
+// TestConformance runs the conformance suite on every available engine (one subtest per engine; a missing
+// PostgreSQL or MySQL server is a skip, or a failure when PC_TEST_REQUIRE_ENGINES names it).
+func TestConformance(t *testing.T) {
 	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
 		t.Parallel()
-		storetest.RunFoundation(t, engine, enginetest.Harness{})
+		storetest.Run(t, engine)
 	})
 }
 
@@ -55,43 +56,67 @@ func TestMigrationSetsMatchAcrossEngines(t *testing.T) {
 	}
 }
 
-var queryNameRE = regexp.MustCompile(`^-- name: (\w+) :(\w+)\s*$`)
+var (
+	queryNameRE  = regexp.MustCompile(`^-- name: (\w+) :(\w+)\s*$`)
+	engineOnlyRE = regexp.MustCompile(`^-- Engine-only \((\w+)\): `)
+)
 
-// queryNames parses `-- name: X :kind` lines: file -> query names in file order.
-func queryNames(t *testing.T, engine db.Engine) map[string][]string {
+// queryNames parses `-- name: X :kind` lines: file -> query names in file order. A query whose comment line starts
+// with "-- Engine-only (<engine>): " (CONTRIBUTING.md, SQL) is returned in engineOnly instead, and must be marked with
+// the engine of its own file.
+func queryNames(t *testing.T, engine db.Engine) (names map[string][]string, engineOnly []string) {
 	t.Helper()
 	files, err := fs.Glob(sqlfiles.Queries, path.Join("queries", string(engine), "*.sql"))
 	require.NoError(t, err)
-	out := map[string][]string{}
+	names = map[string][]string{}
 	for _, f := range files {
 		b, err := fs.ReadFile(sqlfiles.Queries, f)
 		require.NoError(t, err)
-		var names []string
+		var fileNames []string
+		prev := ""
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for sc.Scan() {
 			line := sc.Text()
-			if !strings.HasPrefix(line, "-- name:") {
-				continue
+			if strings.HasPrefix(line, "-- name:") {
+				m := queryNameRE.FindStringSubmatch(line)
+				require.NotNil(t, m, "%s: malformed %q", f, line)
+				if only := engineOnlyRE.FindStringSubmatch(prev); only != nil {
+					require.Equal(t, string(engine), only[1], "%s: %s is marked engine-only for another engine", f, m[1])
+					engineOnly = append(engineOnly, m[1])
+				} else {
+					fileNames = append(fileNames, m[1])
+				}
 			}
-			m := queryNameRE.FindStringSubmatch(line)
-			require.NotNil(t, m, "%s: malformed %q", f, line)
-			names = append(names, m[1])
+			prev = line
 		}
 		require.NoError(t, sc.Err())
-		out[path.Base(f)] = names
+		names[path.Base(f)] = fileNames
 	}
-	return out
+	return names, engineOnly
 }
 
-// TestQuerySetsMatchAcrossEngines requires the same query files and the same query names in every engine.
+// TestQuerySetsMatchAcrossEngines requires the same query files and the same query names in every engine, except
+// queries marked engine-only, which must exist in their engine alone.
 func TestQuerySetsMatchAcrossEngines(t *testing.T) {
-	want := queryNames(t, enginetest.All[0])
+	want, _ := queryNames(t, enginetest.All[0])
 	require.NotEmpty(t, want)
-	for _, engine := range enginetest.All[1:] {
-		got := queryNames(t, engine)
+	all := map[string]bool{}
+	for _, names := range want {
+		for _, n := range names {
+			all[n] = true
+		}
+	}
+	onlyIn := map[string]db.Engine{}
+	for _, engine := range enginetest.All {
+		got, engineOnly := queryNames(t, engine)
 		require.Equal(t, keys(want), keys(got), "query files of %s and %s", enginetest.All[0], engine)
 		for file, names := range want {
 			require.ElementsMatch(t, names, got[file], "queries of %s/%s and %s/%s", enginetest.All[0], file, engine, file)
+		}
+		for _, n := range engineOnly {
+			require.False(t, all[n], "%s is marked engine-only for %s but exists on other engines too", n, engine)
+			require.Empty(t, onlyIn[n], "%s is marked engine-only for both %s and %s", n, onlyIn[n], engine)
+			onlyIn[n] = engine
 		}
 	}
 }

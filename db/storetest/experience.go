@@ -1,0 +1,120 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/db"
+)
+
+// experienceCases are the cases of pc_experience_candidates (experience.sql).
+var experienceCases = []storeCase{
+	{"ExperienceCandidateUpdateStatus/PendingCompareAndSet", testExperienceCandidate},
+}
+
+// --- experience candidates ----------------------------------------------------------------------------------------
+
+func testExperienceCandidate(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	upper := "SCOPE-" + scope[len("scope-"):]
+
+	_, err := s.ExperienceCandidateGet(ctx, uuid.NewString())
+	require.ErrorIs(t, err, db.ErrNotFound)
+	list, err := s.ExperienceCandidateList(ctx, db.ExperienceCandidateListParams{ScopeID: scope, Status: "", Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, list)
+
+	candidate := func(scope, status string, at time.Time) db.ExperienceCandidate {
+		return db.ExperienceCandidate{
+			CandidateID: uuid.NewString(), ScopeID: scope, WorkID: uuid.NewString(),
+			Title: "title é " + randHex(t, 8), Lesson: "lesson " + randHex(t, 8), CitedPositions: []byte(`[2,5]`),
+			Status: status, StateVersion: 1, CreatedAt: at, UpdatedAt: at,
+		}
+	}
+	c1 := candidate(scope, "pending", now.Add(1*time.Microsecond))
+	c2 := candidate(scope, "pending", now.Add(2*time.Microsecond))
+	c3 := candidate(scope, "approved", now.Add(3*time.Microsecond))
+	c4 := candidate(scope, "pending", now.Add(3*time.Microsecond)) // same created_at as c3: candidate_id breaks the tie
+	cOther := candidate(upper, "pending", now.Add(4*time.Microsecond))
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		for _, c := range []db.ExperienceCandidate{c2, c4, c1, c3, cOther} {
+			require.NoError(t, q.ExperienceCandidateInsert(ctx, c))
+		}
+		return nil
+	}))
+	require.ErrorIs(t, s.ExperienceCandidateInsert(ctx, c1), db.ErrConflict)
+
+	got, err := s.ExperienceCandidateGet(ctx, c1.CandidateID)
+	require.NoError(t, err)
+	require.Equal(t, c1, got)
+	requireUTC(t, got.CreatedAt)
+	requireUTC(t, got.UpdatedAt)
+
+	// Newest first: created_at DESC, candidate_id DESC.
+	newest := []db.ExperienceCandidate{c3, c4}
+	if c4.CandidateID > c3.CandidateID {
+		newest = []db.ExperienceCandidate{c4, c3}
+	}
+	listOf := func(scope, status string, limit int32) []db.ExperienceCandidate {
+		t.Helper()
+		cs, err := s.ExperienceCandidateList(ctx, db.ExperienceCandidateListParams{ScopeID: scope, Status: status, Limit: limit})
+		require.NoError(t, err)
+		return cs
+	}
+	require.Equal(t, append(append([]db.ExperienceCandidate{}, newest...), c2, c1), listOf(scope, "", 10))
+	require.Equal(t, newest, listOf(scope, "", 2))
+	require.Equal(t, []db.ExperienceCandidate{c4, c2, c1}, listOf(scope, "pending", 10))
+	require.Equal(t, []db.ExperienceCandidate{c3}, listOf(scope, "approved", 10))
+	require.Empty(t, listOf(scope, "rejected", 10))
+	require.Equal(t, []db.ExperienceCandidate{cOther}, listOf(upper, "", 10), "scope ids are byte-exact")
+
+	// Compare-and-set on a pending candidate: succeeds once, bumps the version, keeps created_at.
+	at := now.Add(time.Second + 7*time.Microsecond)
+	n, err := s.ExperienceCandidateUpdateStatus(ctx, db.ExperienceCandidateUpdateStatusParams{CandidateID: c1.CandidateID, ExpectedVersion: 1, Status: "approved", UpdatedAt: at})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	want := c1
+	want.Status, want.StateVersion, want.UpdatedAt = "approved", 2, at
+	got, err = s.ExperienceCandidateGet(ctx, c1.CandidateID)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	// No longer pending (even with the current version): 0 rows.
+	n, err = s.ExperienceCandidateUpdateStatus(ctx, db.ExperienceCandidateUpdateStatusParams{CandidateID: c1.CandidateID, ExpectedVersion: 2, Status: "rejected", UpdatedAt: at})
+	require.NoError(t, err)
+	require.Zero(t, n)
+	// Approved at insert: 0 rows.
+	n, err = s.ExperienceCandidateUpdateStatus(ctx, db.ExperienceCandidateUpdateStatusParams{CandidateID: c3.CandidateID, ExpectedVersion: 1, Status: "rejected", UpdatedAt: at})
+	require.NoError(t, err)
+	require.Zero(t, n)
+	// Stale version on a pending candidate: 0 rows.
+	n, err = s.ExperienceCandidateUpdateStatus(ctx, db.ExperienceCandidateUpdateStatusParams{CandidateID: c2.CandidateID, ExpectedVersion: 2, Status: "rejected", UpdatedAt: at})
+	require.NoError(t, err)
+	require.Zero(t, n)
+	// Missing candidate: 0 rows.
+	n, err = s.ExperienceCandidateUpdateStatus(ctx, db.ExperienceCandidateUpdateStatusParams{CandidateID: uuid.NewString(), ExpectedVersion: 1, Status: "rejected", UpdatedAt: at})
+	require.NoError(t, err)
+	require.Zero(t, n)
+	got, err = s.ExperienceCandidateGet(ctx, c2.CandidateID)
+	require.NoError(t, err)
+	require.Equal(t, c2, got)
+
+	// Inside a transaction, and the status filter follows the change.
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		n, err := q.ExperienceCandidateUpdateStatus(ctx, db.ExperienceCandidateUpdateStatusParams{CandidateID: c2.CandidateID, ExpectedVersion: 1, Status: "rejected", UpdatedAt: at})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		return nil
+	}))
+	require.Equal(t, []db.ExperienceCandidate{c4}, listOf(scope, "pending", 10))
+	rejected := listOf(scope, "rejected", 10)
+	require.Len(t, rejected, 1)
+	require.Equal(t, c2.CandidateID, rejected[0].CandidateID)
+	require.EqualValues(t, 2, rejected[0].StateVersion)
+}
