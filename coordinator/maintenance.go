@@ -53,11 +53,15 @@ func MaintenanceRequest() EnqueueRequest {
 	}}
 }
 
-// MaintenanceHandler purges succeeded/cancelled work older than Retention (default 30 days) and expired rate-limit
-// windows, in batches of at most 500. Failed work is never purged.
+// MaintenanceHandler purges, in batches of at most 500 rows per statement and with cut-offs on the database clock:
+// succeeded/cancelled work older than Retention (default 30 days; failed work is never purged), expired rate-limit
+// windows, and runtime member rows that expired more than MemberRetention ago (default 24 hours: the rows of
+// processes that died without deleting their own; a row is only read while it is live, the margin keeps a crashed
+// member visible to an operator reading the table for a while).
 type MaintenanceHandler struct {
-	Ledger    *Ledger
-	Retention time.Duration
+	Ledger          *Ledger
+	Retention       time.Duration
+	MemberRetention time.Duration
 }
 
 func (h MaintenanceHandler) Kind() string                  { return KindMaintenance }
@@ -68,31 +72,49 @@ func (h MaintenanceHandler) Prepare(ctx context.Context, _ db.WorkItem) (Prepare
 	if retention <= 0 {
 		retention = 30 * 24 * time.Hour
 	}
+	memberRetention := h.MemberRetention
+	if memberRetention <= 0 {
+		memberRetention = 24 * time.Hour
+	}
 	store := h.Ledger.Store()
 	now, err := store.DBNow(ctx)
 	if err != nil {
 		return Prepared{}, err
 	}
-	var items, windows int64
+	items, err := purgeInBatches(func() (int64, error) {
+		return h.Ledger.PurgeTerminal(ctx, now.Add(-retention), maintenanceBatch)
+	})
+	if err != nil {
+		return Prepared{}, err
+	}
+	windows, err := purgeInBatches(func() (int64, error) {
+		return store.RateLimitWindowPurgeExpired(ctx, db.RateLimitWindowPurgeExpiredParams{ExpiredBefore: now, Limit: maintenanceBatch})
+	})
+	if err != nil {
+		return Prepared{}, err
+	}
+	members, err := purgeInBatches(func() (int64, error) {
+		return store.RuntimeMemberPurgeExpired(ctx, db.RuntimeMemberPurgeExpiredParams{ExpiredBefore: now.Add(-memberRetention), Limit: maintenanceBatch})
+	})
+	if err != nil {
+		return Prepared{}, err
+	}
+	return Prepared{Result: Result{Code: "purged", Payload: map[string]any{
+		"purged_items": items, "purged_rate_limit_windows": windows, "purged_runtime_members": members,
+	}}}, nil
+}
+
+// purgeInBatches runs purge until a batch deletes fewer than maintenanceBatch rows; it returns the rows deleted.
+func purgeInBatches(purge func() (int64, error)) (int64, error) {
+	var total int64
 	for {
-		n, err := h.Ledger.PurgeTerminal(ctx, now.Add(-retention), maintenanceBatch)
+		n, err := purge()
 		if err != nil {
-			return Prepared{}, err
+			return total, err
 		}
-		items += n
+		total += n
 		if n < maintenanceBatch {
-			break
+			return total, nil
 		}
 	}
-	for {
-		n, err := store.RateLimitWindowPurgeExpired(ctx, db.RateLimitWindowPurgeExpiredParams{ExpiredBefore: now, Limit: maintenanceBatch})
-		if err != nil {
-			return Prepared{}, err
-		}
-		windows += n
-		if n < maintenanceBatch {
-			break
-		}
-	}
-	return Prepared{Result: Result{Code: "purged", Payload: map[string]any{"purged_items": items, "purged_rate_limit_windows": windows}}}, nil
 }

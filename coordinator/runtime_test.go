@@ -336,7 +336,8 @@ func TestMaintenancePurgesOldTerminalWorkOnly(t *testing.T) {
 
 		p, err := coordinator.MaintenanceHandler{Ledger: l, Retention: 50 * time.Millisecond}.Prepare(ctx, db.WorkItem{})
 		require.NoError(t, err)
-		require.Equal(t, map[string]any{"purged_items": int64(1), "purged_rate_limit_windows": int64(1)}, p.Result.Payload)
+		require.Equal(t, map[string]any{"purged_items": int64(1), "purged_rate_limit_windows": int64(1), "purged_runtime_members": int64(0)},
+			p.Result.Payload)
 		_, err = l.Get(ctx, ok.WorkID)
 		require.ErrorIs(t, err, coordinator.ErrNotFound)
 		kept, err := l.Get(ctx, bad.WorkID)
@@ -354,5 +355,42 @@ func TestMaintenancePurgesOldTerminalWorkOnly(t *testing.T) {
 		items, err = l.List(ctx, coordinator.ListParams{Kinds: []string{coordinator.KindMaintenance}, Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, items, 1, "not due again within the hour")
+	})
+}
+
+// TestMaintenancePurgesLongExpiredMembers: member rows that expired more than MemberRetention ago (database time)
+// are purged, in batches (more rows than one batch), while recently expired and live rows stay.
+func TestMaintenancePurgesLongExpiredMembers(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		now, err := s.DBNow(ctx)
+		require.NoError(t, err)
+		member := func(id string, expires time.Time) db.RuntimeMember {
+			return db.RuntimeMember{MemberID: id, Role: "worker", BuildVersion: "test", SchemaMin: 1, SchemaMax: 1,
+				PayloadMin: 1, PayloadMax: 1, BehaviorRevision: "r", StartedAt: expires.Add(-time.Minute),
+				HeartbeatAt: expires.Add(-30 * time.Second), ExpiresAt: expires}
+		}
+		const old = 501 // one more than a purge batch
+		for i := range old {
+			require.NoError(t, s.RuntimeMemberUpsert(ctx, member(fmt.Sprintf("old-%03d", i), now.Add(-2*time.Hour-time.Duration(i)*time.Second))))
+		}
+		recent := member("recent", now.Add(-time.Minute))
+		live := member("live", now.Add(time.Hour))
+		require.NoError(t, s.RuntimeMemberUpsert(ctx, recent))
+		require.NoError(t, s.RuntimeMemberUpsert(ctx, live))
+
+		p, err := coordinator.MaintenanceHandler{Ledger: l, MemberRetention: time.Hour}.Prepare(ctx, db.WorkItem{})
+		require.NoError(t, err)
+		require.Equal(t, int64(old), p.Result.Payload.(map[string]any)["purged_runtime_members"])
+
+		// What is left: the recent and the live row (listed as of an instant before both expired).
+		left, err := s.RuntimeMemberListLive(ctx, now.Add(-2*time.Hour-time.Duration(old)*time.Second))
+		require.NoError(t, err)
+		ids := make([]string, 0, len(left))
+		for _, m := range left {
+			ids = append(ids, m.MemberID)
+		}
+		require.Equal(t, []string{"live", "recent"}, ids)
 	})
 }
