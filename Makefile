@@ -11,7 +11,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: help run test check generate generate-check migrate-hash fmt-check vet build e2e bench fuzz
+.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e bench fuzz
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -25,7 +25,7 @@ build: ## build bin/powercontext
 test: ## run every test (conformance suite on postgres, mysql and sqlite; engines without a server are skipped)
 	$(GO) test $(TEST_FLAGS) ./...
 
-check: generate-check fmt-check vet test ## what CI runs: stale generated code, gofmt, go vet, tests
+check: generate-check fmt-check tidy-check vet test ## what CI runs: stale generated code, gofmt, go mod tidy, go vet, tests
 
 $(SQLC):
 	@mkdir -p bin
@@ -64,5 +64,13 @@ BENCH_FLAGS ?=
 bench: ## benchmark suite against River on postgres, mariadb and sqlite (< 15 min); rewrites BENCHMARKS.md
 	cd bench && $(GO) run ./cmd/pcbench -out ../BENCHMARKS.md $(BENCH_FLAGS)
 
-vet: ## go vet
+# The three modules: the service (.), the benchmark suite (bench/, keeps River out of the service's go.mod) and the
+# pinned code generators (tools/).
+MODULES := . bench tools
+
+tidy-check: ## fail when go mod tidy would change go.mod or go.sum of any module (., bench, tools)
+	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m: go.mod/go.sum are not tidy: run 'go mod tidy' in $$m"; exit 1; }; done
+
+vet: ## go vet the service and the benchmark suite
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
