@@ -103,6 +103,8 @@ func TestConcurrentClaimsCommitOncePerItemInLaneOrder(t *testing.T) {
 							}
 							expiries.Add(int64(res.Expired))
 							if len(res.Claims) == 0 {
+								// Nothing to claim: back off briefly like a worker's poll (real time: the jitter
+								// varies how claimers interleave; there is no event to wait for).
 								time.Sleep(time.Duration(1+rng.IntN(3)) * time.Millisecond)
 								continue
 							}
@@ -115,6 +117,7 @@ func TestConcurrentClaimsCommitOncePerItemInLaneOrder(t *testing.T) {
 									if err != nil || now.After(c.LeaseExpiresAt) {
 										break
 									}
+									// Real time: expiry is judged on the database clock only (waitDBPast).
 									time.Sleep(20 * time.Millisecond)
 								}
 								_, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem) error {

@@ -46,7 +46,9 @@ func claim(t *testing.T, l *coordinator.Ledger, owner string, slots int, lease t
 	return res.Claims
 }
 
-// waitDBPast waits until the database clock is after tm (lease expiry is judged on database time only).
+// waitDBPast waits until the database clock is after tm. Real time is the point: lease expiry is judged on the
+// database clock only (docs/protocol.md#database-time), which no query lets a test move, so the test polls that
+// clock; the leases it waits on are a few hundred milliseconds long.
 func waitDBPast(t *testing.T, s db.Store, tm time.Time) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -50,7 +50,7 @@ func TestChildProcess(t *testing.T) {
 	switch mode {
 	case "claim":
 		ms, _ := strconv.ParseInt(os.Getenv(envStartAt), 10, 64)
-		time.Sleep(time.Until(time.UnixMilli(ms)))
+		time.Sleep(time.Until(time.UnixMilli(ms))) // real time: every child process starts claiming at the same instant
 		claims := 0
 		for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); {
 			res, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: name, Supported: supported, Slots: 1, Lease: time.Minute})
@@ -195,6 +195,8 @@ func TestTwoSchedulerProcessesOneLeader(t *testing.T) {
 			}
 			return lease
 		}
+		// Real time is the point of the three sampling loops below: the leader must keep enqueueing for a while before
+		// the kill, the handover is measured against the lease, and the survivor must keep its lease afterwards.
 		var leader string
 		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(30 * time.Millisecond) {
 			if l := sample(); l.OwnerID != "" {

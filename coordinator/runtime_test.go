@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -169,12 +170,22 @@ func TestSchedulerCrashMidPageRescansAndJoins(t *testing.T) {
 	})
 }
 
-// slotHandler runs until released and tracks concurrency.
+// slotHandler tracks concurrency and signals what it does; each field below is optional.
 type slotHandler struct {
 	kind            string
 	running, maxRun atomic.Int32
-	hold            chan struct{}
 	commits         atomic.Int32
+	// overlap > 0: the first Prepares wait until that many run at once (so the slot limit is observable without
+	// timing); later ones do not wait.
+	overlap    int32
+	overlapped chan struct{}
+	overlapOne sync.Once
+	// hold: Prepare blocks until it is closed, like a handler stuck in a provider call; when its context is
+	// cancelled meanwhile it sends on ctxDone, and still waits for hold.
+	hold    chan struct{}
+	ctxDone chan struct{}
+	started chan struct{} // receives once per Prepare (buffered)
+	commit  chan struct{} // receives once per domain commit (buffered)
 }
 
 func (h *slotHandler) Kind() string { return h.kind }
@@ -190,25 +201,49 @@ func (h *slotHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinato
 			break
 		}
 	}
-	if h.hold != nil {
-		<-h.hold // deliberately ignores ctx: a handler stuck in a provider call
-	} else {
-		time.Sleep(20 * time.Millisecond)
+	notify(h.started)
+	switch {
+	case h.hold != nil:
+		select {
+		case <-h.hold:
+		case <-ctx.Done():
+			notify(h.ctxDone)
+			<-h.hold
+		}
+	case h.overlap > 0:
+		if n >= h.overlap {
+			h.overlapOne.Do(func() { close(h.overlapped) })
+		}
+		<-h.overlapped
 	}
 	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}, Commit: func(context.Context, db.Queries, db.WorkItem) error {
 		h.commits.Add(1)
+		notify(h.commit)
 		return nil
 	}}, nil
 }
 
-func waitFor(t *testing.T, d time.Duration, cond func() bool, msg string) {
+// notify sends on a buffered signal channel without blocking (nil: no-op).
+func notify(c chan struct{}) {
+	if c == nil {
+		return
+	}
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// await receives n signals from c or fails after d.
+func await(t *testing.T, c <-chan struct{}, n int, d time.Duration, msg string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
+	timeout := time.After(d)
+	for range n {
+		select {
+		case <-c:
+		case <-timeout:
 			t.Fatal(msg)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -224,16 +259,16 @@ func TestWorkerRespectsSlotsAndSupportedKinds(t *testing.T) {
 			return &coordinator.EnqueueSpec{Kind: "other.kind", PayloadVersion: 1, ScopeID: "other", LogicalKey: hash("other"), Payload: map[string]any{}, MaxAttempts: 5}, nil
 		}})
 		require.NoError(t, err)
-		h := &slotHandler{kind: testKind}
+		h := &slotHandler{kind: testKind, overlap: 2, overlapped: make(chan struct{}), commit: make(chan struct{}, 10)}
 		w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w1", Concurrency: 2, Poll: 20 * time.Millisecond, Logger: zerolog.Nop()}, h)
 		require.NoError(t, err)
 		done := make(chan error, 1)
 		go func() { done <- w.Run(ctx) }()
-		waitFor(t, 30*time.Second, func() bool { return h.commits.Load() == 10 }, "worker did not finish")
+		await(t, h.commit, 10, 30*time.Second, "worker did not finish (or never ran two handlers at once)")
 		cancel()
 		require.NoError(t, <-done)
-		require.LessOrEqual(t, h.maxRun.Load(), int32(2), "never more handlers than slots")
-		require.Equal(t, int32(2), h.maxRun.Load())
+		require.Equal(t, int32(10), h.commits.Load())
+		require.Equal(t, int32(2), h.maxRun.Load(), "two handlers at once, never more than the slots")
 		it, err := l.Get(context.Background(), other.Item.WorkID)
 		require.NoError(t, err)
 		require.Equal(t, db.StatusQueued, it.Status, "an unsupported kind is never claimed")
@@ -247,25 +282,34 @@ func TestWorkerCancelWhileBlockedInPrepare(t *testing.T) {
 		defer cancel()
 		l := coordinator.NewLedger(s)
 		res := enqueue(t, l, "lane", "w", 5)
-		h := &slotHandler{kind: testKind, hold: make(chan struct{})}
+		h := &slotHandler{kind: testKind, hold: make(chan struct{}), ctxDone: make(chan struct{}, 1), started: make(chan struct{}, 1)}
+		ended := make(chan string, 1)
 		w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w1", Concurrency: 1, Poll: 20 * time.Millisecond,
-			Lease: 2 * time.Second, Heartbeat: 100 * time.Millisecond, Logger: zerolog.Nop()}, h)
+			Lease: 2 * time.Second, Heartbeat: 100 * time.Millisecond, Logger: zerolog.Nop(),
+			Hooks: coordinator.WorkerHooks{StartAttempt: func(ctx context.Context, _ coordinator.Claim) (context.Context, func(string, string)) {
+				return ctx, func(outcome, _ string) { ended <- outcome }
+			}}}, h)
 		require.NoError(t, err)
 		done := make(chan error, 1)
 		go func() { done <- w.Run(ctx) }()
-		waitFor(t, 10*time.Second, func() bool { return h.running.Load() == 1 }, "handler did not start")
+		await(t, h.started, 1, 10*time.Second, "handler did not start")
 		it, err := l.Get(ctx, res.Item.WorkID)
 		require.NoError(t, err)
 		_, err = l.Cancel(ctx, it.WorkID, it.StateVersion)
 		require.NoError(t, err)
-		time.Sleep(300 * time.Millisecond) // let a heartbeat observe the request
+		await(t, h.ctxDone, 1, 10*time.Second, "no heartbeat observed the cancel request")
 		close(h.hold)
 		released := time.Now()
-		waitFor(t, 2*time.Second, func() bool {
-			it, err := l.Get(context.Background(), res.Item.WorkID)
-			return err == nil && it.Status == db.StatusCancelled
-		}, "item not cancelled within 2 s of the handler returning")
+		select {
+		case outcome := <-ended:
+			require.Equal(t, db.OutcomeCancelled, outcome)
+		case <-time.After(2 * time.Second):
+			t.Fatal("attempt did not end within 2 s of the handler returning")
+		}
 		t.Logf("cancelled %s after the handler returned", time.Since(released).Round(time.Millisecond))
+		it, err = l.Get(context.Background(), res.Item.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, db.StatusCancelled, it.Status)
 		require.Zero(t, h.commits.Load(), "no domain commit")
 		attempts, err := l.Attempts(context.Background(), res.Item.WorkID)
 		require.NoError(t, err)

@@ -159,7 +159,7 @@ func TestLostResponseEndsAlreadyCommitted(t *testing.T) {
 			if now.After(res.Claims[0].LeaseExpiresAt) {
 				break
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // real time: lease expiry is judged on the database clock only
 		}
 		exp, err := e.ledger.Claim(ctx, coordinator.ClaimRequest{Owner: "w2", Supported: sup, Slots: 1, Lease: time.Minute})
 		require.NoError(t, err)
