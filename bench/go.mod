@@ -5,7 +5,6 @@ go 1.26.8
 replace github.com/powercontext/powercontext => ../
 
 require (
-	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/powercontext/powercontext v0.0.0-00010101000000-000000000000
 	github.com/riverqueue/river v0.51.2
@@ -17,6 +16,7 @@ require (
 	ariga.io/atlas v1.2.3 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/go-sql-driver/mysql v1.10.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
