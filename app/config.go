@@ -33,6 +33,16 @@ type Config struct {
 	Listen      string
 	AuthToken   string
 
+	// HTTP edge (docs/security.md#limits).
+	HTTPReadHeaderTimeoutSeconds float64
+	HTTPReadTimeoutSeconds       float64
+	HTTPWriteTimeoutSeconds      float64
+	HTTPIdleTimeoutSeconds       float64
+	HTTPMaxConnections           int
+	HTTPMaxListBytes             int
+	MCPMaxSessions               int
+	MCPSessionIdleSeconds        float64
+
 	ProviderKind    string // local | openai ("" = not configured; local is used where allowed)
 	ProviderBaseURL string
 	ProviderModel   string
@@ -73,6 +83,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DatabaseURL: "sqlite://./data/powercontext.db", Mode: ModeSingleNode, Role: RoleAll, Listen: "127.0.0.1:8080",
+		HTTPReadHeaderTimeoutSeconds: 10, HTTPReadTimeoutSeconds: 30, HTTPWriteTimeoutSeconds: 60, HTTPIdleTimeoutSeconds: 90,
+		HTTPMaxConnections: 1024, HTTPMaxListBytes: 1 << 20, MCPMaxSessions: 1000, MCPSessionIdleSeconds: 1800,
 		ProviderTimeout:   60,
 		WorkerConcurrency: 4, WorkerLeaseSeconds: 120, WorkerHeartbeatSeconds: 30, WorkerPollSeconds: 1,
 		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
@@ -97,6 +109,14 @@ func (c *Config) settings() []setting {
 		{"role", "POWERCONTEXT_DEPLOYMENT_ROLE", "process role: all (single_node), api, scheduler or worker (distributed)", &c.Role},
 		{"listen", "POWERCONTEXT_HTTP_LISTEN", "HTTP listen address", &c.Listen},
 		{"auth-token", "POWERCONTEXT_AUTH_TOKEN", "bearer token required on every route but /health/* and /metrics (required off loopback)", &c.AuthToken},
+		{"http-read-header-timeout-seconds", "POWERCONTEXT_HTTP_READ_HEADER_TIMEOUT_SECONDS", "time to read a request's headers (<= read timeout)", &c.HTTPReadHeaderTimeoutSeconds},
+		{"http-read-timeout-seconds", "POWERCONTEXT_HTTP_READ_TIMEOUT_SECONDS", "time to read a whole request, body included", &c.HTTPReadTimeoutSeconds},
+		{"http-write-timeout-seconds", "POWERCONTEXT_HTTP_WRITE_TIMEOUT_SECONDS", "time from the end of the headers to the end of the answer (>= flush max wait + 5)", &c.HTTPWriteTimeoutSeconds},
+		{"http-idle-timeout-seconds", "POWERCONTEXT_HTTP_IDLE_TIMEOUT_SECONDS", "keep-alive connection idle time before it is closed", &c.HTTPIdleTimeoutSeconds},
+		{"http-max-connections", "POWERCONTEXT_HTTP_MAX_CONNECTIONS", "open connections served at once; more wait to be accepted", &c.HTTPMaxConnections},
+		{"http-max-list-bytes", "POWERCONTEXT_HTTP_MAX_LIST_BYTES", "byte cap of one list page; a fuller page ends early with its cursor (>= 65536)", &c.HTTPMaxListBytes},
+		{"mcp-max-sessions", "POWERCONTEXT_MCP_MAX_SESSIONS", "MCP sessions kept in single_node; beyond it the least recently used is closed", &c.MCPMaxSessions},
+		{"mcp-session-idle-seconds", "POWERCONTEXT_MCP_SESSION_IDLE_SECONDS", "MCP session idle time before it is closed (single_node)", &c.MCPSessionIdleSeconds},
 		{"provider-kind", "POWERCONTEXT_PROVIDER_KIND", "model provider: local (built-in, default) or openai", &c.ProviderKind},
 		{"provider-base-url", "POWERCONTEXT_PROVIDER_BASE_URL", "OpenAI-compatible base URL (provider openai)", &c.ProviderBaseURL},
 		{"provider-model", "POWERCONTEXT_PROVIDER_MODEL", "model name (provider openai)", &c.ProviderModel},
@@ -234,6 +254,11 @@ func (c *Config) Validate() error {
 		{"flush max wait seconds", c.FlushMaxWaitSeconds}, {"member heartbeat seconds", c.MemberHeartbeatSeconds},
 		{"member ttl seconds", c.MemberTTLSeconds}, {"maintenance seconds", c.MaintenanceSeconds},
 		{"provider timeout seconds", c.ProviderTimeout},
+		{"POWERCONTEXT_HTTP_READ_HEADER_TIMEOUT_SECONDS", c.HTTPReadHeaderTimeoutSeconds},
+		{"POWERCONTEXT_HTTP_READ_TIMEOUT_SECONDS", c.HTTPReadTimeoutSeconds},
+		{"POWERCONTEXT_HTTP_WRITE_TIMEOUT_SECONDS", c.HTTPWriteTimeoutSeconds},
+		{"POWERCONTEXT_HTTP_IDLE_TIMEOUT_SECONDS", c.HTTPIdleTimeoutSeconds},
+		{"POWERCONTEXT_MCP_SESSION_IDLE_SECONDS", c.MCPSessionIdleSeconds},
 	} {
 		if err := pos(p.name, p.v); err != nil {
 			return err
@@ -260,6 +285,9 @@ func (c *Config) Validate() error {
 		return refuse("member heartbeat (%gs) must be less than the member ttl (%gs)", c.MemberHeartbeatSeconds, c.MemberTTLSeconds)
 	case c.RateLimitEnabled && (c.RateLimitRequests < 1 || c.RateLimitWindowSeconds <= 0):
 		return refuse("rate limit needs requests >= 1 and a positive window")
+	}
+	if err := c.validateEdge(); err != nil {
+		return err
 	}
 	switch c.ProviderKind {
 	case "":
@@ -299,3 +327,28 @@ func checkListen(listen, token string) error {
 	}
 	return nil
 }
+
+// validateEdge checks the HTTP edge settings (docs/security.md#limits).
+func (c *Config) validateEdge() error {
+	switch {
+	case c.HTTPReadHeaderTimeoutSeconds > c.HTTPReadTimeoutSeconds:
+		return refuse("POWERCONTEXT_HTTP_READ_HEADER_TIMEOUT_SECONDS (%gs) must be at most POWERCONTEXT_HTTP_READ_TIMEOUT_SECONDS (%gs)",
+			c.HTTPReadHeaderTimeoutSeconds, c.HTTPReadTimeoutSeconds)
+	case c.HTTPWriteTimeoutSeconds < c.FlushMaxWaitSeconds+flushAnswerMarginSeconds:
+		return refuse("POWERCONTEXT_HTTP_WRITE_TIMEOUT_SECONDS (%gs) must be at least the flush max wait (%gs) plus %d s, so the longest flush wait can still answer",
+			c.HTTPWriteTimeoutSeconds, c.FlushMaxWaitSeconds, flushAnswerMarginSeconds)
+	case c.HTTPMaxConnections < 1:
+		return refuse("POWERCONTEXT_HTTP_MAX_CONNECTIONS must be >= 1")
+	case c.HTTPMaxListBytes < minListBytes:
+		return refuse("POWERCONTEXT_HTTP_MAX_LIST_BYTES must be >= %d (one Source may be 64 KiB)", minListBytes)
+	case c.MCPMaxSessions < 1:
+		return refuse("POWERCONTEXT_MCP_MAX_SESSIONS must be >= 1")
+	}
+	return nil
+}
+
+const (
+	// flushAnswerMarginSeconds is the least time the write timeout leaves a flush that waited the longest.
+	flushAnswerMarginSeconds = 5
+	minListBytes             = 64 << 10
+)

@@ -65,6 +65,13 @@ func TestStartupRefusals(t *testing.T) {
 		{"unparsable number", []string{"POWERCONTEXT_WORKER_CONCURRENCY=four"}, nil, "POWERCONTEXT_WORKER_CONCURRENCY"},
 		{"unknown flag", nil, []string{"--no-such-flag"}, "unknown flag"},
 		{"bad database url", []string{"POWERCONTEXT_DATABASE_URL=redis://x"}, nil, "POWERCONTEXT_DATABASE_URL"},
+		{"write timeout below flush wait", []string{"POWERCONTEXT_HTTP_WRITE_TIMEOUT_SECONDS=30"}, nil, "POWERCONTEXT_HTTP_WRITE_TIMEOUT_SECONDS (30s) must be at least the flush max wait"},
+		{"header timeout above read timeout", []string{"POWERCONTEXT_HTTP_READ_HEADER_TIMEOUT_SECONDS=40"}, nil, "must be at most POWERCONTEXT_HTTP_READ_TIMEOUT_SECONDS"},
+		{"no read timeout", []string{"POWERCONTEXT_HTTP_READ_TIMEOUT_SECONDS=0"}, nil, "POWERCONTEXT_HTTP_READ_TIMEOUT_SECONDS must be > 0"},
+		{"no idle timeout", nil, []string{"--http-idle-timeout-seconds", "0"}, "POWERCONTEXT_HTTP_IDLE_TIMEOUT_SECONDS must be > 0"},
+		{"no connections", []string{"POWERCONTEXT_HTTP_MAX_CONNECTIONS=0"}, nil, "POWERCONTEXT_HTTP_MAX_CONNECTIONS must be >= 1"},
+		{"tiny list pages", []string{"POWERCONTEXT_HTTP_MAX_LIST_BYTES=1000"}, nil, "POWERCONTEXT_HTTP_MAX_LIST_BYTES must be >= 65536"},
+		{"no mcp sessions", []string{"POWERCONTEXT_MCP_MAX_SESSIONS=0"}, nil, "POWERCONTEXT_MCP_MAX_SESSIONS must be >= 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

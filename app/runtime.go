@@ -202,6 +202,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		Role:             cfg.Role,
 		Logger:           log,
 		Metrics:          r.tel.MetricsHandler(),
+		MaxListBytes:     cfg.HTTPMaxListBytes,
 	}
 	if r.worker != nil {
 		deps.Flusher.Wake = r.worker.Wake
@@ -209,20 +210,21 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	if cfg.RunsAPI() {
 		// MCP is stateless in distributed mode: any API replica answers any request, no session affinity.
 		deps.MCP = mcp.NewHandler(mcp.Deps{Journal: deps.Journal, Memory: deps.Memory, Experience: deps.Experience,
-			Logger: log, Version: BuildVersion}, cfg.Mode == ModeDistributed)
+			Logger: log, Version: BuildVersion, MaxSessions: cfg.MCPMaxSessions,
+			SessionIdle: Seconds(cfg.MCPSessionIdleSeconds)}, cfg.Mode == ModeDistributed)
 		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, AuthToken: cfg.AuthToken})
 	}
 	if cfg.RateLimitEnabled {
 		deps.RateLimiter = coordinator.NewRateLimiter(store)
 		deps.RateLimit = handlers.RateLimit{Enabled: true, Requests: cfg.RateLimitRequests, Window: Seconds(cfg.RateLimitWindowSeconds)}
 	}
-	r.listener, err = net.Listen("tcp", cfg.Listen)
+	r.listener, err = listen(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
 	}
 	e := handlers.New(deps)
 	e.Pre(r.tel.HTTPMiddleware(e)) // outermost: request metrics and server spans by route template
-	r.http = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, ErrorLog: HTTPErrorLog(log)}
+	r.http = newHTTPServer(cfg, e, log)
 	ok = true
 	return r, nil
 }

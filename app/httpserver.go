@@ -1,0 +1,40 @@
+package app
+
+import (
+	"net"
+	"net/http"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/net/netutil"
+)
+
+// maxHeaderBytes caps a request's header block (net/http's default is 1 MiB; bearer tokens, cookies and ids fit
+// in far less).
+const maxHeaderBytes = 64 << 10
+
+// newHTTPServer is the API's net/http server with the edge's timeouts (docs/security.md#limits): the read timeout
+// bounds a whole request (a trickled body cannot hold a connection), the write timeout bounds the answer from the
+// end of the headers (a client that never reads cannot pin a page in memory; Validate keeps it above the longest
+// flush wait), the idle timeout closes quiet keep-alive connections.
+func newHTTPServer(cfg Config, h http.Handler, log zerolog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: Seconds(cfg.HTTPReadHeaderTimeoutSeconds),
+		ReadTimeout:       Seconds(cfg.HTTPReadTimeoutSeconds),
+		WriteTimeout:      Seconds(cfg.HTTPWriteTimeoutSeconds),
+		IdleTimeout:       Seconds(cfg.HTTPIdleTimeoutSeconds),
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          HTTPErrorLog(log),
+	}
+}
+
+// listen binds the API address and caps the connections served at once: beyond the cap a new connection waits in
+// the kernel's accept queue until one ends (the timeouts above make sure they do), so a flood of idle
+// connections cannot exhaust the process's file descriptors, which the database pool needs too.
+func listen(cfg Config) (net.Listener, error) {
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, err
+	}
+	return netutil.LimitListener(ln, cfg.HTTPMaxConnections), nil
+}
