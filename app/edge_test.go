@@ -56,7 +56,11 @@ func closedWithin(conn net.Conn, d time.Duration) bool {
 // holds its connection for as long as it likes: the read timeout closes it.
 func TestSlowBodyIsCutAtTheReadTimeout(t *testing.T) {
 	token := strings.Repeat("k", 32)
-	addr, _ := edgeRuntime(t, func(c *app.Config) { c.AuthToken = token; c.HTTPReadTimeoutSeconds = 1; c.HTTPReadHeaderTimeoutSeconds = 1 })
+	addr, _ := edgeRuntime(t, func(c *app.Config) {
+		c.AuthToken = token
+		c.HTTPReadTimeoutSeconds = 1
+		c.HTTPReadHeaderTimeoutSeconds = 1
+	})
 	conn, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer conn.Close()
