@@ -11,7 +11,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e bench fuzz
+.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e bench fuzz clients-test
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -25,7 +25,7 @@ build: ## build bin/powercontext
 test: ## run every test (conformance suite on postgres, mysql and sqlite; engines without a server are skipped)
 	$(GO) test $(TEST_FLAGS) ./...
 
-check: generate-check fmt-check tidy-check vet test ## what CI runs: stale generated code, gofmt, go mod tidy, go vet, tests
+check: generate-check fmt-check tidy-check vet test clients-test ## what CI runs: stale generated code, gofmt, go mod tidy, go vet, tests, client suites
 
 $(SQLC):
 	@mkdir -p bin
@@ -48,6 +48,20 @@ E2E_LONG ?=
 E2E_BROKEN ?=
 e2e: ## distributed proof on mariadb and postgres (short; E2E_LONG=1 for the long variant + broken build)
 	E2E_LONG=$(E2E_LONG) E2E_BROKEN=$(E2E_BROKEN) $(GO) test ./e2e/ -run TestFleet -count=1 -v -timeout 20m
+
+# The Python and TypeScript clients' suites, each against a real server (bin/powercontext, single_node on an
+# embedded SQLite database in a temporary directory). A machine without python3 or node/npm skips the suite it
+# cannot run unless PC_TEST_REQUIRE_CLIENTS=1 (CI sets it).
+clients-test: build ## Python (unittest) and TypeScript (node --test) client suites against a real server
+	@export POWERCONTEXT_BIN="$(CURDIR)/bin/powercontext"; \
+	if command -v python3 >/dev/null; then \
+	  (cd clients/python && python3 -m unittest discover -s tests -t . -v) || exit 1; \
+	elif [ -n "$$PC_TEST_REQUIRE_CLIENTS" ]; then echo "clients-test: python3 is required"; exit 1; \
+	else echo "clients-test: python3 not found; Python client suite skipped"; fi; \
+	if command -v node >/dev/null && command -v npm >/dev/null; then \
+	  (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm test) || exit 1; \
+	elif [ -n "$$PC_TEST_REQUIRE_CLIENTS" ]; then echo "clients-test: node and npm are required"; exit 1; \
+	else echo "clients-test: node/npm not found; TypeScript client suite skipped"; fi
 
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^db/gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

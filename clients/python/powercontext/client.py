@@ -1,0 +1,377 @@
+"""The HTTP client. Standard library only (urllib); safe to share between threads."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from .errors import (
+    CODE_UNEXPECTED_RESPONSE,
+    APIError,
+    ConnectionFailedError,
+    OperationFailedError,
+    OperationPendingError,
+)
+from .types import (
+    Candidate,
+    CaptureResult,
+    FlushResult,
+    Health,
+    Member,
+    Memory,
+    MemoryFlushOperationResult,
+    OperationList,
+    OperationRecord,
+    SourceList,
+)
+
+__all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_OPERATION_DEADLINE", "DEFAULT_POLL_INTERVAL"]
+
+DEFAULT_TIMEOUT = 30.0  # seconds, per request
+DEFAULT_OPERATION_DEADLINE = 30.0  # seconds, for flush_memory and wait_operation
+DEFAULT_POLL_INTERVAL = 0.2  # seconds between two polls of an operation
+_MAX_RESPONSE_BYTES = 32 << 20
+_MIN_POLL_BUDGET = 1.0
+_USER_AGENT = "powercontext-python-client"
+
+Progress = Callable[[OperationRecord], None]
+
+
+class _Response:
+    __slots__ = ("status", "headers", "body")
+
+    def __init__(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def json(self, method: str, path: str) -> Any:
+        try:
+            return json.loads(self.body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise APIError(self.status, CODE_UNEXPECTED_RESPONSE,
+                           f"unexpected answer to {method} {path} (status {self.status}): {exc}",
+                           request_id=self.headers.get("X-Request-ID", "")) from None
+
+
+class Client:
+    """A client of one powercontext API (any replica behind ``base_url``).
+
+    >>> pc = Client("http://127.0.0.1:8080", token="…")
+    >>> pc.capture_source("agent-42", "用户喜欢简洁的回答。")
+    >>> pc.flush_memory("agent-42")      # submit, then poll the operation until done
+    >>> pc.get_memory("agent-42").entries
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: Optional[str] = None,
+        *,
+        timeout: Optional[float] = DEFAULT_TIMEOUT,
+        operation_deadline: float = DEFAULT_OPERATION_DEADLINE,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self.timeout = timeout
+        self.operation_deadline = operation_deadline
+        self.poll_interval = poll_interval if poll_interval > 0 else DEFAULT_POLL_INTERVAL
+        parts = urllib.parse.urlsplit(self.base_url)
+        netloc = parts.netloc.rsplit("@", 1)[-1] if "@" in parts.netloc else parts.netloc
+        self._display = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+    def __repr__(self) -> str:
+        return f"Client({self._display!r})"
+
+    # --- transport -------------------------------------------------------------------------------------------
+
+    def _round_trip(
+        self,
+        method: str,
+        path: str,
+        query: Optional[Dict[str, Any]] = None,
+        body: Any = None,
+        headers: Optional[Dict[str, str]] = None,
+        timeout: Optional[float] = None,
+    ) -> _Response:
+        """Sends one request and returns its answer whatever the status; only transport failures raise."""
+        url = self.base_url + path
+        if query:
+            q = {k: str(v) for k, v in query.items() if v is not None and v != ""}
+            if q:
+                url += "?" + urllib.parse.urlencode(q)
+        data = None
+        h = {"Accept": "application/json", "User-Agent": _USER_AGENT}
+        if body is not None:
+            data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            h["Content-Type"] = "application/json"
+        if self._token:
+            h["Authorization"] = "Bearer " + self._token
+        h.update(headers or {})
+        req = urllib.request.Request(url, data=data, headers=h, method=method)
+        t = self.timeout if timeout is None else timeout
+        try:
+            with urllib.request.urlopen(req, timeout=t) as resp:  # noqa: S310 - the caller chose the URL
+                return _Response(resp.status, resp.headers, resp.read(_MAX_RESPONSE_BYTES))
+        except urllib.error.HTTPError as err:
+            with err:
+                return _Response(err.code, err.headers, err.read(_MAX_RESPONSE_BYTES))
+        except (socket.timeout, TimeoutError) as err:
+            raise ConnectionFailedError(self._display, str(err) or "timed out", timeout=True) from None
+        except urllib.error.URLError as err:
+            timed_out = isinstance(err.reason, (socket.timeout, TimeoutError))
+            raise ConnectionFailedError(self._display, str(err.reason), timeout=timed_out) from None
+        except OSError as err:
+            raise ConnectionFailedError(self._display, str(err)) from None
+
+    def _send(self, method: str, path: str, query: Optional[Dict[str, Any]] = None, body: Any = None,
+              headers: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> _Response:
+        resp = self._round_trip(method, path, query, body, headers, timeout)
+        if resp.status >= 400:
+            raise _api_error(resp)
+        return resp
+
+    def _call(self, method: str, path: str, query: Optional[Dict[str, Any]] = None, body: Any = None) -> Any:
+        return self._send(method, path, query, body).json(method, path)
+
+    # --- Sources ---------------------------------------------------------------------------------------------
+
+    def capture_source(
+        self,
+        scope_id: str,
+        content: str,
+        *,
+        source_id: Optional[str] = None,
+        source_type: Optional[str] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+    ) -> CaptureResult:
+        """Appends a Source to the scope's journal (POST /v1/sources). Pass ``source_id`` to make retries
+        idempotent: a repeated (scope_id, source_id) returns the first capture with ``created`` False."""
+        body: Dict[str, Any] = {"scope_id": scope_id, "content": content}
+        if source_id:
+            body["source_id"] = source_id
+        if source_type:
+            body["source_type"] = source_type
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        return CaptureResult.from_json(self._call("POST", "/v1/sources", body=body))
+
+    def list_sources(self, scope_id: str, *, after: int = 0, limit: Optional[int] = None) -> SourceList:
+        """A page of the scope's journal in journal order (GET /v1/sources)."""
+        q = {"scope_id": scope_id, "after": after or None, "limit": limit}
+        return SourceList.from_json(self._call("GET", "/v1/sources", q))
+
+    # --- Memory ----------------------------------------------------------------------------------------------
+
+    def flush_memory(self, scope_id: str, *, on_progress: Optional[Progress] = None) -> FlushResult:
+        """Flushes the scope's new Sources into Memory and waits for the result.
+
+        Submits with ``Prefer: respond-async``, then polls GET /v1/operations/{id} (any replica may answer) until
+        the operation is done or the operation deadline passes. Returns the FlushResult; raises
+        OperationFailedError when it failed, was cancelled or is blocked by a failed operation, and
+        OperationPendingError at the deadline (the operation keeps running). ``on_progress`` sees the record
+        after the 202 answer and after every poll that is not final.
+        """
+        path = "/v1/memory/flush"
+        deadline = time.monotonic() + self.operation_deadline
+        try:
+            resp = self._send("POST", path, body={"scope_id": scope_id}, headers={"Prefer": "respond-async"})
+        except APIError as err:
+            if err.status == 409:
+                failed = self._flush_conflict(err)
+                if failed is not None:
+                    raise failed from None
+            raise
+        if resp.status == 200:
+            return FlushResult.from_json(resp.json("POST", path))
+        if resp.status != 202:
+            raise APIError(resp.status, CODE_UNEXPECTED_RESPONSE, f"unexpected answer to POST {path}",
+                           request_id=resp.headers.get("X-Request-ID", ""))
+        accepted = resp.json("POST", path)
+        first = OperationRecord(operation_id=accepted["operation_id"], kind="memory_flush", scope_id=scope_id,
+                                status=accepted["status"])
+        if on_progress is not None:
+            on_progress(first)
+        rec = self._wait(first, deadline, on_progress)
+        r = rec.result
+        if not isinstance(r, MemoryFlushOperationResult):
+            r = MemoryFlushOperationResult(0, 0, 0, 0, None)
+        return FlushResult("processed", r.previous_cursor, r.current_cursor, r.high_watermark,
+                           r.processed_source_count, r.memory, rec.operation_id)
+
+    def submit_flush(self, scope_id: str, *, wait: Optional[float] = None) -> Tuple[int, Dict[str, Any]]:
+        """The bare POST /v1/memory/flush: returns (status, body) for 200 and 202; ``wait`` is the Prefer wait in
+        seconds (0 = respond-async; None = the server's default). Errors raise APIError."""
+        headers = {}
+        if wait is not None:
+            headers["Prefer"] = "respond-async" if wait <= 0 else f"wait={wait:g}"
+        resp = self._send("POST", "/v1/memory/flush", body={"scope_id": scope_id}, headers=headers)
+        return resp.status, resp.json("POST", "/v1/memory/flush")
+
+    def get_memory(self, scope_id: str) -> Memory:
+        """The scope's current Memory revision and its entries (GET /v1/memory)."""
+        return Memory.from_json(self._call("GET", "/v1/memory", {"scope_id": scope_id}))
+
+    def search_memory(self, scope_id: str, q: str, *, limit: Optional[int] = None) -> Memory:
+        """The entries of the scope's current Memory that match ``q`` (GET /v1/memory/search)."""
+        return Memory.from_json(self._call("GET", "/v1/memory/search", {"scope_id": scope_id, "q": q,
+                                                                         "limit": limit}))
+
+    # --- Operations ------------------------------------------------------------------------------------------
+
+    def get_operation(self, operation_id: str, *, timeout: Optional[float] = None) -> OperationRecord:
+        """One Operation (GET /v1/operations/{id}); an unknown id is APIError 404 ``operation_not_found``."""
+        path = _operation_path(operation_id)
+        return OperationRecord.from_json(self._send("GET", path, timeout=timeout).json("GET", path))
+
+    def list_operations(self, *, scope_id: Optional[str] = None, kind: Optional[str] = None,
+                        status: Optional[str] = None, cursor: Optional[str] = None,
+                        limit: Optional[int] = None) -> OperationList:
+        """A page of Operations, newest first (GET /v1/operations)."""
+        q = {"scope_id": scope_id, "kind": kind, "status": status, "cursor": cursor, "limit": limit}
+        return OperationList.from_json(self._call("GET", "/v1/operations", q))
+
+    def cancel_operation(self, operation_id: str, expected_version: int) -> OperationRecord:
+        """Cancels at ``expected_version`` (→ cancelled, or cancelling while running); a stale version or an
+        illegal transition is APIError 409 ``operation_conflict`` with ``details["actual_version"]``."""
+        return OperationRecord.from_json(self._call("POST", _operation_path(operation_id) + "/cancel",
+                                                    body={"expected_version": expected_version}))
+
+    def retry_operation(self, operation_id: str, expected_version: int) -> OperationRecord:
+        """Queues a failed or cancelled operation again at ``expected_version``."""
+        return OperationRecord.from_json(self._call("POST", _operation_path(operation_id) + "/retry",
+                                                    body={"expected_version": expected_version}))
+
+    def wait_operation(self, operation_id: str, *, on_progress: Optional[Progress] = None) -> OperationRecord:
+        """Polls an operation until it is done or the operation deadline (from now) passes; see flush_memory."""
+        deadline = time.monotonic() + self.operation_deadline
+        rec = self.get_operation(operation_id)
+        if rec.terminal:
+            _raise_if_failed(rec)
+            return rec
+        if on_progress is not None:
+            on_progress(rec)
+        return self._wait(rec, deadline, on_progress)
+
+    def _wait(self, last: OperationRecord, deadline: float, on_progress: Optional[Progress]) -> OperationRecord:
+        """Polls until terminal or the deadline; transient failures (no answer, 429, 5xx) are retried."""
+        status, pause = last.status, self.poll_interval
+        last_error: Optional[Exception] = None
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise OperationPendingError(last.operation_id, status, self.operation_deadline, last_error)
+            time.sleep(min(pause, remaining))
+            pause = self.poll_interval
+            budget = max(deadline - time.monotonic(), _MIN_POLL_BUDGET)
+            if self.timeout is not None:
+                budget = min(budget, self.timeout)
+            try:
+                rec = self.get_operation(last.operation_id, timeout=budget)
+            except ConnectionFailedError as err:
+                last_error = err
+                continue
+            except APIError as err:
+                if not err.temporary:
+                    raise
+                last_error = err
+                if err.retry_after and err.retry_after > pause:
+                    pause = err.retry_after
+                continue
+            last_error = None
+            if rec.terminal:
+                _raise_if_failed(rec)
+                return rec
+            status = rec.status
+            if on_progress is not None:
+                on_progress(rec)
+
+    def _flush_conflict(self, err: APIError) -> Optional[OperationFailedError]:
+        op_id = err.details.get("operation_id") or ""
+        if err.code == "operation_cancelled":
+            return OperationFailedError(op_id, "cancelled", "cancelled")
+        if err.code in ("operation_blocked", "operation_failed"):
+            failed = OperationFailedError(op_id, err.code, "failed", blocked=err.code == "operation_blocked")
+            if op_id:  # best effort: name the failed operation's own error
+                try:
+                    rec = self.get_operation(op_id)
+                except (APIError, ConnectionFailedError):
+                    rec = None
+                if rec is not None and rec.error is not None and rec.error.code:
+                    failed.code, failed.category = rec.error.code, rec.error.category
+            return failed
+        return None
+
+    # --- Experience ------------------------------------------------------------------------------------------
+
+    def list_experience_candidates(self, scope_id: str, *, status: Optional[str] = None,
+                                   limit: Optional[int] = None) -> List[Candidate]:
+        """The scope's Experience candidates, newest first (GET /v1/experience/candidates)."""
+        d = self._call("GET", "/v1/experience/candidates", {"scope_id": scope_id, "status": status, "limit": limit})
+        return [Candidate.from_json(x) for x in d["items"]]
+
+    def approve_candidate(self, candidate_id: str, expected_version: int) -> Candidate:
+        """Approves a pending candidate (409 ``candidate_conflict`` when the version is stale)."""
+        return self._review(candidate_id, "approve", expected_version)
+
+    def reject_candidate(self, candidate_id: str, expected_version: int) -> Candidate:
+        """Rejects a pending candidate (409 ``candidate_conflict`` when the version is stale)."""
+        return self._review(candidate_id, "reject", expected_version)
+
+    def _review(self, candidate_id: str, verb: str, expected_version: int) -> Candidate:
+        path = "/v1/experience/candidates/" + urllib.parse.quote(candidate_id, safe="") + "/" + verb
+        return Candidate.from_json(self._call("POST", path, body={"expected_version": expected_version}))
+
+    # --- Runtime ---------------------------------------------------------------------------------------------
+
+    def members(self) -> List[Member]:
+        """The live runtime members (GET /v1/runtime/members)."""
+        return [Member.from_json(x) for x in self._call("GET", "/v1/runtime/members")["items"]]
+
+    def ready(self) -> Health:
+        """Readiness of the replica that answered (GET /health/ready); a 503 answer is returned, not raised:
+        check ``Health.serving``."""
+        resp = self._round_trip("GET", "/health/ready")
+        if resp.status not in (200, 503):
+            raise _api_error(resp)
+        d = resp.json("GET", "/health/ready")
+        return Health(d.get("status", ""), dict(d.get("checks") or {}))
+
+
+def _operation_path(operation_id: str) -> str:
+    return "/v1/operations/" + urllib.parse.quote(operation_id, safe="")
+
+
+def _raise_if_failed(rec: OperationRecord) -> None:
+    if rec.status == "failed":
+        code = rec.error.code if rec.error is not None and rec.error.code else "failed"
+        category = rec.error.category if rec.error is not None else ""
+        raise OperationFailedError(rec.operation_id, code, "failed", category=category)
+    if rec.status == "cancelled":
+        raise OperationFailedError(rec.operation_id, "cancelled", "cancelled")
+
+
+def _api_error(resp: _Response) -> APIError:
+    request_id = resp.headers.get("X-Request-ID", "") or ""
+    retry_after: Optional[float] = None
+    raw = resp.headers.get("Retry-After")
+    if raw:
+        try:
+            retry_after = float(int(raw.strip()))
+        except ValueError:
+            retry_after = None
+    try:
+        env = json.loads(resp.body.decode("utf-8"))
+        e = env.get("error") if isinstance(env, dict) else None
+        if isinstance(e, dict) and e.get("code"):
+            details = e.get("details") if isinstance(e.get("details"), dict) else {}
+            return APIError(resp.status, e["code"], e.get("message", ""), details, request_id, retry_after)
+    except (UnicodeDecodeError, ValueError):
+        pass
+    return APIError(resp.status, CODE_UNEXPECTED_RESPONSE, f"HTTP {resp.status}", None, request_id, retry_after)

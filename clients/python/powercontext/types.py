@@ -1,0 +1,301 @@
+"""Wire types of the HTTP API (api/openapi.yaml), as dataclasses. Times are ``datetime`` in UTC."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
+
+__all__ = [
+    "OperationStatus",
+    "OperationKind",
+    "CandidateStatus",
+    "Metadata",
+    "CaptureResult",
+    "SourceRecord",
+    "SourceList",
+    "MemoryRevision",
+    "FlushResult",
+    "MemoryEntry",
+    "Memory",
+    "OperationError",
+    "MemoryFlushOperationResult",
+    "ExperienceIncubationOperationResult",
+    "OperationRecord",
+    "OperationList",
+    "Candidate",
+    "VersionRange",
+    "Member",
+    "Health",
+    "TERMINAL_STATUSES",
+    "parse_time",
+]
+
+OperationStatus = Literal["queued", "running", "retry_wait", "cancelling", "succeeded", "failed", "cancelled"]
+OperationKind = Literal["memory_flush", "experience_incubation"]
+CandidateStatus = Literal["pending", "approved", "rejected"]
+
+#: Statuses after which an operation changes no more (unless retried).
+TERMINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
+
+
+class Metadata(TypedDict, total=False):
+    """Free-form Source metadata: any JSON object of at most 16 KiB."""
+
+
+def parse_time(value: Optional[str]) -> Optional[datetime]:
+    """Parses the API's RFC 3339 UTC time (``2026-12-02T13:00:00.123456Z``); None stays None."""
+    if value is None:
+        return None
+    text = value[:-1] + "+00:00" if value.endswith("Z") else value
+    return datetime.fromisoformat(text).astimezone(timezone.utc)
+
+
+def _time(value: Any) -> datetime:
+    t = parse_time(value)
+    if t is None:
+        raise ValueError("a time is required")
+    return t
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    """Answer of a capture: the Source's journal position; ``created`` is False for a repeated source id."""
+
+    scope_id: str
+    source_id: str
+    journal_position: int
+    created: bool
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "CaptureResult":
+        return cls(d["scope_id"], d["source_id"], int(d["journal_position"]), bool(d["created"]))
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    scope_id: str
+    source_id: str
+    journal_position: int
+    source_type: str
+    content: str
+    metadata: Dict[str, Any]
+    created_at: datetime
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SourceRecord":
+        return cls(d["scope_id"], d["source_id"], int(d["journal_position"]), d["source_type"], d["content"],
+                   dict(d.get("metadata") or {}), _time(d["created_at"]))
+
+
+@dataclass(frozen=True)
+class SourceList:
+    """One page of a journal; pass ``next_after`` as ``after`` for the next page (None on the last page)."""
+
+    items: List[SourceRecord]
+    next_after: Optional[int]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SourceList":
+        return cls([SourceRecord.from_json(x) for x in d["items"]], d.get("next_after"))
+
+
+@dataclass(frozen=True)
+class MemoryRevision:
+    revision: int
+
+    @classmethod
+    def from_json(cls, d: Optional[Dict[str, Any]]) -> Optional["MemoryRevision"]:
+        return None if d is None else cls(int(d["revision"]))
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    """A completed flush: ``idle`` (nothing was pending) or ``processed`` (the window was committed)."""
+
+    status: Literal["idle", "processed"]
+    previous_cursor: int
+    current_cursor: int
+    high_watermark: int
+    processed_source_count: int
+    memory: Optional[MemoryRevision]
+    operation_id: Optional[str]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "FlushResult":
+        return cls(d["status"], int(d["previous_cursor"]), int(d["current_cursor"]), int(d["high_watermark"]),
+                   int(d["processed_source_count"]), MemoryRevision.from_json(d.get("memory")), d.get("operation_id"))
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    entry_no: int
+    content: str
+    source_positions: List[int]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "MemoryEntry":
+        return cls(int(d["entry_no"]), d["content"], [int(p) for p in d.get("source_positions") or []])
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A scope's Memory revision; ``revision`` and ``created_at`` are None while nothing was committed."""
+
+    scope_id: str
+    revision: Optional[int]
+    created_at: Optional[datetime]
+    entries: List[MemoryEntry]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Memory":
+        return cls(d["scope_id"], d.get("revision"), parse_time(d.get("created_at")),
+                   [MemoryEntry.from_json(e) for e in d.get("entries") or []])
+
+
+@dataclass(frozen=True)
+class OperationError:
+    """The bounded failure of an operation: never error text."""
+
+    category: str
+    code: str
+
+
+@dataclass(frozen=True)
+class MemoryFlushOperationResult:
+    previous_cursor: int
+    current_cursor: int
+    high_watermark: int
+    processed_source_count: int
+    memory: Optional[MemoryRevision]
+    type: Literal["memory_flush"] = "memory_flush"
+
+
+@dataclass(frozen=True)
+class ExperienceIncubationOperationResult:
+    previous_cursor: int
+    current_cursor: int
+    high_watermark: int
+    processed_source_count: int
+    candidate_count: int
+    type: Literal["experience_incubation"] = "experience_incubation"
+
+
+OperationResult = Union[MemoryFlushOperationResult, ExperienceIncubationOperationResult]
+
+
+def _operation_result(d: Optional[Dict[str, Any]]) -> Optional[OperationResult]:
+    if d is None:
+        return None
+    common = (int(d["previous_cursor"]), int(d["current_cursor"]), int(d["high_watermark"]),
+              int(d["processed_source_count"]))
+    if d.get("type") == "experience_incubation":
+        return ExperienceIncubationOperationResult(*common, int(d["candidate_count"]))
+    return MemoryFlushOperationResult(*common, MemoryRevision.from_json(d.get("memory")))
+
+
+@dataclass(frozen=True)
+class OperationRecord:
+    """One Operation (public kinds only). ``state_version`` is the ``expected_version`` of cancel and retry."""
+
+    operation_id: str
+    kind: str
+    scope_id: str
+    status: str
+    attempt_count: int = 0
+    state_version: int = 0
+    created_at: Optional[datetime] = None
+    updated_at: Optional[datetime] = None
+    completed_at: Optional[datetime] = None
+    available_at: Optional[datetime] = None
+    result: Optional[OperationResult] = None
+    error: Optional[OperationError] = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "OperationRecord":
+        err = d.get("error")
+        return cls(d["operation_id"], d["kind"], d["scope_id"], d["status"], int(d.get("attempt_count") or 0),
+                   int(d.get("state_version") or 0), parse_time(d.get("created_at")),
+                   parse_time(d.get("updated_at")), parse_time(d.get("completed_at")),
+                   parse_time(d.get("available_at")), _operation_result(d.get("result")),
+                   None if err is None else OperationError(err.get("category", ""), err.get("code", "")))
+
+
+@dataclass(frozen=True)
+class OperationList:
+    """One page of Operations, newest first; pass ``next_cursor`` as ``cursor`` for the next page."""
+
+    items: List[OperationRecord]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "OperationList":
+        return cls([OperationRecord.from_json(x) for x in d["items"]], d.get("next_cursor"))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A proposed Experience lesson awaiting review."""
+
+    candidate_id: str
+    scope_id: str
+    operation_id: str
+    title: str
+    lesson: str
+    cited_positions: List[int]
+    status: str
+    state_version: int
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Candidate":
+        return cls(d["candidate_id"], d["scope_id"], d["operation_id"], d["title"], d["lesson"],
+                   [int(p) for p in d.get("cited_positions") or []], d["status"], int(d["state_version"]),
+                   _time(d["created_at"]), _time(d["updated_at"]))
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    min: int
+    max: int
+
+
+@dataclass(frozen=True)
+class Member:
+    """A live runtime member (process). No secrets."""
+
+    member_id: str
+    role: str
+    build_version: str
+    schema_versions: VersionRange
+    payload_versions: VersionRange
+    behavior_revision: str
+    started_at: datetime
+    heartbeat_at: datetime
+    expires_at: datetime
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Member":
+        def rng(r: Dict[str, Any]) -> VersionRange:
+            return VersionRange(int(r["min"]), int(r["max"]))
+
+        return cls(d["member_id"], d["role"], d["build_version"], rng(d["schema_versions"]),
+                   rng(d["payload_versions"]), d["behavior_revision"], _time(d["started_at"]),
+                   _time(d["heartbeat_at"]), _time(d["expires_at"]))
+
+
+@dataclass(frozen=True)
+class Health:
+    """Readiness: ``ready`` | ``degraded`` (serving) or ``not_ready`` | ``misconfigured``, with every check."""
+
+    status: str
+    checks: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def serving(self) -> bool:
+        return self.status in ("ready", "degraded")

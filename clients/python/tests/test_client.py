@@ -1,0 +1,167 @@
+"""The Python client against a real powercontext server (see server.py)."""
+
+from __future__ import annotations
+
+import socket
+import unittest
+import uuid
+
+from powercontext import (
+    APIError,
+    Client,
+    ConnectionFailedError,
+    OperationPendingError,
+    OperationRecord,
+)
+
+from .server import Server
+
+server: Server
+
+
+def setUpModule() -> None:
+    global server
+    server = Server().start()
+
+
+def tearDownModule() -> None:
+    server.stop()
+
+
+def new_scope() -> str:
+    return "py-" + uuid.uuid4().hex[:12]
+
+
+class ClientTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.pc = Client(server.url, token=server.token, operation_deadline=30, poll_interval=0.05)
+
+    def test_capture_is_idempotent_per_source_id_and_keeps_unicode(self) -> None:
+        scope = new_scope()
+        first = self.pc.capture_source(scope, "用户喜欢简洁的中文回答。", source_id="msg-1",
+                                       metadata={"channel": "聊天"})
+        self.assertTrue(first.created)
+        self.assertEqual(first.journal_position, 1)
+        again = self.pc.capture_source(scope, "用户喜欢简洁的中文回答。", source_id="msg-1")
+        self.assertFalse(again.created)
+        self.assertEqual(again.journal_position, 1)
+        second = self.pc.capture_source(scope, "The user works in Shanghai.")
+        self.assertEqual(second.journal_position, 2)
+
+        page = self.pc.list_sources(scope, limit=1)
+        self.assertEqual([s.content for s in page.items], ["用户喜欢简洁的中文回答。"])
+        self.assertEqual(page.items[0].metadata, {"channel": "聊天"})
+        self.assertEqual(page.items[0].created_at.tzinfo is not None, True)
+        self.assertEqual(page.next_after, 1)
+        rest = self.pc.list_sources(scope, after=page.next_after)
+        self.assertEqual([s.journal_position for s in rest.items], [2])
+        self.assertIsNone(rest.next_after)
+
+    def test_flush_polls_the_operation_then_memory_reads_and_searches(self) -> None:
+        scope = new_scope()
+        self.pc.capture_source(scope, "The user prefers metric units.")
+        self.pc.capture_source(scope, "用户每天早上八点开会。")
+        seen: list[OperationRecord] = []
+        result = self.pc.flush_memory(scope, on_progress=seen.append)
+        self.assertEqual(result.status, "processed")
+        self.assertEqual(result.processed_source_count, 2)
+        self.assertEqual(result.current_cursor, 2)
+        self.assertIsNotNone(result.memory)
+        self.assertIsNotNone(result.operation_id)
+        # respond-async: the server answered 202 first and the client polled.
+        self.assertGreaterEqual(len(seen), 1)
+        self.assertEqual(seen[0].operation_id, result.operation_id)
+        self.assertIn(seen[0].status, ("queued", "running", "retry_wait"))
+
+        memory = self.pc.get_memory(scope)
+        self.assertEqual(memory.revision, result.memory.revision)
+        contents = " ".join(e.content for e in memory.entries)
+        self.assertIn("metric", contents)
+        self.assertIn("八点", contents)
+        found = self.pc.search_memory(scope, "八点")
+        self.assertEqual(len(found.entries), 1)
+        self.assertTrue(all(p >= 1 for p in found.entries[0].source_positions))
+
+        # Nothing new: idle, answered at once.
+        idle = self.pc.flush_memory(scope)
+        self.assertEqual(idle.status, "idle")
+        self.assertEqual(idle.processed_source_count, 0)
+
+        op = self.pc.get_operation(result.operation_id)
+        self.assertEqual(op.status, "succeeded")
+        self.assertEqual(op.kind, "memory_flush")
+        self.assertEqual(op.result.current_cursor, 2)
+        listed = self.pc.list_operations(scope_id=scope, kind="memory_flush")
+        self.assertIn(result.operation_id, [o.operation_id for o in listed.items])
+
+    def test_deadline_raises_pending_then_wait_operation_finishes(self) -> None:
+        scope = new_scope()
+        self.pc.capture_source(scope, "A fact to flush.")
+        impatient = Client(server.url, token=server.token, operation_deadline=0)
+        with self.assertRaises(OperationPendingError) as ctx:
+            impatient.flush_memory(scope)
+        op_id = ctx.exception.operation_id
+        self.assertTrue(op_id)
+        done = self.pc.wait_operation(op_id)
+        self.assertEqual(done.status, "succeeded")
+
+    def test_submit_flush_answers_202_with_the_operation(self) -> None:
+        scope = new_scope()
+        self.pc.capture_source(scope, "Another fact.")
+        status, body = self.pc.submit_flush(scope, wait=0)
+        self.assertEqual(status, 202)
+        self.assertEqual(body["status_url"], "/v1/operations/" + body["operation_id"])
+        self.pc.wait_operation(body["operation_id"])
+
+    def test_stale_version_is_an_operation_conflict(self) -> None:
+        scope = new_scope()
+        self.pc.capture_source(scope, "Fact.")
+        result = self.pc.flush_memory(scope)
+        op = self.pc.get_operation(result.operation_id)
+        with self.assertRaises(APIError) as ctx:
+            self.pc.cancel_operation(op.operation_id, op.state_version)  # succeeded: cannot be cancelled
+        err = ctx.exception
+        self.assertEqual((err.status, err.code), (409, "operation_conflict"))
+        self.assertEqual(err.details["actual_version"], op.state_version)
+        self.assertEqual(err.details["status"], "succeeded")
+        self.assertTrue(err.request_id)
+
+    def test_errors_carry_code_field_and_request_id(self) -> None:
+        with self.assertRaises(APIError) as ctx:
+            self.pc.capture_source("", "x")
+        self.assertEqual((ctx.exception.status, ctx.exception.code, ctx.exception.field),
+                         (422, "invalid_request", "scope_id"))
+        with self.assertRaises(APIError) as ctx:
+            self.pc.get_operation("no-such-operation")
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (404, "operation_not_found"))
+        with self.assertRaises(APIError) as ctx:
+            self.pc.approve_candidate("no-such-candidate", 1)
+        self.assertEqual(ctx.exception.code, "candidate_not_found")
+        with self.assertRaises(APIError) as ctx:
+            Client(server.url, token="wrong").get_memory("s")
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (401, "unauthorized"))
+        self.assertTrue(ctx.exception.request_id)
+        self.assertFalse(ctx.exception.temporary)
+
+    def test_unreachable_server_is_a_connection_error(self) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with self.assertRaises(ConnectionFailedError) as ctx:
+            Client(f"http://127.0.0.1:{port}", timeout=2).get_memory("s")
+        self.assertIsInstance(ctx.exception, ConnectionError)
+
+    def test_runtime_and_experience_reads(self) -> None:
+        health = self.pc.ready()
+        self.assertTrue(health.serving)
+        self.assertEqual(health.checks["database"], "ok")
+        members = self.pc.members()
+        self.assertEqual([m.role for m in members], ["all"])
+        self.assertEqual(self.pc.list_experience_candidates(new_scope()), [])
+        memory = self.pc.get_memory(new_scope())
+        self.assertIsNone(memory.revision)
+        self.assertEqual(memory.entries, [])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,385 @@
+import {
+  APIError,
+  CODE_UNEXPECTED_RESPONSE,
+  ConnectionError,
+  OperationFailedError,
+  OperationPendingError,
+} from "./errors.js";
+import {
+  TERMINAL_STATUSES,
+  type Candidate,
+  type CaptureResult,
+  type CaptureSourceRequest,
+  type ErrorBody,
+  type FlushAccepted,
+  type FlushResult,
+  type Health,
+  type ListOperationsParams,
+  type Member,
+  type Memory,
+  type OperationList,
+  type OperationRecord,
+  type SourceList,
+} from "./types.js";
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_OPERATION_DEADLINE_MS = 30_000;
+export const DEFAULT_POLL_INTERVAL_MS = 200;
+const MIN_POLL_BUDGET_MS = 1_000;
+
+export interface ClientOptions {
+  /** Sent as "Authorization: Bearer <token>". */
+  token?: string;
+  /** Bound of each HTTP request in milliseconds (default 30 s; 0 = none). */
+  timeoutMs?: number;
+  /** How long flushMemory and waitOperation wait for an operation (default 30 s). */
+  operationDeadlineMs?: number;
+  /** Pause between two polls of an operation (default 200 ms). */
+  pollIntervalMs?: number;
+  /** The fetch implementation (default globalThis.fetch). */
+  fetch?: typeof fetch;
+}
+
+export type Progress = (record: Pick<OperationRecord, "operation_id" | "kind" | "scope_id" | "status"> &
+  Partial<OperationRecord>) => void;
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+type Query = { [name: string]: string | number | undefined };
+
+/**
+ * A client of one powercontext API (any replica behind baseURL). Uses fetch only.
+ *
+ *     const pc = new Client("http://127.0.0.1:8080", { token });
+ *     await pc.captureSource({ scope_id: "agent-42", content: "用户喜欢简洁的回答。" });
+ *     await pc.flushMemory("agent-42"); // submit, then poll the operation until done
+ *     const memory = await pc.getMemory("agent-42");
+ */
+export class Client {
+  readonly baseURL: string;
+  readonly #token: string | undefined;
+  readonly #timeoutMs: number;
+  readonly #deadlineMs: number;
+  readonly #pollMs: number;
+  readonly #fetch: typeof fetch;
+  readonly #display: string;
+
+  constructor(baseURL: string, options: ClientOptions = {}) {
+    this.baseURL = baseURL.replace(/\/+$/, "");
+    this.#token = options.token;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#deadlineMs = options.operationDeadlineMs ?? DEFAULT_OPERATION_DEADLINE_MS;
+    this.#pollMs = options.pollIntervalMs && options.pollIntervalMs > 0 ? options.pollIntervalMs : DEFAULT_POLL_INTERVAL_MS;
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    let display = this.baseURL;
+    try {
+      const u = new URL(this.baseURL);
+      u.username = "";
+      u.password = "";
+      display = u.toString().replace(/\/+$/, "");
+    } catch {
+      // keep the text as given; fetch reports the bad URL
+    }
+    this.#display = display;
+  }
+
+  // --- transport ------------------------------------------------------------------------------------------------
+
+  /** Sends one request and returns its answer whatever the status; only transport failures throw. */
+  async #roundTrip(method: string, path: string, query?: Query, body?: unknown, headers?: Record<string, string>,
+    timeoutMs?: number): Promise<Answer> {
+    let url = this.baseURL + path;
+    if (query) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(query)) {
+        if (v !== undefined && v !== "") q.set(k, String(v));
+      }
+      const s = q.toString();
+      if (s) url += "?" + s;
+    }
+    const h: Record<string, string> = { Accept: "application/json" };
+    if (body !== undefined) h["Content-Type"] = "application/json";
+    if (this.#token) h["Authorization"] = "Bearer " + this.#token;
+    Object.assign(h, headers);
+    const limit = timeoutMs ?? this.#timeoutMs;
+    const init: RequestInit = { method, headers: h };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    if (limit > 0) init.signal = AbortSignal.timeout(limit);
+    let resp: Response;
+    let text: string;
+    try {
+      resp = await this.#fetch(url, init);
+      text = await resp.text();
+    } catch (err) {
+      const timeout = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+      const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : "";
+      const reason = err instanceof Error ? (cause || err.message) : String(err);
+      throw new ConnectionError(this.#display, reason, timeout, err);
+    }
+    return { status: resp.status, headers: resp.headers, text };
+  }
+
+  async #send(method: string, path: string, query?: Query, body?: unknown, headers?: Record<string, string>,
+    timeoutMs?: number): Promise<Answer> {
+    const a = await this.#roundTrip(method, path, query, body, headers, timeoutMs);
+    if (a.status >= 400) throw apiError(a);
+    return a;
+  }
+
+  async #call<T>(method: string, path: string, query?: Query, body?: unknown): Promise<T> {
+    return decode<T>(await this.#send(method, path, query, body), method, path);
+  }
+
+  // --- Sources --------------------------------------------------------------------------------------------------
+
+  /**
+   * Appends a Source to its scope's journal (POST /v1/sources). Pass source_id to make retries idempotent: a
+   * repeated (scope_id, source_id) returns the first capture with created false.
+   */
+  captureSource(req: CaptureSourceRequest): Promise<CaptureResult> {
+    return this.#call("POST", "/v1/sources", undefined, req);
+  }
+
+  /** A page of a scope's journal in journal order (GET /v1/sources). */
+  listSources(scopeId: string, params: { after?: number; limit?: number } = {}): Promise<SourceList> {
+    return this.#call("GET", "/v1/sources", { scope_id: scopeId, after: params.after || undefined, limit: params.limit });
+  }
+
+  // --- Memory ---------------------------------------------------------------------------------------------------
+
+  /**
+   * Flushes a scope's new Sources into Memory and waits for the result. Submits with "Prefer: respond-async", then
+   * polls GET /v1/operations/{id} (any replica may answer) until the operation is done or the operation deadline
+   * passes. Resolves to the FlushResult; rejects with OperationFailedError when it failed, was cancelled or is
+   * blocked by a failed operation, and OperationPendingError at the deadline (the operation keeps running).
+   * onProgress sees the record after the 202 answer and after every poll that is not final.
+   */
+  async flushMemory(scopeId: string, options: { onProgress?: Progress } = {}): Promise<FlushResult> {
+    const path = "/v1/memory/flush";
+    const deadline = Date.now() + this.#deadlineMs;
+    let a: Answer;
+    try {
+      a = await this.#send("POST", path, undefined, { scope_id: scopeId }, { Prefer: "respond-async" });
+    } catch (err) {
+      if (err instanceof APIError && err.status === 409) {
+        const failed = await this.#flushConflict(err);
+        if (failed) throw failed;
+      }
+      throw err;
+    }
+    if (a.status === 200) return decode<FlushResult>(a, "POST", path);
+    if (a.status !== 202) {
+      throw new APIError(a.status, CODE_UNEXPECTED_RESPONSE, `unexpected answer to POST ${path}`, null,
+        a.headers.get("X-Request-ID") ?? "");
+    }
+    const acc = decode<FlushAccepted>(a, "POST", path);
+    const first = { operation_id: acc.operation_id, kind: "memory_flush" as const, scope_id: scopeId, status: acc.status };
+    options.onProgress?.(first);
+    const rec = await this.#wait(first.operation_id, first.status, deadline, options.onProgress);
+    const r = rec.result && rec.result.type === "memory_flush" ? rec.result : null;
+    return {
+      status: "processed",
+      previous_cursor: r?.previous_cursor ?? 0,
+      current_cursor: r?.current_cursor ?? 0,
+      high_watermark: r?.high_watermark ?? 0,
+      processed_source_count: r?.processed_source_count ?? 0,
+      memory: r?.memory ?? null,
+      operation_id: rec.operation_id,
+    };
+  }
+
+  /**
+   * The bare POST /v1/memory/flush: resolves to the 200 FlushResult or the 202 FlushAccepted. waitSeconds is the
+   * Prefer wait (0 = respond-async; undefined = the server's default).
+   */
+  async submitFlush(scopeId: string, waitSeconds?: number):
+    Promise<{ status: 200; body: FlushResult } | { status: 202; body: FlushAccepted; location: string }> {
+    const headers: Record<string, string> = {};
+    if (waitSeconds !== undefined) headers["Prefer"] = waitSeconds <= 0 ? "respond-async" : `wait=${waitSeconds}`;
+    const path = "/v1/memory/flush";
+    const a = await this.#send("POST", path, undefined, { scope_id: scopeId }, headers);
+    if (a.status === 202) {
+      return { status: 202, body: decode<FlushAccepted>(a, "POST", path), location: a.headers.get("Location") ?? "" };
+    }
+    return { status: 200, body: decode<FlushResult>(a, "POST", path) };
+  }
+
+  /** A scope's current Memory revision and its entries (GET /v1/memory). */
+  getMemory(scopeId: string): Promise<Memory> {
+    return this.#call("GET", "/v1/memory", { scope_id: scopeId });
+  }
+
+  /** The entries of a scope's current Memory that match q (GET /v1/memory/search). */
+  searchMemory(scopeId: string, q: string, params: { limit?: number } = {}): Promise<Memory> {
+    return this.#call("GET", "/v1/memory/search", { scope_id: scopeId, q, limit: params.limit });
+  }
+
+  // --- Operations -----------------------------------------------------------------------------------------------
+
+  /** One Operation (GET /v1/operations/{id}); an unknown id is APIError 404 operation_not_found. */
+  async getOperation(operationId: string, timeoutMs?: number): Promise<OperationRecord> {
+    const path = operationPath(operationId);
+    return decode<OperationRecord>(await this.#send("GET", path, undefined, undefined, undefined, timeoutMs), "GET", path);
+  }
+
+  /** A page of Operations, newest first (GET /v1/operations). */
+  listOperations(params: ListOperationsParams = {}): Promise<OperationList> {
+    return this.#call("GET", "/v1/operations", { ...params });
+  }
+
+  /**
+   * Cancels at expectedVersion (→ cancelled, or cancelling while running); a stale version or an illegal
+   * transition is APIError 409 operation_conflict with details.actual_version.
+   */
+  cancelOperation(operationId: string, expectedVersion: number): Promise<OperationRecord> {
+    return this.#call("POST", operationPath(operationId) + "/cancel", undefined, { expected_version: expectedVersion });
+  }
+
+  /** Queues a failed or cancelled operation again at expectedVersion. */
+  retryOperation(operationId: string, expectedVersion: number): Promise<OperationRecord> {
+    return this.#call("POST", operationPath(operationId) + "/retry", undefined, { expected_version: expectedVersion });
+  }
+
+  /** Polls an operation until it is done or the operation deadline (from now) passes; see flushMemory. */
+  async waitOperation(operationId: string, options: { onProgress?: Progress } = {}): Promise<OperationRecord> {
+    const deadline = Date.now() + this.#deadlineMs;
+    const rec = await this.getOperation(operationId);
+    if (TERMINAL_STATUSES.has(rec.status)) return finished(rec);
+    options.onProgress?.(rec);
+    return this.#wait(operationId, rec.status, deadline, options.onProgress);
+  }
+
+  /** Polls until terminal or the deadline; transient failures (no answer, 429, 5xx) are retried. */
+  async #wait(id: string, status: string, deadline: number, onProgress?: Progress): Promise<OperationRecord> {
+    let pause = this.#pollMs;
+    let lastError: unknown;
+    for (;;) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw new OperationPendingError(id, status, this.#deadlineMs, lastError);
+      await sleep(Math.min(pause, remaining));
+      pause = this.#pollMs;
+      let budget = Math.max(deadline - Date.now(), MIN_POLL_BUDGET_MS);
+      if (this.#timeoutMs > 0) budget = Math.min(budget, this.#timeoutMs);
+      let rec: OperationRecord;
+      try {
+        rec = await this.getOperation(id, budget);
+      } catch (err) {
+        if (err instanceof ConnectionError || (err instanceof APIError && err.temporary)) {
+          lastError = err;
+          if (err instanceof APIError && err.retryAfter !== undefined && err.retryAfter * 1000 > pause) {
+            pause = err.retryAfter * 1000;
+          }
+          continue;
+        }
+        throw err;
+      }
+      lastError = undefined;
+      if (TERMINAL_STATUSES.has(rec.status)) return finished(rec);
+      status = rec.status;
+      onProgress?.(rec);
+    }
+  }
+
+  async #flushConflict(err: APIError): Promise<OperationFailedError | undefined> {
+    const id = typeof err.details["operation_id"] === "string" ? err.details["operation_id"] : "";
+    if (err.code === "operation_cancelled") return new OperationFailedError(id, "cancelled", "cancelled");
+    if (err.code !== "operation_blocked" && err.code !== "operation_failed") return undefined;
+    let code = err.code;
+    let category = "";
+    if (id) {
+      try { // best effort: name the failed operation's own error
+        const rec = await this.getOperation(id);
+        if (rec.error?.code) ({ code, category } = rec.error);
+      } catch {
+        // keep the flush's code
+      }
+    }
+    return new OperationFailedError(id, code, "failed", category, err.code === "operation_blocked");
+  }
+
+  // --- Experience -----------------------------------------------------------------------------------------------
+
+  /** A scope's Experience candidates, newest first (GET /v1/experience/candidates). */
+  async listExperienceCandidates(scopeId: string, params: { status?: Candidate["status"]; limit?: number } = {}):
+    Promise<Candidate[]> {
+    const out = await this.#call<{ items: Candidate[] }>("GET", "/v1/experience/candidates",
+      { scope_id: scopeId, status: params.status, limit: params.limit });
+    return out.items;
+  }
+
+  /** Approves a pending candidate (409 candidate_conflict when the version is stale). */
+  approveCandidate(candidateId: string, expectedVersion: number): Promise<Candidate> {
+    return this.#review(candidateId, "approve", expectedVersion);
+  }
+
+  /** Rejects a pending candidate (409 candidate_conflict when the version is stale). */
+  rejectCandidate(candidateId: string, expectedVersion: number): Promise<Candidate> {
+    return this.#review(candidateId, "reject", expectedVersion);
+  }
+
+  #review(candidateId: string, verb: "approve" | "reject", expectedVersion: number): Promise<Candidate> {
+    return this.#call("POST", `/v1/experience/candidates/${encodeURIComponent(candidateId)}/${verb}`, undefined,
+      { expected_version: expectedVersion });
+  }
+
+  // --- Runtime --------------------------------------------------------------------------------------------------
+
+  /** The live runtime members (GET /v1/runtime/members). */
+  async members(): Promise<Member[]> {
+    return (await this.#call<{ items: Member[] }>("GET", "/v1/runtime/members")).items;
+  }
+
+  /** Readiness of the replica that answered (GET /health/ready); a 503 answer resolves too (check status). */
+  async ready(): Promise<Health> {
+    const a = await this.#roundTrip("GET", "/health/ready");
+    if (a.status !== 200 && a.status !== 503) throw apiError(a);
+    return decode<Health>(a, "GET", "/health/ready");
+  }
+}
+
+function operationPath(id: string): string {
+  return "/v1/operations/" + encodeURIComponent(id);
+}
+
+function finished(rec: OperationRecord): OperationRecord {
+  if (rec.status === "failed") {
+    throw new OperationFailedError(rec.operation_id, rec.error?.code || "failed", "failed", rec.error?.category ?? "");
+  }
+  if (rec.status === "cancelled") throw new OperationFailedError(rec.operation_id, "cancelled", "cancelled");
+  return rec;
+}
+
+function decode<T>(a: Answer, method: string, path: string): T {
+  try {
+    return JSON.parse(a.text) as T;
+  } catch (err) {
+    throw new APIError(a.status, CODE_UNEXPECTED_RESPONSE,
+      `unexpected answer to ${method} ${path} (status ${a.status}): ${(err as Error).message}`, null,
+      a.headers.get("X-Request-ID") ?? "");
+  }
+}
+
+function apiError(a: Answer): APIError {
+  const requestId = a.headers.get("X-Request-ID") ?? "";
+  const raw = a.headers.get("Retry-After");
+  const n = raw === null ? NaN : Number.parseInt(raw.trim(), 10);
+  const retryAfter = Number.isFinite(n) && n >= 0 ? n : undefined;
+  try {
+    const env = JSON.parse(a.text) as Partial<ErrorBody>;
+    if (env && typeof env === "object" && env.error && typeof env.error.code === "string" && env.error.code) {
+      return new APIError(a.status, env.error.code, env.error.message ?? "", env.error.details ?? null, requestId,
+        retryAfter);
+    }
+  } catch {
+    // not the envelope
+  }
+  return new APIError(a.status, CODE_UNEXPECTED_RESPONSE, `HTTP ${a.status}`, null, requestId, retryAfter);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}

@@ -1,0 +1,18 @@
+// TypeScript client of the powercontext HTTP API (fetch only; the wire contract is api/openapi.yaml).
+export {
+  Client,
+  DEFAULT_OPERATION_DEADLINE_MS,
+  DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_TIMEOUT_MS,
+  type ClientOptions,
+  type Progress,
+} from "./client.js";
+export {
+  APIError,
+  CODE_UNEXPECTED_RESPONSE,
+  ConnectionError,
+  OperationFailedError,
+  OperationPendingError,
+  PowerContextError,
+} from "./errors.js";
+export * from "./types.js";

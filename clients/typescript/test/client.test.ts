@@ -1,0 +1,153 @@
+// The TypeScript client against a real powercontext server (see server.ts).
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { after, before, describe, test } from "node:test";
+
+import {
+  APIError,
+  Client,
+  ConnectionError,
+  OperationPendingError,
+  type OperationRecord,
+} from "../src/index.js";
+import { Server } from "./server.js";
+
+let server: Server;
+let pc: Client;
+
+const newScope = () => "ts-" + Math.random().toString(36).slice(2, 14);
+
+before(async () => {
+  server = await new Server().start();
+  pc = new Client(server.url, { token: server.token, pollIntervalMs: 50 });
+});
+
+after(async () => {
+  await server?.stop();
+});
+
+describe("powercontext client against a real server", () => {
+  test("capture is idempotent per source_id and keeps Unicode", async () => {
+    const scope = newScope();
+    const first = await pc.captureSource({ scope_id: scope, content: "用户喜欢简洁的中文回答。", source_id: "msg-1",
+      metadata: { channel: "聊天" } });
+    assert.equal(first.created, true);
+    assert.equal(first.journal_position, 1);
+    const again = await pc.captureSource({ scope_id: scope, content: "用户喜欢简洁的中文回答。", source_id: "msg-1" });
+    assert.deepEqual([again.created, again.journal_position], [false, 1]);
+    await pc.captureSource({ scope_id: scope, content: "The user works in Shanghai." });
+
+    const page = await pc.listSources(scope, { limit: 1 });
+    assert.deepEqual(page.items.map((s) => s.content), ["用户喜欢简洁的中文回答。"]);
+    assert.deepEqual(page.items[0]?.metadata, { channel: "聊天" });
+    assert.match(page.items[0]?.created_at ?? "", /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    assert.equal(page.next_after, 1);
+    const rest = await pc.listSources(scope, { after: 1 });
+    assert.deepEqual(rest.items.map((s) => s.journal_position), [2]);
+    assert.equal(rest.next_after, null);
+  });
+
+  test("flushMemory polls the operation, then Memory reads and searches", async () => {
+    const scope = newScope();
+    await pc.captureSource({ scope_id: scope, content: "The user prefers metric units." });
+    await pc.captureSource({ scope_id: scope, content: "用户每天早上八点开会。" });
+    const seen: Partial<OperationRecord>[] = [];
+    const result = await pc.flushMemory(scope, { onProgress: (r) => seen.push(r) });
+    assert.equal(result.status, "processed");
+    assert.equal(result.processed_source_count, 2);
+    assert.equal(result.current_cursor, 2);
+    assert.ok(result.memory && result.memory.revision >= 1);
+    // respond-async: the server answered 202 first and the client polled.
+    assert.ok(seen.length >= 1);
+    assert.equal(seen[0]?.operation_id, result.operation_id);
+
+    const memory = await pc.getMemory(scope);
+    assert.equal(memory.revision, result.memory?.revision);
+    const text = memory.entries.map((e) => e.content).join(" ");
+    assert.match(text, /metric/);
+    assert.match(text, /八点/);
+    const found = await pc.searchMemory(scope, "八点");
+    assert.equal(found.entries.length, 1);
+
+    const idle = await pc.flushMemory(scope);
+    assert.equal(idle.status, "idle");
+
+    const op = await pc.getOperation(result.operation_id ?? "");
+    assert.equal(op.status, "succeeded");
+    assert.equal(op.result?.type, "memory_flush");
+    const listed = await pc.listOperations({ scope_id: scope, kind: "memory_flush" });
+    assert.ok(listed.items.some((o) => o.operation_id === result.operation_id));
+  });
+
+  test("the operation deadline rejects with OperationPendingError; waitOperation finishes it", async () => {
+    const scope = newScope();
+    await pc.captureSource({ scope_id: scope, content: "A fact to flush." });
+    const impatient = new Client(server.url, { token: server.token, operationDeadlineMs: 0 });
+    const err = await impatient.flushMemory(scope).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof OperationPendingError, String(err));
+    const done = await pc.waitOperation(err.operationId);
+    assert.equal(done.status, "succeeded");
+  });
+
+  test("submitFlush answers 202 with Location", async () => {
+    const scope = newScope();
+    await pc.captureSource({ scope_id: scope, content: "Another fact." });
+    const r = await pc.submitFlush(scope, 0);
+    assert.equal(r.status, 202);
+    if (r.status === 202) {
+      assert.equal(r.location, "/v1/operations/" + r.body.operation_id);
+      await pc.waitOperation(r.body.operation_id);
+    }
+  });
+
+  test("a stale version is operation_conflict with details", async () => {
+    const scope = newScope();
+    await pc.captureSource({ scope_id: scope, content: "Fact." });
+    const result = await pc.flushMemory(scope);
+    const op = await pc.getOperation(result.operation_id ?? "");
+    const err = await pc.cancelOperation(op.operation_id, op.state_version).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof APIError);
+    assert.deepEqual([err.status, err.code], [409, "operation_conflict"]);
+    assert.equal(err.details["actual_version"], op.state_version);
+    assert.ok(err.requestId);
+  });
+
+  test("errors carry the code, the field and the request id", async () => {
+    const bad = await pc.captureSource({ scope_id: "", content: "x" }).then(() => undefined, (e: unknown) => e);
+    assert.ok(bad instanceof APIError);
+    assert.deepEqual([bad.status, bad.code, bad.field], [422, "invalid_request", "scope_id"]);
+    const missing = await pc.getOperation("no-such-operation").then(() => undefined, (e: unknown) => e);
+    assert.ok(missing instanceof APIError && missing.code === "operation_not_found");
+    const cand = await pc.approveCandidate("no-such-candidate", 1).then(() => undefined, (e: unknown) => e);
+    assert.ok(cand instanceof APIError && cand.code === "candidate_not_found");
+    const unauth = await new Client(server.url, { token: "wrong" }).getMemory("s").then(() => undefined, (e: unknown) => e);
+    assert.ok(unauth instanceof APIError);
+    assert.deepEqual([unauth.status, unauth.code, unauth.temporary], [401, "unauthorized", false]);
+    assert.ok(unauth.requestId);
+  });
+
+  test("an unreachable server is a ConnectionError", async () => {
+    const port = await new Promise<number>((ok) => {
+      const s = createServer().listen(0, "127.0.0.1", () => {
+        const a = s.address();
+        s.close(() => ok(a && typeof a === "object" ? a.port : 1));
+      });
+    });
+    const err = await new Client(`http://127.0.0.1:${port}`, { timeoutMs: 2000 }).getMemory("s")
+      .then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof ConnectionError, String(err));
+    assert.equal(err.timeout, false);
+  });
+
+  test("runtime and experience reads", async () => {
+    const health = await pc.ready();
+    assert.equal(health.status, "ready");
+    assert.equal(health.checks["database"], "ok");
+    const members = await pc.members();
+    assert.deepEqual(members.map((m) => m.role), ["all"]);
+    assert.deepEqual(await pc.listExperienceCandidates(newScope()), []);
+    const memory = await pc.getMemory(newScope());
+    assert.equal(memory.revision, null);
+    assert.deepEqual(memory.entries, []);
+  });
+});
