@@ -18,8 +18,6 @@ var dbCases = []storeCase{
 	{"InTx/InsertIfAbsentThenLock", testInsertIfAbsentThenLock},
 }
 
-// --- clock and transactions ---------------------------------------------------------------------------------------
-
 func testDBNow(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	now := dbNow(t, s)

@@ -16,8 +16,6 @@ var experienceCases = []storeCase{
 	{"ExperienceCandidateUpdateStatus/PendingCompareAndSet", testExperienceCandidate},
 }
 
-// --- experience candidates ----------------------------------------------------------------------------------------
-
 func testExperienceCandidate(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	now := us(dbNow(t, s))

@@ -45,8 +45,6 @@ var foundationCases = []foundationCase{
 	{"Apply/FailedMigration", testFailedMigration},
 }
 
-// --- the tests ----------------------------------------------------------------------------------------------------
-
 func testApplyFromEmptyIsIdempotent(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
 	fx := newFoundationDB(t, engine)
@@ -441,8 +439,6 @@ func testFailedMigration(t *testing.T, engine db.Engine) {
 	}
 }
 
-// --- fixtures -----------------------------------------------------------------------------------------------------
-
 // foundationDB is a fresh, empty database with a raw pool (the migration account) and a store on it.
 type foundationDB struct {
 	url   dburl.URL
@@ -579,8 +575,6 @@ func tableExists(t *testing.T, engine db.Engine, sqlDB *sql.DB, name string) boo
 	require.NoError(t, sqlDB.QueryRowContext(context.Background(), query, name).Scan(&n))
 	return n > 0
 }
-
-// --- catalog dumps ------------------------------------------------------------------------------------------------
 
 // catalogQueries list, per engine, the catalog facts the drift test compares: columns (name, position, type,
 // nullability, default, collation), indexes and unique keys with column order, and constraints (check names and

@@ -15,8 +15,6 @@ import (
 // clockSlack is how far the database clock may be from the process clock (same host in tests).
 const clockSlack = 5 * time.Second
 
-// --- helpers ------------------------------------------------------------------------------------------------------
-
 func randHex(t *testing.T, n int) string {
 	t.Helper()
 	b := make([]byte, n/2)

@@ -16,8 +16,6 @@ var memoryCases = []storeCase{
 	{"MemoryRevisionInsert/Latest", testMemoryRevision},
 }
 
-// --- memory -------------------------------------------------------------------------------------------------------
-
 func testMemoryRevision(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	now := us(dbNow(t, s))

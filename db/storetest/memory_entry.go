@@ -16,8 +16,6 @@ var memoryEntryCases = []storeCase{
 	{"MemoryEntrySearch/LiteralSubstring", testMemoryEntrySearch},
 }
 
-// --- memory entries -----------------------------------------------------------------------------------------------
-
 func testMemoryEntry(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	now := us(dbNow(t, s))

@@ -15,8 +15,6 @@ var rateLimitCases = []storeCase{
 	{"RateLimitWindowLock/InsertIncrementPurge", testRateLimitWindow},
 }
 
-// --- rate limit ---------------------------------------------------------------------------------------------------
-
 func testRateLimitWindow(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	now := us(dbNow(t, s))

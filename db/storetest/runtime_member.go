@@ -13,9 +13,8 @@ import (
 // runtimeMemberCases are the cases of pc_runtime_members (runtime_member.sql).
 var runtimeMemberCases = []storeCase{
 	{"RuntimeMemberUpsert/ListLiveDeletePurge", testRuntimeMember},
+	{"RuntimeMemberPurgeExpired/OldestFirstAtMostLimit", testRuntimeMemberPurgeExpiredBatches},
 }
-
-// --- membership ---------------------------------------------------------------------------------------------------
 
 func testRuntimeMember(t *testing.T, s db.Store) {
 	ctx := context.Background()
@@ -74,4 +73,44 @@ func testRuntimeMember(t *testing.T, s db.Store) {
 	list, err = s.RuntimeMemberListLive(ctx, now.Add(-24*time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, []db.RuntimeMember{dead}, list)
+}
+
+func testRuntimeMemberPurgeExpiredBatches(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	// Five expired rows, oldest "m0", and a live one.
+	for i, id := range []string{"m0", "m1", "m2", "m3", "m4", "live"} {
+		expires := now.Add(time.Duration(i-10) * time.Minute)
+		if id == "live" {
+			expires = now.Add(time.Hour)
+		}
+		require.NoError(t, s.RuntimeMemberUpsert(ctx, db.RuntimeMember{
+			MemberID: id, Role: "worker", BuildVersion: "v", SchemaMin: 1, SchemaMax: 1, PayloadMin: 1, PayloadMax: 1,
+			BehaviorRevision: "r", StartedAt: expires.Add(-time.Hour), HeartbeatAt: expires.Add(-time.Minute), ExpiresAt: expires,
+		}))
+	}
+	left := func() []string {
+		list, err := s.RuntimeMemberListLive(ctx, now.Add(-24*time.Hour))
+		require.NoError(t, err)
+		ids := make([]string, 0, len(list))
+		for _, m := range list {
+			ids = append(ids, m.MemberID)
+		}
+		return ids
+	}
+	p := db.RuntimeMemberPurgeExpiredParams{ExpiredBefore: now, Limit: 2}
+	n, err := s.RuntimeMemberPurgeExpired(ctx, p)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n)
+	require.Equal(t, []string{"live", "m2", "m3", "m4"}, left(), "the two oldest go first")
+	n, err = s.RuntimeMemberPurgeExpired(ctx, p)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n)
+	n, err = s.RuntimeMemberPurgeExpired(ctx, p)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	n, err = s.RuntimeMemberPurgeExpired(ctx, p)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Equal(t, []string{"live"}, left())
 }

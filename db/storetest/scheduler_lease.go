@@ -15,8 +15,6 @@ var schedulerLeaseCases = []storeCase{
 	{"SchedulerLeaseLock/InsertLockUpdateGet", testSchedulerLease},
 }
 
-// --- scheduler ----------------------------------------------------------------------------------------------------
-
 func testSchedulerLease(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	name := "work-discovery"

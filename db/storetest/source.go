@@ -38,8 +38,6 @@ func positions(ss []db.Source) []int64 {
 	return out
 }
 
-// --- sources and the journal --------------------------------------------------------------------------------------
-
 func testSourceJournalHead(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	scope := "scope-" + randHex(t, 8)

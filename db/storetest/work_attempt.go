@@ -16,8 +16,6 @@ var workAttemptCases = []storeCase{
 	{"WorkAttemptInsert/FinishHeartbeatListDelete", testWorkAttempt},
 }
 
-// --- attempts -----------------------------------------------------------------------------------------------------
-
 func testWorkAttempt(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	now := us(dbNow(t, s))

@@ -99,8 +99,6 @@ func testTimeRoundTrip(t *testing.T, s db.Store) {
 	require.Equal(t, w, gotW)
 }
 
-// --- work items ---------------------------------------------------------------------------------------------------
-
 func testWorkItemInsertGetLock(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	now := us(dbNow(t, s))

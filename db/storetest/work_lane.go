@@ -28,8 +28,6 @@ func newLaneWithHead(t *testing.T, s db.Store, head, next int64) string {
 	return laneKey
 }
 
-// --- lanes and keys -----------------------------------------------------------------------------------------------
-
 func testWorkLane(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	laneKey := randHex(t, 64)
