@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -33,15 +32,8 @@ type Config struct {
 	Listen      string
 	AuthToken   string
 
-	// HTTP edge (docs/security.md#limits).
-	HTTPReadHeaderTimeoutSeconds float64
-	HTTPReadTimeoutSeconds       float64
-	HTTPWriteTimeoutSeconds      float64
-	HTTPIdleTimeoutSeconds       float64
-	HTTPMaxConnections           int
-	HTTPMaxListBytes             int
-	MCPMaxSessions               int
-	MCPSessionIdleSeconds        float64
+	// The HTTP edge: principals, TLS, timeouts and limits (edgeconfig.go, docs/security.md).
+	Edge
 
 	ProviderKind    string // local | openai ("" = not configured; local is used where allowed)
 	ProviderBaseURL string
@@ -83,8 +75,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DatabaseURL: "sqlite://./data/powercontext.db", Mode: ModeSingleNode, Role: RoleAll, Listen: "127.0.0.1:8080",
-		HTTPReadHeaderTimeoutSeconds: 10, HTTPReadTimeoutSeconds: 30, HTTPWriteTimeoutSeconds: 60, HTTPIdleTimeoutSeconds: 90,
-		HTTPMaxConnections: 1024, HTTPMaxListBytes: 1 << 20, MCPMaxSessions: 1000, MCPSessionIdleSeconds: 1800,
+		Edge:              DefaultEdge(),
 		ProviderTimeout:   60,
 		WorkerConcurrency: 4, WorkerLeaseSeconds: 120, WorkerHeartbeatSeconds: 30, WorkerPollSeconds: 1,
 		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
@@ -103,20 +94,12 @@ type setting struct {
 }
 
 func (c *Config) settings() []setting {
-	return []setting{
+	return append([]setting{
 		{"database-url", "POWERCONTEXT_DATABASE_URL", "database URL: sqlite://PATH, postgres://…, mysql://… (oceanbase:// alias)", &c.DatabaseURL},
 		{"mode", "POWERCONTEXT_DEPLOYMENT_MODE", "deployment mode: single_node or distributed", &c.Mode},
 		{"role", "POWERCONTEXT_DEPLOYMENT_ROLE", "process role: all (single_node), api, scheduler or worker (distributed)", &c.Role},
 		{"listen", "POWERCONTEXT_HTTP_LISTEN", "HTTP listen address", &c.Listen},
-		{"auth-token", "POWERCONTEXT_AUTH_TOKEN", "bearer token required on every route but /health/* and /metrics (required off loopback)", &c.AuthToken},
-		{"http-read-header-timeout-seconds", "POWERCONTEXT_HTTP_READ_HEADER_TIMEOUT_SECONDS", "time to read a request's headers (<= read timeout)", &c.HTTPReadHeaderTimeoutSeconds},
-		{"http-read-timeout-seconds", "POWERCONTEXT_HTTP_READ_TIMEOUT_SECONDS", "time to read a whole request, body included", &c.HTTPReadTimeoutSeconds},
-		{"http-write-timeout-seconds", "POWERCONTEXT_HTTP_WRITE_TIMEOUT_SECONDS", "time from the end of the headers to the end of the answer (>= flush max wait + 5)", &c.HTTPWriteTimeoutSeconds},
-		{"http-idle-timeout-seconds", "POWERCONTEXT_HTTP_IDLE_TIMEOUT_SECONDS", "keep-alive connection idle time before it is closed", &c.HTTPIdleTimeoutSeconds},
-		{"http-max-connections", "POWERCONTEXT_HTTP_MAX_CONNECTIONS", "open connections served at once; more wait to be accepted", &c.HTTPMaxConnections},
-		{"http-max-list-bytes", "POWERCONTEXT_HTTP_MAX_LIST_BYTES", "byte cap of one list page; a fuller page ends early with its cursor (>= 65536)", &c.HTTPMaxListBytes},
-		{"mcp-max-sessions", "POWERCONTEXT_MCP_MAX_SESSIONS", "MCP sessions kept in single_node; beyond it the least recently used is closed", &c.MCPMaxSessions},
-		{"mcp-session-idle-seconds", "POWERCONTEXT_MCP_SESSION_IDLE_SECONDS", "MCP session idle time before it is closed (single_node)", &c.MCPSessionIdleSeconds},
+		{"auth-token", "POWERCONTEXT_AUTH_TOKEN", "the admin token (>= 32 characters), required on every route but /health/* and /metrics; some token is required off loopback", &c.AuthToken},
 		{"provider-kind", "POWERCONTEXT_PROVIDER_KIND", "model provider: local (built-in, default) or openai", &c.ProviderKind},
 		{"provider-base-url", "POWERCONTEXT_PROVIDER_BASE_URL", "OpenAI-compatible base URL (provider openai)", &c.ProviderBaseURL},
 		{"provider-model", "POWERCONTEXT_PROVIDER_MODEL", "model name (provider openai)", &c.ProviderModel},
@@ -144,7 +127,7 @@ func (c *Config) settings() []setting {
 		{"member-ttl-seconds", "POWERCONTEXT_MEMBER_TTL_SECONDS", "membership time to live", &c.MemberTTLSeconds},
 		{"log-format", "POWERCONTEXT_LOG_FORMAT", "log format: json or console", &c.LogFormat},
 		{"log-level", "POWERCONTEXT_LOG_LEVEL", "log level: debug, info, warn, error", &c.LogLevel},
-	}
+	}, c.edgeSettings()...)
 }
 
 // refuse returns a configuration refusal: one line, exit code 2 (see ConfigError).
@@ -234,7 +217,7 @@ func (c *Config) Validate() error {
 	default:
 		return refuse("unknown mode %q: use single_node or distributed", c.Mode)
 	}
-	if err := checkListen(c.Listen, c.AuthToken); err != nil {
+	if err := c.checkAuth(); err != nil {
 		return err
 	}
 	pos := func(name string, v float64) error {
@@ -254,11 +237,6 @@ func (c *Config) Validate() error {
 		{"flush max wait seconds", c.FlushMaxWaitSeconds}, {"member heartbeat seconds", c.MemberHeartbeatSeconds},
 		{"member ttl seconds", c.MemberTTLSeconds}, {"maintenance seconds", c.MaintenanceSeconds},
 		{"provider timeout seconds", c.ProviderTimeout},
-		{"POWERCONTEXT_HTTP_READ_HEADER_TIMEOUT_SECONDS", c.HTTPReadHeaderTimeoutSeconds},
-		{"POWERCONTEXT_HTTP_READ_TIMEOUT_SECONDS", c.HTTPReadTimeoutSeconds},
-		{"POWERCONTEXT_HTTP_WRITE_TIMEOUT_SECONDS", c.HTTPWriteTimeoutSeconds},
-		{"POWERCONTEXT_HTTP_IDLE_TIMEOUT_SECONDS", c.HTTPIdleTimeoutSeconds},
-		{"POWERCONTEXT_MCP_SESSION_IDLE_SECONDS", c.MCPSessionIdleSeconds},
 	} {
 		if err := pos(p.name, p.v); err != nil {
 			return err
@@ -309,46 +287,3 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
-
-func checkListen(listen, token string) error {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil || port == "" {
-		return refuse("listen address %q must be host:port", listen)
-	}
-	if token != "" {
-		return nil
-	}
-	if host == "localhost" {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return refuse("listen address %q is not loopback: set POWERCONTEXT_AUTH_TOKEN to serve it", listen)
-	}
-	return nil
-}
-
-// validateEdge checks the HTTP edge settings (docs/security.md#limits).
-func (c *Config) validateEdge() error {
-	switch {
-	case c.HTTPReadHeaderTimeoutSeconds > c.HTTPReadTimeoutSeconds:
-		return refuse("POWERCONTEXT_HTTP_READ_HEADER_TIMEOUT_SECONDS (%gs) must be at most POWERCONTEXT_HTTP_READ_TIMEOUT_SECONDS (%gs)",
-			c.HTTPReadHeaderTimeoutSeconds, c.HTTPReadTimeoutSeconds)
-	case c.HTTPWriteTimeoutSeconds < c.FlushMaxWaitSeconds+flushAnswerMarginSeconds:
-		return refuse("POWERCONTEXT_HTTP_WRITE_TIMEOUT_SECONDS (%gs) must be at least the flush max wait (%gs) plus %d s, so the longest flush wait can still answer",
-			c.HTTPWriteTimeoutSeconds, c.FlushMaxWaitSeconds, flushAnswerMarginSeconds)
-	case c.HTTPMaxConnections < 1:
-		return refuse("POWERCONTEXT_HTTP_MAX_CONNECTIONS must be >= 1")
-	case c.HTTPMaxListBytes < minListBytes:
-		return refuse("POWERCONTEXT_HTTP_MAX_LIST_BYTES must be >= %d (one Source may be 64 KiB)", minListBytes)
-	case c.MCPMaxSessions < 1:
-		return refuse("POWERCONTEXT_MCP_MAX_SESSIONS must be >= 1")
-	}
-	return nil
-}
-
-const (
-	// flushAnswerMarginSeconds is the least time the write timeout leaves a flush that waited the longest.
-	flushAnswerMarginSeconds = 5
-	minListBytes             = 64 << 10
-)

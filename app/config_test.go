@@ -72,6 +72,15 @@ func TestStartupRefusals(t *testing.T) {
 		{"no connections", []string{"POWERCONTEXT_HTTP_MAX_CONNECTIONS=0"}, nil, "POWERCONTEXT_HTTP_MAX_CONNECTIONS must be >= 1"},
 		{"tiny list pages", []string{"POWERCONTEXT_HTTP_MAX_LIST_BYTES=1000"}, nil, "POWERCONTEXT_HTTP_MAX_LIST_BYTES must be >= 65536"},
 		{"no mcp sessions", []string{"POWERCONTEXT_MCP_MAX_SESSIONS=0"}, nil, "POWERCONTEXT_MCP_MAX_SESSIONS must be >= 1"},
+		{"short token", []string{"POWERCONTEXT_AUTH_TOKEN=secret"}, nil, "POWERCONTEXT_AUTH_TOKEN or a token named \"admin\": token \"admin\": the token is shorter than 32 characters"},
+		{"missing tokens file", []string{"POWERCONTEXT_AUTH_TOKENS_FILE=/nonexistent/tokens.json"}, nil, "POWERCONTEXT_AUTH_TOKENS_FILE: cannot read /nonexistent/tokens.json"},
+		{"bad inline tokens", []string{`POWERCONTEXT_AUTH_TOKENS=[{"name":"a","role":"root","token":"` + strings.Repeat("t", 32) + `"}]`}, nil, `auth tokens: token "a": unknown role "root"`},
+		{"misspelt scopes", []string{`POWERCONTEXT_AUTH_TOKENS=[{"name":"a","role":"agent","scope":["x/"],"token":"` + strings.Repeat("t", 32) + `"}]`}, nil, `POWERCONTEXT_AUTH_TOKENS: not a tokens document: unknown field "scope"`},
+		{"tls half configured", []string{"POWERCONTEXT_TLS_CERT_FILE=/x.pem"}, nil, "TLS needs both POWERCONTEXT_TLS_CERT_FILE and POWERCONTEXT_TLS_KEY_FILE"},
+		{"tls unreadable", []string{"POWERCONTEXT_TLS_CERT_FILE=/nonexistent.pem", "POWERCONTEXT_TLS_KEY_FILE=/nonexistent.key"}, nil, "cannot load the key pair"},
+		{"bad trusted proxy", []string{"POWERCONTEXT_HTTP_TRUSTED_PROXIES=10.0.0.0/8, proxy.local"}, nil, `POWERCONTEXT_HTTP_TRUSTED_PROXIES: "proxy.local" is not an IP address or CIDR range`},
+		{"negative anonymous budget", []string{"POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE=-1"}, nil, "POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE must be >= 0"},
+		{"no session ttl", []string{"POWERCONTEXT_UI_SESSION_TTL_SECONDS=0"}, nil, "POWERCONTEXT_UI_SESSION_TTL_SECONDS must be > 0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +115,7 @@ func TestConfigDefaultsAreValid(t *testing.T) {
 	cfg := app.DefaultConfig()
 	require.NoError(t, cfg.Validate())
 	cfg.Listen = "0.0.0.0:8080"
-	cfg.AuthToken = "secret"
+	cfg.AuthToken = strings.Repeat("s", 32)
 	require.NoError(t, cfg.Validate(), "a token allows a non-loopback address")
 }
 

@@ -6,6 +6,9 @@ import (
 
 	"github.com/rs/zerolog"
 	"golang.org/x/net/netutil"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/handlers"
 )
 
 // maxHeaderBytes caps a request's header block (net/http's default is 1 MiB; bearer tokens, cookies and ids fit
@@ -37,4 +40,26 @@ func listen(cfg Config) (net.Listener, error) {
 		return nil, err
 	}
 	return netutil.LimitListener(ln, cfg.HTTPMaxConnections), nil
+}
+
+// applyEdge sets the HTTP layer's principals, proxies and limits from cfg (docs/security.md).
+func applyEdge(cfg Config, d *handlers.Deps) error {
+	principals, err := cfg.Principals()
+	if err != nil {
+		return err
+	}
+	proxies, err := cfg.TrustedProxyPrefixes()
+	if err != nil {
+		return err
+	}
+	d.Principals, d.TrustedProxies = principals, proxies
+	d.MaxListBytes = cfg.HTTPMaxListBytes
+	if d.UnauthenticatedPerMinute = cfg.HTTPUnauthenticatedPerMinute; d.UnauthenticatedPerMinute == 0 {
+		d.UnauthenticatedPerMinute = -1 // off
+	}
+	// Always present: a principal's own rate limit applies even with the server-wide limit off.
+	d.RateLimiter = coordinator.NewRateLimiter(d.Store)
+	d.RateLimit = handlers.RateLimit{Enabled: cfg.RateLimitEnabled, Requests: cfg.RateLimitRequests,
+		Window: Seconds(cfg.RateLimitWindowSeconds)}
+	return nil
 }

@@ -195,14 +195,12 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		Experience:       experience.Reviews{Store: store},
 		Ledger:           r.ledger,
 		Store:            store,
-		AuthToken:        cfg.AuthToken,
 		FlushDefaultWait: Seconds(cfg.FlushDefaultWaitSeconds),
 		FlushMaxWait:     Seconds(cfg.FlushMaxWaitSeconds),
 		Readiness:        r.Readiness,
 		Role:             cfg.Role,
 		Logger:           log,
 		Metrics:          r.tel.MetricsHandler(),
-		MaxListBytes:     cfg.HTTPMaxListBytes,
 	}
 	if r.worker != nil {
 		deps.Flusher.Wake = r.worker.Wake
@@ -212,11 +210,12 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		deps.MCP = mcp.NewHandler(mcp.Deps{Journal: deps.Journal, Memory: deps.Memory, Experience: deps.Experience,
 			Logger: log, Version: BuildVersion, MaxSessions: cfg.MCPMaxSessions,
 			SessionIdle: Seconds(cfg.MCPSessionIdleSeconds)}, cfg.Mode == ModeDistributed)
-		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, AuthToken: cfg.AuthToken})
 	}
-	if cfg.RateLimitEnabled {
-		deps.RateLimiter = coordinator.NewRateLimiter(store)
-		deps.RateLimit = handlers.RateLimit{Enabled: true, Requests: cfg.RateLimitRequests, Window: Seconds(cfg.RateLimitWindowSeconds)}
+	if err := applyEdge(cfg, &deps); err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	if cfg.RunsAPI() {
+		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, Principals: deps.Principals})
 	}
 	r.listener, err = listen(cfg)
 	if err != nil {

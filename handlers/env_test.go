@@ -153,8 +153,12 @@ func newRequest(method, target string, body io.Reader, headers hdr) *http.Reques
 	req.RemoteAddr = "192.0.2.10:4242"
 	req.Host = "127.0.0.1:8080" // the default listen address; a test may set "Host"
 	for k, v := range headers {
-		if k == "Host" {
+		switch k {
+		case "Host":
 			req.Host = v
+			continue
+		case "RemoteAddr":
+			req.RemoteAddr = v
 			continue
 		}
 		req.Header.Set(k, v)

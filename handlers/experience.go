@@ -100,6 +100,17 @@ func (s *server) reviewCandidate(c echo.Context, approve bool) error {
 		return err
 	}
 	id := c.Param("candidate_id")
+	if p := principalOf(c); p.Restricted() {
+		// Another scope's candidate does not exist for a restricted token. A candidate's scope never changes, so
+		// checking it before the review is safe.
+		cand, err := s.d.Experience.Store.ExperienceCandidateGet(c.Request().Context(), id)
+		if errors.Is(err, db.ErrNotFound) || (err == nil && !p.AllowsScope(cand.ScopeID)) {
+			return candidateNotFound()
+		}
+		if err != nil {
+			return err
+		}
+	}
 	row, err := s.d.Experience.Review(c.Request().Context(), id, version, approve)
 	var conflict *experience.ErrCandidateConflict
 	switch {

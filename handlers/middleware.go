@@ -1,23 +1,15 @@
 package handlers
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
-	"math"
-	"net"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
-
-	"github.com/powercontext/powercontext/ui"
 )
 
 const (
@@ -144,55 +136,30 @@ func exempt(path string) bool {
 	return strings.HasPrefix(path, "/health/") || path == "/metrics"
 }
 
-func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		path := c.Request().URL.Path
-		if s.tokenHash == nil || exempt(path) || path == ui.LoginPath {
-			return next(c)
-		}
-		given, ok := bearer(c.Request().Header.Get(echo.HeaderAuthorization))
-		if !ok {
-			// Browsers: the dashboard's cookie, on /ui pages and on its same-origin fetches (X-PowerContext-UI: 1).
-			given, ok = ui.Credential(c.Request())
-		}
-		sum := sha256.Sum256([]byte(given))
-		// Compare fixed-size digests in constant time: neither the token nor its length leaks through timing.
-		if !ok || subtle.ConstantTimeCompare(sum[:], s.tokenHash) != 1 {
-			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="powercontext"`)
-			return apiErr(http.StatusUnauthorized, CodeUnauthorized, "missing or invalid bearer token", nil)
-		}
-		return next(c)
-	}
-}
-
-func bearer(h string) (string, bool) {
-	const prefix = "bearer "
-	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return "", false
-	}
-	tok := strings.TrimSpace(h[len(prefix):])
-	return tok, tok != ""
-}
-
-// principal is the rate-limit identity: the token's digest when a token is configured (the request is already
-// authenticated), else the remote address (never a forwarded header, which a client could forge).
-func (s *server) principal(c echo.Context) string {
-	if s.tokenHash != nil {
-		return "token:" + hex.EncodeToString(s.tokenHash)
-	}
-	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
-	if err != nil {
-		host = c.Request().RemoteAddr
-	}
-	return "ip:" + host
-}
-
+// rateLimitMiddleware applies the shared (database) limit per principal (docs/protocol.md#rate-limit): a
+// principal's own limit when it has one (even with the server-wide limit off), else the server-wide one; without
+// any configured token, per client address. Anonymous requests to the dashboard's public paths are limited per
+// address before authentication instead (authMiddleware).
 func (s *server) rateLimitMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if exempt(c.Request().URL.Path) {
+		if s.limiter == nil || exempt(c.Request().URL.Path) {
 			return next(c)
 		}
-		d, err := s.limiter.Allow(c.Request().Context(), s.principal(c), rateLimitPolicy, s.rateRequests, s.rateWindow)
+		p := principalOf(c)
+		key, limit, window := "", s.rateRequests, s.rateWindow
+		switch {
+		case p != nil && p.RateLimit != nil:
+			key, limit, window = "principal:"+p.Name, p.RateLimit.Requests, p.RateLimit.Window
+		case !s.rateEnabled:
+			return next(c)
+		case p != nil:
+			key = "principal:" + p.Name
+		case s.principals.Empty():
+			key = "ip:" + clientAddress(c)
+		default:
+			return next(c) // anonymous public page: already limited per address
+		}
+		d, err := s.limiter.Allow(c.Request().Context(), key, rateLimitPolicy, limit, window)
 		if err != nil {
 			// Fail open: the limiter protects capacity, and the database the route needs is the same one; a
 			// limiter outage must not turn into a full outage of reads.
@@ -200,13 +167,7 @@ func (s *server) rateLimitMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if !d.Allowed {
-			secs := int(math.Ceil(d.RetryAfter.Seconds()))
-			if secs < 1 {
-				secs = 1
-			}
-			c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(secs))
-			return apiErr(http.StatusTooManyRequests, CodeRateLimited, "rate limit exceeded; retry later",
-				map[string]any{"retry_after_seconds": secs})
+			return rateLimited(c, d.RetryAfter)
 		}
 		return next(c)
 	}

@@ -33,7 +33,8 @@ func (s *server) publicItem(c echo.Context) (db.WorkItem, error) {
 	if err != nil {
 		return db.WorkItem{}, operationError(err)
 	}
-	if _, ok := publicKindOf[item.Kind]; !ok {
+	if _, ok := publicKindOf[item.Kind]; !ok || !principalOf(c).AllowsScope(item.ScopeID) {
+		// Internal kinds, and other scopes' operations for a restricted token, do not exist for the caller.
 		return db.WorkItem{}, operationNotFound()
 	}
 	return item, nil
@@ -112,7 +113,7 @@ func (s *server) listOperations(c echo.Context) error {
 	var out OperationList
 	for i, w := range items {
 		kept := true
-		if i < int(limit) {
+		if i < int(limit) && principalOf(c).AllowsScope(w.ScopeID) { // a restricted token sees its scopes only
 			if rec, ok := operationRecord(w); ok {
 				if kept, err = pg.add(rec); err != nil {
 					return err

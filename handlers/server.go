@@ -2,14 +2,15 @@ package handlers
 
 import (
 	"context"
-	"crypto/sha256"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/powercontext/powercontext/api"
+	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
@@ -48,9 +49,17 @@ type Deps struct {
 
 	// AuthToken, when non-empty, is required as "Authorization: Bearer <token>" on every route except /health/*
 	// and /metrics.
-	AuthToken   string
+	AuthToken string
+	// Principals are the named tokens with roles and allowed scopes (docs/security.md#principals); when set, they
+	// replace AuthToken. Empty (and no AuthToken): no auth, loopback Host names only.
+	Principals  *auth.Set
 	RateLimiter *coordinator.RateLimiter
 	RateLimit   RateLimit
+	// UnauthenticatedPerMinute limits requests without valid credentials (anonymous pages, wrong tokens) per client
+	// address, in memory, before authentication (default DefaultUnauthenticatedPerMinute; < 0 turns it off).
+	UnauthenticatedPerMinute int
+	// TrustedProxies are the peers whose X-Forwarded-For and X-Forwarded-Proto are believed (default none).
+	TrustedProxies []netip.Prefix
 
 	FlushDefaultWait time.Duration // default 10 s
 	FlushMaxWait     time.Duration // default 30 s
@@ -86,8 +95,10 @@ type server struct {
 	d            Deps
 	log          zerolog.Logger
 	routes       map[string]bool
-	tokenHash    []byte
+	principals   *auth.Set
+	anon         *addressLimiter
 	limiter      *coordinator.RateLimiter
+	rateEnabled  bool
 	rateRequests int
 	rateWindow   time.Duration
 	bodyLimit    int64
@@ -114,33 +125,36 @@ func New(d Deps) *echo.Echo {
 		s.defaultWait = DefaultFlushWait
 	}
 	s.defaultWait = min(s.defaultWait, s.maxWait)
-	if d.AuthToken != "" {
-		sum := sha256.Sum256([]byte(d.AuthToken))
-		s.tokenHash = sum[:]
+	s.principals = d.Principals
+	if s.principals.Empty() {
+		s.principals = auth.AdminToken(d.AuthToken)
+	}
+	switch n := d.UnauthenticatedPerMinute; {
+	case n == 0:
+		s.anon = newAddressLimiter(DefaultUnauthenticatedPerMinute)
+	case n > 0:
+		s.anon = newAddressLimiter(n)
 	}
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.IPExtractor = echo.ExtractIPDirect()
+	e.IPExtractor = ipExtractor(d.TrustedProxies)
 	e.HTTPErrorHandler = errorHandler(s)
 
 	e.Use(s.requestIDMiddleware, s.headersMiddleware, s.logMiddleware, s.recoverMiddleware)
-	if s.tokenHash == nil {
+	if s.principals.Empty() {
 		e.Use(s.hostMiddleware)
 	}
-	e.Use(s.bodyLimitMiddleware, s.authMiddleware)
-	if d.RateLimit.Enabled && d.RateLimiter != nil {
-		s.limiter = d.RateLimiter
-		s.rateRequests, s.rateWindow = d.RateLimit.Requests, d.RateLimit.Window
-		if s.rateRequests <= 0 {
-			s.rateRequests = DefaultRateLimitRequest
-		}
-		if s.rateWindow <= 0 {
-			s.rateWindow = DefaultRateLimitWindow
-		}
-		e.Use(s.rateLimitMiddleware)
+	s.limiter = d.RateLimiter
+	s.rateEnabled = d.RateLimit.Enabled
+	if s.rateRequests, s.rateWindow = d.RateLimit.Requests, d.RateLimit.Window; s.rateRequests <= 0 {
+		s.rateRequests = DefaultRateLimitRequest
 	}
-	e.Use(s.strictQueryMiddleware)
+	if s.rateWindow <= 0 {
+		s.rateWindow = DefaultRateLimitWindow
+	}
+	e.Use(s.bodyLimitMiddleware, s.authMiddleware, s.roleMiddleware, s.rateLimitMiddleware, s.strictQueryMiddleware,
+		s.scopeQueryMiddleware)
 
 	s.add(e, http.MethodGet, "/health/live", s.live)
 	s.add(e, http.MethodHead, "/health/live", s.live)

@@ -68,9 +68,10 @@ func NewHandler(d Deps, stateless bool) http.Handler {
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		})
 	t.register(server)
+	server.AddReceivingMiddleware(scopeGuard)
 	opts := &sdk.StreamableHTTPOptions{Stateless: stateless, JSONResponse: true}
 	if stateless {
-		return errorShape(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, opts))
+		return errorShape(withPrincipal(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, opts)))
 	}
 	opts.SessionTimeout = d.SessionIdle
 	if opts.SessionTimeout <= 0 {
@@ -81,7 +82,7 @@ func NewHandler(d Deps, stateless bool) http.Handler {
 		maxSessions = DefaultMaxSessions
 	}
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, opts)
-	return errorShape(newSessionCap(h, server, maxSessions))
+	return errorShape(withPrincipal(newSessionCap(h, server, maxSessions)))
 }
 
 type tools struct {

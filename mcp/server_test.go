@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
@@ -428,5 +429,62 @@ func TestSessionCapEvictsTheLeastRecentlyUsed(t *testing.T) {
 	require.False(t, alive(a))
 	for _, id := range []string{c, dd, e} {
 		require.True(t, alive(id))
+	}
+}
+
+// asPrincipal serves h as the HTTP layer does after authenticating a bearer token as p.
+func asPrincipal(h http.Handler, p *auth.Principal) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer the-token-the-http-layer-checked")
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	})
+}
+
+// TestScopesOfTheCaller: a tool call naming a scope outside the caller's allowed prefixes is the forbidden tool
+// error naming scope_id, exactly like the 403 over HTTP; in-scope calls work; an unrestricted caller uses any scope.
+func TestScopesOfTheCaller(t *testing.T) {
+	s := enginetest.Open(t, db.EngineSQLite)
+	specs, err := auth.ParseTokens([]byte(`[{"name":"team-a","role":"agent","token":"` + strings.Repeat("a", 32) + `","scopes":["team-a/"]},
+		{"name":"ops","role":"admin","token":"` + strings.Repeat("o", 32) + `"}]`))
+	require.NoError(t, err)
+	set, err := auth.NewSet(specs)
+	require.NoError(t, err)
+	teamA, _ := set.ByName("team-a")
+	ops, _ := set.ByName("ops")
+	for _, stateless := range []bool{true, false} {
+		h := mcp.NewHandler(deps(s, zerolog.Nop()), stateless)
+		agent := httptest.NewServer(asPrincipal(h, teamA))
+		t.Cleanup(agent.Close)
+		admin := httptest.NewServer(asPrincipal(h, ops))
+		t.Cleanup(admin.Close)
+		ctx := context.Background()
+		connect := func(url string) *sdk.ClientSession {
+			c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+			cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = cs.Close() })
+			return cs
+		}
+		a, o := connect(agent.URL), connect(admin.URL)
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"capture_source", map[string]any{"scope_id": "team-b/x", "content": "not yours"}},
+			{"get_memory", map[string]any{"scope_id": "team-b/x"}},
+			{"search_memory", map[string]any{"scope_id": "team-ab", "q": "x"}},
+			{"list_experience_candidates", map[string]any{"scope_id": "team-b/x"}},
+		} {
+			res, err := a.CallTool(ctx, &sdk.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			require.NoError(t, err)
+			require.True(t, res.IsError, tc.tool)
+			require.Equal(t, "forbidden: scope_id: this token may not use that scope", res.Content[0].(*sdk.TextContent).Text, tc.tool)
+		}
+		res, err := a.CallTool(ctx, &sdk.CallToolParams{Name: "capture_source", Arguments: map[string]any{"scope_id": "team-a/x", "content": "mine"}})
+		require.NoError(t, err)
+		require.False(t, res.IsError)
+		res, err = o.CallTool(ctx, &sdk.CallToolParams{Name: "get_memory", Arguments: map[string]any{"scope_id": "team-b/x"}})
+		require.NoError(t, err)
+		require.False(t, res.IsError)
 	}
 }

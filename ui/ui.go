@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"io/fs"
 	"net/http"
@@ -10,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 )
@@ -38,17 +37,20 @@ type Deps struct {
 	// Store serves membership and the scheduler lease; defaults to Ledger.Store().
 	Store  db.Store
 	Logger zerolog.Logger
-	// AuthToken, when set, is checked by /ui/login before it sets the cookie, and every page also requires the
-	// token (bearer header or cookie) itself — a second check behind the server's middleware. Optional.
+	// Principals are the server's tokens (docs/security.md#principals). When set, /ui/login checks the token it is
+	// given, and every page requires a principal with the admin role and no scope restriction: the one the
+	// server's middleware authenticated, or (a second check behind it) the page's own bearer header or cookie.
+	Principals *auth.Set
+	// AuthToken is a shorthand for Principals holding the single admin token.
 	AuthToken string
 }
 
 type ui struct {
-	ledger    *coordinator.Ledger
-	store     db.Store
-	log       zerolog.Logger
-	tokenHash []byte
-	pages     *pages
+	ledger     *coordinator.Ledger
+	store      db.Store
+	log        zerolog.Logger
+	principals *auth.Set
+	pages      *pages
 }
 
 // New returns the dashboard handler. It serves every path under /ui (and /ui itself); mount it there.
@@ -57,9 +59,8 @@ func New(d Deps) http.Handler {
 	if u.store == nil && u.ledger != nil {
 		u.store = u.ledger.Store()
 	}
-	if d.AuthToken != "" {
-		sum := sha256.Sum256([]byte(d.AuthToken))
-		u.tokenHash = sum[:]
+	if u.principals = d.Principals; u.principals.Empty() {
+		u.principals = auth.AdminToken(d.AuthToken)
 	}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
@@ -98,10 +99,11 @@ func Credential(r *http.Request) (token string, ok bool) {
 
 func isUIPath(p string) bool { return p == Prefix || strings.HasPrefix(p, Prefix+"/") }
 
-// authorized is the dashboard's own check when it knows the token: bearer header or cookie, constant time.
-func (u *ui) authorized(r *http.Request) bool {
-	if u.tokenHash == nil {
-		return true
+// principal is the request's principal: the one the server's middleware authenticated, else the page's own bearer
+// header or cookie checked here. nil when none is valid.
+func (u *ui) principal(r *http.Request) *auth.Principal {
+	if p := auth.FromContext(r.Context()); p != nil {
+		return p
 	}
 	given := ""
 	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
@@ -109,16 +111,13 @@ func (u *ui) authorized(r *http.Request) bool {
 	} else if tok, ok := Credential(r); ok {
 		given = tok
 	}
-	return u.tokenMatches(given)
+	p, _ := u.principals.Authenticate(given)
+	return p
 }
 
-func (u *ui) tokenMatches(given string) bool {
-	if given == "" {
-		return false
-	}
-	sum := sha256.Sum256([]byte(given))
-	return subtle.ConstantTimeCompare(sum[:], u.tokenHash) == 1
-}
+// dashboardPrincipal reports whether p may use the dashboard: the admin role without scope restriction (its pages
+// count and list every scope's operations).
+func dashboardPrincipal(p *auth.Principal) bool { return p.Admin() && !p.Restricted() }
 
 // login sets the cookie from ?token= (GET, as a link an operator is handed once) or the form field (POST), then
 // redirects to the overview without the token in the URL. Without a token it shows the sign-in form.
@@ -135,9 +134,16 @@ func (u *ui) login(w http.ResponseWriter, r *http.Request) {
 		u.render(w, r, http.StatusOK, "login", loginView{})
 		return
 	}
-	if u.tokenHash != nil && !u.tokenMatches(tok) {
-		u.render(w, r, http.StatusUnauthorized, "login", loginView{Message: "That token is not valid."})
-		return
+	if !u.principals.Empty() {
+		p, ok := u.principals.Authenticate(tok)
+		if !ok {
+			u.render(w, r, http.StatusUnauthorized, "login", loginView{Message: "That token is not valid."})
+			return
+		}
+		if !dashboardPrincipal(p) {
+			u.render(w, r, http.StatusForbidden, "login", loginView{Message: notAdminMessage})
+			return
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
@@ -150,14 +156,23 @@ func (u *ui) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, LoginPath, http.StatusSeeOther)
 }
 
+const notAdminMessage = "The dashboard needs a token with the admin role and no scope restriction."
+
 // pageFunc loads one page: it returns the status, the template name and its data.
 type pageFunc func(w http.ResponseWriter, r *http.Request) (status int, name string, data any)
 
 func (u *ui) page(fn pageFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !u.authorized(r) {
-			u.render(w, r, http.StatusUnauthorized, "login", loginView{Message: "Sign in with the API token to use the dashboard."})
-			return
+		if !u.principals.Empty() {
+			p := u.principal(r)
+			if p == nil {
+				u.render(w, r, http.StatusUnauthorized, "login", loginView{Message: "Sign in with the API token to use the dashboard."})
+				return
+			}
+			if !dashboardPrincipal(p) {
+				u.render(w, r, http.StatusForbidden, "error", errorView{Title: "Not allowed", Message: notAdminMessage})
+				return
+			}
 		}
 		if u.ledger == nil || u.store == nil {
 			u.render(w, r, http.StatusServiceUnavailable, "error", errorView{Title: "Not available",
@@ -198,3 +213,8 @@ func staticHandler(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// Public reports whether the server's auth middleware should let an anonymous request to path through: every
+// dashboard path is, because the dashboard answers those itself — its sign-in page for pages, its stylesheet and
+// script (needed by that page) for assets.
+func Public(path string) bool { return isUIPath(path) }
