@@ -49,6 +49,7 @@ type Config struct {
 	WorkerMaxAttempts          int
 	WorkerRetryBaseSeconds     float64
 	WorkerRetryMaxSeconds      float64
+	WorkerMaxSnoozes           int // snoozes per item and recovery generation (docs/protocol.md#snooze); 0 = off
 
 	SchedulerLeaseSeconds float64
 	SchedulerRenewSeconds float64
@@ -79,6 +80,7 @@ func DefaultConfig() Config {
 		ProviderTimeout:   60,
 		WorkerConcurrency: 4, WorkerLeaseSeconds: 120, WorkerHeartbeatSeconds: 30, WorkerPollSeconds: 1,
 		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
+		WorkerMaxSnoozes:      1000,
 		SchedulerLeaseSeconds: 30, SchedulerRenewSeconds: 10, MaintenanceSeconds: 3600,
 		RateLimitRequests: 120, RateLimitWindowSeconds: 60,
 		FlushDefaultWaitSeconds: 10, FlushMaxWaitSeconds: 30,
@@ -113,6 +115,7 @@ func (c *Config) settings() []setting {
 		{"worker-max-attempts", "POWERCONTEXT_WORKER_MAX_ATTEMPTS", "attempts per recovery generation", &c.WorkerMaxAttempts},
 		{"worker-retry-base-seconds", "POWERCONTEXT_WORKER_RETRY_BASE_SECONDS", "retry backoff base (full jitter)", &c.WorkerRetryBaseSeconds},
 		{"worker-retry-max-seconds", "POWERCONTEXT_WORKER_RETRY_MAX_SECONDS", "retry backoff cap (>= base)", &c.WorkerRetryMaxSeconds},
+		{"worker-max-snoozes", "POWERCONTEXT_WORKER_MAX_SNOOZES", "rate-limited waits per item and recovery generation that spend no attempt (0 = every rate limit spends one)", &c.WorkerMaxSnoozes},
 		{"scheduler-lease-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_LEASE_SECONDS", "scheduler leader lease", &c.SchedulerLeaseSeconds},
 		{"scheduler-renew-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_RENEW_SECONDS", "scheduler lease renewal interval (<= lease/3)", &c.SchedulerRenewSeconds},
 		{"schedule-seconds", "POWERCONTEXT_RUNTIME_SCHEDULE_SECONDS", "memory discovery interval (0 = manual flush only)", &c.ScheduleSeconds},
@@ -247,6 +250,8 @@ func (c *Config) Validate() error {
 		return refuse("worker concurrency must be >= 1")
 	case c.WorkerMaxAttempts < 1:
 		return refuse("worker max attempts must be >= 1")
+	case c.WorkerMaxSnoozes < 0:
+		return refuse("worker max snoozes must be >= 0 (0 = off)")
 	case c.SchedulerRenewSeconds > c.SchedulerLeaseSeconds/3:
 		return refuse("scheduler renew interval (%gs) must be at most a third of the scheduler lease (%gs)", c.SchedulerRenewSeconds, c.SchedulerLeaseSeconds)
 	case c.WorkerHeartbeatSeconds >= c.WorkerLeaseSeconds/3:

@@ -58,6 +58,7 @@ func TestStartupRefusals(t *testing.T) {
 		{"heartbeat at lease/3", []string{"POWERCONTEXT_WORKER_LEASE_SECONDS=90", "POWERCONTEXT_WORKER_HEARTBEAT_SECONDS=30"}, nil, "worker heartbeat"},
 		{"grace not below lease", []string{"POWERCONTEXT_WORKER_SHUTDOWN_GRACE_SECONDS=120"}, nil, "worker shutdown grace"},
 		{"retry max below base", nil, []string{"--worker-retry-base-seconds", "10", "--worker-retry-max-seconds", "5"}, "worker retry max"},
+		{"negative snooze cap", []string{"POWERCONTEXT_WORKER_MAX_SNOOZES=-1"}, nil, "worker max snoozes must be >= 0"},
 		{"default wait above max", []string{"POWERCONTEXT_FLUSH_DEFAULT_WAIT_SECONDS=40"}, nil, "flush default wait"},
 		{"worker without provider", []string{"POWERCONTEXT_DEPLOYMENT_MODE=distributed", "POWERCONTEXT_DEPLOYMENT_ROLE=worker",
 			"POWERCONTEXT_DATABASE_URL=mysql://root@127.0.0.1:1/db"}, nil, "a worker needs a model provider"},

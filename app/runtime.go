@@ -163,6 +163,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 			Heartbeat: Seconds(cfg.WorkerHeartbeatSeconds), Poll: Seconds(cfg.WorkerPollSeconds),
 			ShutdownGrace: Seconds(cfg.WorkerShutdownGraceSeconds), RetryBase: Seconds(cfg.WorkerRetryBaseSeconds),
 			RetryMax: Seconds(cfg.WorkerRetryMaxSeconds), Logger: log, Hooks: r.tel.WorkerHooks(),
+			MaxSnoozes: maxSnoozes(cfg.WorkerMaxSnoozes),
 		},
 			&memory.Handler{Store: store, Provider: prov},
 			&experience.Handler{Store: store, Provider: prov},
@@ -226,6 +227,14 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	r.http = newHTTPServer(cfg, e, log)
 	ok = true
 	return r, nil
+}
+
+// maxSnoozes maps the setting (0 = off) to coordinator.WorkerConfig.MaxSnoozes (negative = off).
+func maxSnoozes(n int) int32 {
+	if n == 0 {
+		return -1
+	}
+	return int32(min(n, 1<<30))
 }
 
 func (r *Runtime) provider() (provider.Provider, error) {
@@ -454,7 +463,7 @@ const (
 //	            no_worker | no_scheduler_no_worker | unavailable | unknown
 //	scheduler   leader | standby | not_run
 //	worker      ok | unsupported_work_waiting | unavailable | unknown | not_run
-//	provider    unknown (no call yet) | ok | rate_limited | unavailable | invalid_output | error | not_run
+//	provider    unknown (no call yet) | ok | rate_limited | unavailable | invalid_output | request_rejected | error | not_run
 //	provider_kind  local | openai (workers only)
 //	process     running | stopping (Run is shutting down: the process finishes its work but takes no more)
 //

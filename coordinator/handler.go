@@ -38,6 +38,7 @@ const (
 	CodeRateLimited       = "rate_limited"
 	CodeUnavailable       = "unavailable"
 	CodeInvalidOutput     = "invalid_output"
+	CodeRequestRejected   = "request_rejected"
 )
 
 // HandlerError is a typed, classified handler failure. Its text is the bounded pair only, never exception text.

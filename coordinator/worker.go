@@ -26,6 +26,9 @@ type WorkerConfig struct {
 	RetryMax      time.Duration
 	Logger        zerolog.Logger
 	Hooks         WorkerHooks
+	// MaxSnoozes caps the snoozes of one item per recovery generation (docs/protocol.md#snooze); 0 takes
+	// DefaultMaxSnoozes, a negative value turns snoozing off (every failure spends the retry budget).
+	MaxSnoozes int32
 }
 
 // WorkerHooks observe the worker (metrics, traces). Every field is optional.
@@ -62,6 +65,9 @@ func (c *WorkerConfig) defaults() {
 	}
 	if c.RetryMax <= 0 {
 		c.RetryMax = 300 * time.Second
+	}
+	if c.MaxSnoozes == 0 {
+		c.MaxSnoozes = DefaultMaxSnoozes
 	}
 }
 
@@ -273,8 +279,11 @@ func (w *Worker) execute(ctx context.Context, c Claim) {
 const CategoryLeaseLost = "lease"
 
 func (w *Worker) fail(ctx context.Context, c Claim, cause error, log zerolog.Logger, finish func(string, string)) {
+	if w.snooze(ctx, c, cause, finish) {
+		return
+	}
 	f := Classify(cause)
-	item, err := w.ledger.Fail(ctx, c, f, w.backoff(c.Item.GenerationAttemptCount))
+	item, err := w.ledger.Fail(ctx, c, f, w.failDelay(c, cause))
 	switch {
 	case err == nil:
 		outcome, category := db.OutcomeRetryWait, f.Category

@@ -115,6 +115,9 @@ type Queries interface {
 	WorkAttemptGet(ctx context.Context, p WorkAttemptGetParams) (WorkAttempt, error)
 	WorkAttemptListByWorkID(ctx context.Context, workID string) ([]WorkAttempt, error)
 	WorkAttemptDeleteByWorkIDs(ctx context.Context, workIDs []string) (int64, error)
+	// WorkAttemptCountSnoozed counts the attempts of one item and recovery generation that ended snoozed. The
+	// caller holds the item lock.
+	WorkAttemptCountSnoozed(ctx context.Context, p WorkAttemptCountSnoozedParams) (int64, error)
 
 	// Scheduler leases.
 	SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error)
@@ -166,6 +169,7 @@ const (
 const (
 	OutcomeSucceeded          = "succeeded"
 	OutcomeRetryWait          = "retry_wait"
+	OutcomeSnoozed            = "snoozed"
 	OutcomeFailed             = "failed"
 	OutcomeCancelled          = "cancelled"
 	OutcomeLeaseExpiredRetry  = "lease_expired_retry"
@@ -326,6 +330,12 @@ type WorkAttemptHeartbeatParams struct {
 type WorkAttemptGetParams struct {
 	WorkID    string
 	AttemptNo int32
+}
+
+// WorkAttemptCountSnoozedParams addresses one item's recovery generation.
+type WorkAttemptCountSnoozedParams struct {
+	WorkID             string
+	RecoveryGeneration int32
 }
 
 // SchedulerScanUpdateParams is a compare-and-set of Scan on its state_version.

@@ -15,6 +15,13 @@ func errUnavailable() *coordinator.HandlerError {
 	return coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeUnavailable, true)
 }
 
+// errRequestRejected is provider/request_rejected, not retryable: the provider refused this request as such (HTTP
+// 400, 413 or 422: too long for the model's context, malformed for this endpoint), so sending it again cannot
+// succeed. The window fails at once and its lane waits for an operator (retry after a fix, skip or cancel).
+func errRequestRejected() *coordinator.HandlerError {
+	return coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeRequestRejected, false)
+}
+
 func errInvalidOutput() *coordinator.HandlerError {
 	return coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeInvalidOutput, true)
 }
@@ -28,6 +35,9 @@ type RetryAfterError struct {
 
 func (e *RetryAfterError) Error() string { return e.Err.Error() }
 func (e *RetryAfterError) Unwrap() error { return e.Err }
+
+// SnoozeAfter implements coordinator.Snoozer: the item waits for the hint without spending an attempt.
+func (e *RetryAfterError) SnoozeAfter() time.Duration { return e.RetryAfter }
 
 func rateLimitedErr(retryAfter time.Duration) error {
 	if retryAfter <= 0 {

@@ -310,6 +310,9 @@ func (o *OpenAI) complete(ctx context.Context, system, user, schemaName string, 
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
 		return "", rateLimitedErr(parseRetryAfter(resp.Header.Get("Retry-After")))
+	case resp.StatusCode == http.StatusBadRequest, resp.StatusCode == http.StatusRequestEntityTooLarge,
+		resp.StatusCode == http.StatusUnprocessableEntity:
+		return "", errRequestRejected()
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return "", errUnavailable()
 	}

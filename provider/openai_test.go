@@ -22,7 +22,8 @@ const testKey = "sk-test-key"
 func requireFailure(t *testing.T, err error, code string) {
 	t.Helper()
 	require.Error(t, err)
-	require.Equal(t, coordinator.Failure{Category: coordinator.CategoryProvider, Code: code, Retryable: true}, coordinator.Classify(err))
+	require.Equal(t, coordinator.Failure{Category: coordinator.CategoryProvider, Code: code, Retryable: code != coordinator.CodeRequestRejected},
+		coordinator.Classify(err))
 }
 
 func newTestOpenAI(t *testing.T, url, key string) *OpenAI {
@@ -166,7 +167,10 @@ func TestOpenAIErrorMapping(t *testing.T) {
 		{"429", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) }, coordinator.CodeRateLimited},
 		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }, coordinator.CodeUnavailable},
 		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }, coordinator.CodeUnavailable},
-		{"400", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadRequest) }, coordinator.CodeUnavailable},
+		{"400", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadRequest) }, coordinator.CodeRequestRejected},
+		{"413", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusRequestEntityTooLarge) }, coordinator.CodeRequestRejected},
+		{"422", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnprocessableEntity) }, coordinator.CodeRequestRejected},
+		{"401", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) }, coordinator.CodeUnavailable},
 		{"garbage body", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("<html>oops")) }, coordinator.CodeInvalidOutput},
 		{"no choices", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{"choices":[]}`)) }, coordinator.CodeInvalidOutput},
 		{"empty content", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, "  ")) }, coordinator.CodeInvalidOutput},
@@ -187,6 +191,12 @@ func TestOpenAIErrorMapping(t *testing.T) {
 			srv := serve(t, tc.handler)
 			_, err := newTestOpenAI(t, srv.URL, testKey).ExtractMemory(context.Background(), memoryReq())
 			requireFailure(t, err, tc.code)
+			// What retrying can change (docs/protocol.md#errors): a rejected request fails at once, a rate limit
+			// snoozes, everything else is retried within the budget.
+			f := coordinator.Classify(err)
+			_, snoozes := coordinator.SnoozeHint(err)
+			require.Equal(t, tc.code != coordinator.CodeRequestRejected, f.Retryable)
+			require.Equal(t, tc.code == coordinator.CodeRateLimited, snoozes)
 		})
 	}
 
@@ -220,6 +230,9 @@ func TestOpenAIErrorMapping(t *testing.T) {
 		d, ok := RetryAfter(err)
 		require.True(t, ok)
 		require.Equal(t, 7*time.Second, d)
+		d, ok = coordinator.SnoozeHint(err)
+		require.True(t, ok)
+		require.Equal(t, 7*time.Second, d, "the ledger snoozes the item for the named delay")
 	})
 }
 

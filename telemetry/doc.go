@@ -14,8 +14,8 @@ err.Error(). No label or attribute carries a scope, principal, work id or raw re
 	work_enqueues_total{kind, outcome}                  outcome: created | joined
 	work_claim_latency_seconds{kind}                    histogram: available_at → claimed, on database time
 	work_claim_pass_duration_seconds                    histogram: one claim pass of a worker
-	work_attempts_total{kind, outcome, error_category}  outcome: succeeded | retry_wait | failed | cancelled |
-	                                                    abandoned | stale | error
+	work_attempts_total{kind, outcome, error_category}  outcome: succeeded | retry_wait | snoozed | failed |
+	                                                    cancelled | abandoned | stale | error
 	work_attempt_duration_seconds{kind, outcome}        histogram, same outcomes
 	work_lease_expirations_total{kind, outcome}         outcome: lease_expired_retry | lease_expired_failed | cancelled
 	work_queue_depth{kind, status}                      gauges refreshed by the scheduler leader from the database;
@@ -27,7 +27,8 @@ err.Error(). No label or attribute carries a scope, principal, work id or raw re
 	http_request_duration_seconds{…same}                method: GET HEAD POST PUT PATCH DELETE OPTIONS;
 	                                                    status_class: 1xx … 5xx
 	provider_calls_total{provider, outcome}             provider: local | openai; outcome: ok | rate_limited |
-	provider_call_duration_seconds{provider, outcome}   unavailable | invalid_output | canceled | error
+	provider_call_duration_seconds{provider, outcome}   unavailable | invalid_output | request_rejected | canceled |
+	                                                    error
 
 kind is one of the known kinds (memory.Kind, experience.Kind, coordinator.KindMaintenance); error_category is
 "none" or a docs/protocol.md#errors category (internal, payload, conflict, retention, configuration, provider) or lease or

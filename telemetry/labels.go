@@ -39,7 +39,7 @@ const (
 var (
 	Kinds           = []string{memory.Kind, experience.Kind, coordinator.KindMaintenance, Other}
 	EnqueueOutcomes = []string{EnqueueCreated, EnqueueJoined}
-	AttemptOutcomes = []string{db.OutcomeSucceeded, db.OutcomeRetryWait, db.OutcomeFailed, db.OutcomeCancelled,
+	AttemptOutcomes = []string{db.OutcomeSucceeded, db.OutcomeRetryWait, db.OutcomeSnoozed, db.OutcomeFailed, db.OutcomeCancelled,
 		OutcomeAbandoned, OutcomeStale, OutcomeError, Other}
 	ErrorCategories = []string{"none", coordinator.CategoryInternal, coordinator.CategoryPayload,
 		coordinator.CategoryConflict, coordinator.CategoryRetention, coordinator.CategoryConfiguration,
@@ -52,7 +52,8 @@ var (
 	Methods          = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions, Other}
 	StatusClasses    = []string{"1xx", "2xx", "3xx", "4xx", "5xx", Other}
 	ProviderNames    = []string{"local", "openai", Other}
-	ProviderOutcomes = []string{ProviderOK, coordinator.CodeRateLimited, coordinator.CodeUnavailable, coordinator.CodeInvalidOutput, ProviderCanceled, ProviderError}
+	ProviderOutcomes = []string{ProviderOK, coordinator.CodeRateLimited, coordinator.CodeUnavailable, coordinator.CodeInvalidOutput,
+		coordinator.CodeRequestRejected, ProviderCanceled, ProviderError}
 	// RouteUnmatched is the route label of a request that matched no registered route.
 	RouteUnmatched = "unmatched"
 )
@@ -103,7 +104,7 @@ func providerOutcome(err error) string {
 	var he *coordinator.HandlerError
 	if errors.As(err, &he) && he.Category == coordinator.CategoryProvider {
 		switch he.Code {
-		case coordinator.CodeRateLimited, coordinator.CodeUnavailable, coordinator.CodeInvalidOutput:
+		case coordinator.CodeRateLimited, coordinator.CodeUnavailable, coordinator.CodeInvalidOutput, coordinator.CodeRequestRejected:
 			return he.Code
 		}
 	}

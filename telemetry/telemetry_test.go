@@ -335,6 +335,7 @@ func TestProviderWrapperOutcomes(t *testing.T) {
 		{coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeRateLimited, true), "rate_limited"},
 		{&provider.RetryAfterError{Err: coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeRateLimited, true), RetryAfter: time.Second}, "rate_limited"},
 		{coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeInvalidOutput, true), "invalid_output"},
+		{coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeRequestRejected, false), "request_rejected"},
 		{errors.New("upstream said: private text"), "error"},
 		{context.Canceled, "canceled"},
 		{coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeUnavailable, true), "unavailable"},

@@ -36,3 +36,7 @@ func (q queries) WorkAttemptDeleteByWorkIDs(ctx context.Context, workIDs []strin
 	}
 	return errs.Rows(q.q.WorkAttemptDeleteByWorkIDs(ctx, workIDs))
 }
+
+func (q queries) WorkAttemptCountSnoozed(ctx context.Context, p db.WorkAttemptCountSnoozedParams) (int64, error) {
+	return errs.Rows(q.q.WorkAttemptCountSnoozed(ctx, mysqlgen.WorkAttemptCountSnoozedParams(p)))
+}

@@ -36,3 +36,7 @@ func (q *queries) WorkAttemptDeleteByWorkIDs(ctx context.Context, workIDs []stri
 	}
 	return errs.Rows(q.w.WorkAttemptDeleteByWorkIDs(ctx, workIDs))
 }
+
+func (q *queries) WorkAttemptCountSnoozed(ctx context.Context, p db.WorkAttemptCountSnoozedParams) (int64, error) {
+	return errs.Rows(q.r.WorkAttemptCountSnoozed(ctx, sqlitegen.WorkAttemptCountSnoozedParams(p)))
+}

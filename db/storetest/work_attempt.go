@@ -14,6 +14,7 @@ import (
 // workAttemptCases are the cases of pc_work_attempts (work_attempt.sql).
 var workAttemptCases = []storeCase{
 	{"WorkAttemptInsert/FinishHeartbeatListDelete", testWorkAttempt},
+	{"WorkAttemptCountSnoozed/PerGeneration", testWorkAttemptCountSnoozed},
 }
 
 func testWorkAttempt(t *testing.T, s db.Store) {
@@ -104,4 +105,37 @@ func testWorkAttempt(t *testing.T, s db.Store) {
 	got, err = s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: other.WorkID, AttemptNo: 1})
 	require.NoError(t, err)
 	require.Equal(t, other, got)
+}
+
+func testWorkAttemptCountSnoozed(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	workID := uuid.NewString()
+	count := func(generation int32) int64 {
+		t.Helper()
+		n, err := s.WorkAttemptCountSnoozed(ctx, db.WorkAttemptCountSnoozedParams{WorkID: workID, RecoveryGeneration: generation})
+		require.NoError(t, err)
+		return n
+	}
+	require.Zero(t, count(0), "no attempts at all")
+	outcomes := []struct {
+		generation int32
+		outcome    string
+	}{
+		{0, db.OutcomeSnoozed}, {0, db.OutcomeRetryWait}, {0, db.OutcomeSnoozed}, {0, db.OutcomeFailed},
+		{1, db.OutcomeSnoozed}, {1, ""}, // the last one is still running (outcome NULL)
+	}
+	for i, o := range outcomes {
+		a := db.WorkAttempt{WorkID: workID, AttemptNo: int32(i + 1), RecoveryGeneration: o.generation, OwnerID: "w", Fence: int64(i + 1),
+			StartedAt: now, Outcome: o.outcome}
+		if o.outcome != "" {
+			a.FinishedAt = now
+		}
+		require.NoError(t, s.WorkAttemptInsert(ctx, a))
+	}
+	other := db.WorkAttempt{WorkID: uuid.NewString(), AttemptNo: 1, OwnerID: "w", Fence: 1, StartedAt: now, FinishedAt: now, Outcome: db.OutcomeSnoozed}
+	require.NoError(t, s.WorkAttemptInsert(ctx, other))
+	require.EqualValues(t, 2, count(0))
+	require.EqualValues(t, 1, count(1))
+	require.Zero(t, count(2))
 }

@@ -10,6 +10,28 @@ import (
 	"time"
 )
 
+const workAttemptCountSnoozed = `-- name: WorkAttemptCountSnoozed :one
+SELECT COUNT(*)
+FROM pc_work_attempts
+WHERE work_id = $1
+  AND recovery_generation = $2
+  AND outcome = 'snoozed'
+`
+
+type WorkAttemptCountSnoozedParams struct {
+	WorkID             string
+	RecoveryGeneration int32
+}
+
+// Requires the item lock (the count is exact: only the lock holder adds attempts); one item's snoozed attempts in
+// one recovery generation, read through the primary key.
+func (q *Queries) WorkAttemptCountSnoozed(ctx context.Context, arg WorkAttemptCountSnoozedParams) (int64, error) {
+	row := q.db.QueryRow(ctx, workAttemptCountSnoozed, arg.WorkID, arg.RecoveryGeneration)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const workAttemptDeleteByWorkIDs = `-- name: WorkAttemptDeleteByWorkIDs :execrows
 DELETE FROM pc_work_attempts
 WHERE work_id = ANY ($1::uuid[])

@@ -1,3 +1,12 @@
+-- Requires the item lock (the count is exact: only the lock holder adds attempts); one item's snoozed attempts in
+-- one recovery generation, read through the primary key.
+-- name: WorkAttemptCountSnoozed :one
+SELECT COUNT(*)
+FROM pc_work_attempts
+WHERE work_id = sqlc.arg('work_id')
+  AND recovery_generation = sqlc.arg('recovery_generation')
+  AND outcome = 'snoozed';
+
 -- No lock; purge of audit rows for items being deleted by maintenance.
 -- name: WorkAttemptDeleteByWorkIDs :execrows
 DELETE FROM pc_work_attempts

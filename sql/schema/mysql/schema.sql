@@ -71,7 +71,7 @@ CREATE TABLE pc_work_attempts (
     span_id             VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NULL,
     PRIMARY KEY (work_id, attempt_no),
     CONSTRAINT pc_work_attempts_attempt_no_check CHECK (attempt_no > 0),
-    CONSTRAINT pc_work_attempts_outcome_check CHECK (outcome IN ('succeeded', 'retry_wait', 'failed', 'cancelled', 'lease_expired_retry', 'lease_expired_failed'))
+    CONSTRAINT pc_work_attempts_outcome_check CHECK (outcome IN ('succeeded', 'retry_wait', 'snoozed', 'failed', 'cancelled', 'lease_expired_retry', 'lease_expired_failed'))
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE pc_work_lanes (

@@ -68,7 +68,7 @@ CREATE TABLE pc_work_attempts (
     span_id             varchar(16)  COLLATE "C",
     CONSTRAINT pc_work_attempts_pkey PRIMARY KEY (work_id, attempt_no),
     CONSTRAINT pc_work_attempts_attempt_no_check CHECK (attempt_no > 0),
-    CONSTRAINT pc_work_attempts_outcome_check CHECK (outcome IN ('succeeded', 'retry_wait', 'failed', 'cancelled', 'lease_expired_retry', 'lease_expired_failed'))
+    CONSTRAINT pc_work_attempts_outcome_check CHECK (outcome IN ('succeeded', 'retry_wait', 'snoozed', 'failed', 'cancelled', 'lease_expired_retry', 'lease_expired_failed'))
 );
 
 CREATE TABLE pc_work_lanes (

@@ -72,7 +72,7 @@ CREATE TABLE pc_work_attempts (
     span_id             TEXT        ,
     CONSTRAINT pc_work_attempts_pkey PRIMARY KEY (work_id, attempt_no),
     CONSTRAINT pc_work_attempts_attempt_no_check CHECK (attempt_no > 0),
-    CONSTRAINT pc_work_attempts_outcome_check CHECK (outcome IN ('succeeded', 'retry_wait', 'failed', 'cancelled', 'lease_expired_retry', 'lease_expired_failed'))
+    CONSTRAINT pc_work_attempts_outcome_check CHECK (outcome IN ('succeeded', 'retry_wait', 'snoozed', 'failed', 'cancelled', 'lease_expired_retry', 'lease_expired_failed'))
 );
 
 CREATE TABLE pc_work_lanes (
