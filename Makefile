@@ -11,7 +11,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e bench fuzz clients-test
+.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e bench fuzz clients-test image
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -19,8 +19,22 @@ help: ## list targets
 run: ## run the service: single_node, role all, embedded SQLite under ./data, local provider, 127.0.0.1:8080
 	$(GO) run ./cmd/powercontext server run
 
-build: ## build bin/powercontext
-	$(GO) build -o bin/powercontext ./cmd/powercontext
+# The release build: static (CGO_ENABLED=0, the SQLite driver is pure Go), trimmed paths, stamped with VERSION,
+# REVISION and BUILD_TIME (internal/buildinfo; `powercontext version` prints them). The Dockerfile runs this target
+# and so does CI (clients-test depends on it), so the image is built the way CI builds.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_TIME ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+BUILDINFO := github.com/powercontext/powercontext/internal/buildinfo
+LDFLAGS := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).revision=$(REVISION) -X $(BUILDINFO).buildTime=$(BUILD_TIME)
+IMAGE ?= powercontext:$(VERSION)
+
+build: ## build bin/powercontext: static, stamped with VERSION/REVISION/BUILD_TIME (the Dockerfile runs this)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/powercontext ./cmd/powercontext
+
+image: ## build the container image $(IMAGE) (needs docker or podman; the build inside is `make build`)
+	$(or $(CONTAINER_TOOL),docker) build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+	  --build-arg BUILD_TIME=$(BUILD_TIME) -t $(IMAGE) .
 
 test: ## run every test (conformance suite on postgres, mysql and sqlite; engines without a server are skipped)
 	$(GO) test $(TEST_FLAGS) ./...

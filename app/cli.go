@@ -67,10 +67,10 @@ func NewRootCommand() *cobra.Command {
 
 	server := &cobra.Command{
 		Use:   "server",
-		Short: "Run or migrate the powercontext server",
+		Short: "Run, migrate or probe the powercontext server",
 		Args:  cobra.NoArgs,
 	}
-	server.AddCommand(newMigrateCommand(), newRunCommand())
+	server.AddCommand(newMigrateCommand(), newRunCommand(), newHealthCommand())
 	root.AddCommand(server)
 	root.AddCommand(cli.Commands()...)
 	return root

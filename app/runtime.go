@@ -23,6 +23,7 @@ import (
 	"github.com/powercontext/powercontext/db/migrate"
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/handlers"
+	"github.com/powercontext/powercontext/internal/buildinfo"
 	"github.com/powercontext/powercontext/mcp"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
@@ -31,8 +32,9 @@ import (
 	"github.com/powercontext/powercontext/ui"
 )
 
-// BuildVersion is set at link time (-ldflags "-X github.com/powercontext/powercontext/app.BuildVersion=…").
-var BuildVersion = "dev"
+// BuildVersion is this build's version as members, metrics and MCP announce it (internal/buildinfo: stamped by
+// make build, else the module version, else "dev").
+var BuildVersion = buildinfo.Version()
 
 // BehaviorRevision names the protocol behaviour this binary implements; live members must agree on it.
 const BehaviorRevision = "ledger-1"

@@ -1,0 +1,85 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// EnvListen names the listen address variable; `server health` probes the address the server was told to use.
+const EnvListen = "POWERCONTEXT_HTTP_LISTEN"
+
+// newHealthCommand is `powercontext server health`: a probe for container health checks (the image has no shell,
+// curl or wget). It asks the local process for /health/ready (or /health/live) and exits 0 only on 200.
+func newHealthCommand() *cobra.Command {
+	var target string
+	var live bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "health",
+		Short: "Probe this server's readiness (exit 0 when ready or degraded); for container health checks",
+		Long: `Probe a running server's GET /health/ready (or, with --live, /health/live) and exit 0 when it answers 200,
+1 otherwise. The address defaults to $` + EnvListen + ` (a wildcard host such as 0.0.0.0 is probed on
+127.0.0.1), else 127.0.0.1:8080. The container image's HEALTHCHECK and the compose files use it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if target == "" {
+				target = probeAddress(envOr(EnvListen, DefaultConfig().Listen))
+			}
+			path := "/health/ready"
+			if live {
+				path = "/health/live"
+			}
+			return probe(cmd.Context(), cmd.OutOrStdout(), strings.TrimRight(target, "/")+path, timeout)
+		},
+	}
+	cmd.Flags().StringVar(&target, "url", "", "base URL to probe (default from $"+EnvListen+")")
+	cmd.Flags().BoolVar(&live, "live", false, "probe liveness (/health/live) instead of readiness")
+	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "give up after this long")
+	return cmd
+}
+
+// probeAddress turns a listen address into the URL a local probe uses.
+func probeAddress(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "http://" + listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+func probe(ctx context.Context, out io.Writer, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return &ConfigError{Err: err}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&body)
+	if body.Status == "" {
+		body.Status = http.StatusText(resp.StatusCode)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, body.Status)
+	}
+	fmt.Fprintln(out, body.Status)
+	return nil
+}
