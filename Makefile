@@ -11,7 +11,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e bench fuzz clients-test image
+.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e bench fuzz clients-test image migrate-lint
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -50,6 +50,9 @@ generate: $(SQLC) ## regenerate db/gen from sql/queries and sql/schema (sqlc $(S
 
 generate-check: $(SQLC) ## fail when db/gen is stale with respect to sql/ (sqlc diff)
 	@$(SQLC) diff || { echo "generated code is stale: run 'make generate' and commit db/gen"; exit 1; }
+
+migrate-lint: ## atlas migrate lint over every engine's migrations, on fresh dev databases (needs the Atlas CLI)
+	$(GO) test ./deploy -run 'TestAtlasMigrateLint' -count=1 -v
 
 migrate-hash: ## rewrite sql/migrations/*/atlas.sum after adding a migration
 	$(GO) run ./internal/tools/atlassum
