@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+
+	"github.com/powercontext/powercontext/internal/clock"
 )
 
 // NewLogger builds the one root logger: JSON by default, console for humans. Messages are constant and lower-case;
@@ -18,6 +20,7 @@ func NewLogger(format, level string, w io.Writer) zerolog.Logger {
 		lvl = zerolog.InfoLevel
 	}
 	zerolog.TimeFieldFormat = time.RFC3339Nano
+	zerolog.TimestampFunc = clock.Now // log times are wall-clock values (internal/clock)
 	if format == "console" {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
 	}

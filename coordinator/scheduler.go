@@ -125,9 +125,10 @@ func (s *Scheduler) Tick(ctx context.Context) (err error) {
 		return nil
 	}
 	s.setLeader(true, res.Token)
-	budget := time.Now().Add(s.cfg.Renew)
+	start := time.Now() // monotonic: the tick scans for at most one renew interval
+	spent := func() bool { return time.Since(start) > s.cfg.Renew }
 	for _, d := range s.discoverers {
-		if err := s.runDiscoverer(ctx, d, budget); err != nil {
+		if err := s.runDiscoverer(ctx, d, spent); err != nil {
 			if errors.Is(err, ErrStaleCoordinatorLease) {
 				s.setLeader(false, s.token)
 				return nil
@@ -163,7 +164,7 @@ func (s *Scheduler) setLeader(leader bool, token LeaseToken) {
 }
 
 // runDiscoverer scans pages of one discoverer while it is due and the tick's budget lasts.
-func (s *Scheduler) runDiscoverer(ctx context.Context, d Discoverer, budget time.Time) error {
+func (s *Scheduler) runDiscoverer(ctx context.Context, d Discoverer, spent func() bool) error {
 	for {
 		scan, err := s.scanPosition(ctx, d.Name())
 		if err != nil {
@@ -215,7 +216,7 @@ func (s *Scheduler) runDiscoverer(ctx context.Context, d Discoverer, budget time
 		if err != nil {
 			return err
 		}
-		if next == "" || time.Now().After(budget) {
+		if next == "" || spent() {
 			return nil
 		}
 	}

@@ -24,7 +24,8 @@ func withPrincipal(next http.Handler) http.Handler {
 		if p == nil {
 			return nil, sdkauth.ErrInvalidToken
 		}
-		// The token was checked by the HTTP layer; the expiry only satisfies the SDK's check.
+		// The token was checked by the HTTP layer; the expiry only satisfies the SDK's check, which compares it with
+		// its own time.Now (clock:process).
 		return &sdkauth.TokenInfo{UserID: p.Name, Expiration: time.Now().Add(time.Hour),
 			Extra: map[string]any{principalExtra: p}}, nil
 	}

@@ -62,7 +62,7 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 	// Most flushes finish within a few ms of the wake-up: poll from 2 ms, growing by half each time (doubling
 	// overshot a 10 ms flush to 35 ms; issue 9, B3), up to the configured interval.
 	poll := min(2*time.Millisecond, maxPoll)
-	deadline := time.Now().Add(wait)
+	start := time.Now()
 	// Polling finds changes made by any replica's worker; an in-process worker (single_node) signals at once.
 	changed, stop := f.Ledger.Changed(item.WorkID)
 	defer func() { stop() }()
@@ -77,7 +77,7 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 		case db.StatusCancelled:
 			return FlushOutcome{Status: FlushCancelled, Item: item}, nil
 		}
-		remaining := time.Until(deadline)
+		remaining := wait - time.Since(start)
 		if remaining <= 0 {
 			return FlushOutcome{Status: FlushPending, Item: item}, nil
 		}

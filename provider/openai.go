@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/powercontext/powercontext/internal/clock"
 	"io"
 	"net/http"
 	"net/url"
@@ -356,7 +357,7 @@ func parseRetryAfter(v string) time.Duration {
 		return time.Duration(secs) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 && d <= 24*time.Hour {
+		if d := clock.Until(t); d > 0 && d <= 24*time.Hour {
 			return d
 		}
 	}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"github.com/powercontext/powercontext/internal/clock"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -88,7 +89,7 @@ func (t *Telemetry) claimPass(d time.Duration, claimed []coordinator.Claim, expi
 	if len(claimed) == 0 && expired == 0 {
 		return // idle polls make no span
 	}
-	end := time.Now()
+	end := clock.Now() // span timestamps are wall-clock values
 	links := make([]trace.Link, 0, len(claimed))
 	for _, c := range claimed {
 		if sc, ok := spanContextFromHex(c.TraceID, c.SpanID, false); ok {

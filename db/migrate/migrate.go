@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/powercontext/powercontext/internal/clock"
 	"strings"
 	"time"
 
@@ -177,7 +178,7 @@ func applyFile(ctx context.Context, rr revisions, sqlDB *sql.DB, f migrate.File,
 			}
 		}
 		rev.Applied = resume.Applied
-		rev.executedAt = time.Now()
+		rev.executedAt = clock.Now()
 		rev.PartialHashes = append([]string(nil), resume.PartialHashes[:resume.Applied]...)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/powercontext/powercontext/internal/clock"
 	"strconv"
 	"strings"
 	"time"
@@ -194,13 +195,13 @@ func (r revisions) read(ctx context.Context, q execQuerier) ([]Revision, error) 
 
 // insert records a revision that is about to run. The primary key makes it a claim on the version.
 func (r revisions) insert(ctx context.Context, q execQuerier, rev *Revision) error {
-	rev.executedAt = time.Now().UTC().Truncate(time.Microsecond)
+	rev.executedAt = clock.Now().UTC().Truncate(time.Microsecond)
 	partial, err := partialHashesArg(rev.PartialHashes)
 	if err != nil {
 		return err
 	}
 	_, err = q.ExecContext(ctx, r.rebind(revisionInsert), rev.Version, rev.Description, rev.Type, rev.Applied,
-		rev.Total, r.timeArg(rev.executedAt), int64(time.Since(rev.executedAt)), nullString(rev.Error),
+		rev.Total, r.timeArg(rev.executedAt), int64(clock.Since(rev.executedAt)), nullString(rev.Error),
 		nullString(rev.ErrorStmt), rev.Hash, partial, r.operator)
 	if err != nil {
 		return fmt.Errorf("migrate: record revision %s (is another `server migrate` running? rerun when it has "+
@@ -216,7 +217,7 @@ func (r revisions) update(ctx context.Context, q execQuerier, rev *Revision) err
 		return err
 	}
 	if !rev.executedAt.IsZero() {
-		rev.execTime = time.Since(rev.executedAt)
+		rev.execTime = clock.Since(rev.executedAt)
 	}
 	_, err = q.ExecContext(ctx, r.rebind(revisionUpdate), rev.Applied, rev.Total, int64(rev.execTime),
 		nullString(rev.Error), nullString(rev.ErrorStmt), rev.Hash, partial, r.operator, rev.Version)
