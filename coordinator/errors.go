@@ -64,6 +64,8 @@ func ErrorClass(err error) string {
 		return "conflict"
 	case errors.Is(err, db.ErrDeadlock):
 		return "deadlock"
+	case errors.Is(err, db.ErrUnavailable):
+		return "database_unavailable"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded):

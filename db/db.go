@@ -41,6 +41,11 @@ var (
 	ErrConflict = errors.New("db: conflict")
 	// ErrDeadlock wraps an engine deadlock or serialization failure. The ledger never expects one.
 	ErrDeadlock = errors.New("db: deadlock or serialization failure")
+	// ErrUnavailable wraps an error that means the database cannot be used right now: the connection was refused,
+	// dropped or reset, or the server is shutting down or still recovering. The outcome of a statement in flight is
+	// unknown (a COMMIT may have been applied); callers treat it like any other failed call. The API answers it with
+	// 503 runtime_not_ready.
+	ErrUnavailable = errors.New("db: database unavailable")
 )
 
 // Store is one engine's connection pool plus the statements of the ledger and the domain.

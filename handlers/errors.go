@@ -140,6 +140,10 @@ func toAPIError(err error) (*APIError, bool) {
 	if errors.Is(err, coordinator.ErrInvalidArgument) {
 		return apiErr(http.StatusUnprocessableEntity, CodeInvalidRequest, "the request was refused as invalid", nil), true
 	}
+	if errors.Is(err, db.ErrUnavailable) {
+		return apiErr(http.StatusServiceUnavailable, CodeRuntimeNotReady, "the database is unavailable; retry later",
+			map[string]any{"dependency": "database"}), true
+	}
 	return nil, false
 }
 

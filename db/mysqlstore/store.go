@@ -30,6 +30,9 @@ const (
 	errDeadlock          = 1213 // ER_LOCK_DEADLOCK
 	errDupEntry          = 1062 // ER_DUP_ENTRY
 	errDupEntryWithKeyNm = 1586 // ER_DUP_ENTRY_WITH_KEY_NAME
+	errTooManyConns      = 1040 // ER_CON_COUNT_ERROR
+	errServerShutdown    = 1053 // ER_SERVER_SHUTDOWN
+	errConnectionKilled  = 1927 // ER_CONNECTION_KILLED (MariaDB)
 )
 
 // sessionSetup runs on every new connection. SET SESSION TRANSACTION works on MySQL 8, MariaDB and OceanBase,
@@ -177,7 +180,8 @@ func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
 func (c *sessionConnector) Driver() driver.Driver { return c.base.Driver() }
 
 // interpretError maps driver errors to the db sentinels: no rows → db.ErrNotFound; deadlock and lock wait timeout
-// → db.ErrDeadlock (wrapped, never retried); duplicate key → db.ErrConflict (wrapped).
+// → db.ErrDeadlock (wrapped, never retried); duplicate key → db.ErrConflict (wrapped); a connection that cannot be
+// made or was lost, a server shutting down, a killed connection or too many connections → db.ErrUnavailable.
 func interpretError(err error) error {
 	if err == nil {
 		return nil
@@ -192,7 +196,12 @@ func interpretError(err error) error {
 			return fmt.Errorf("%w: %w", db.ErrDeadlock, err)
 		case errDupEntry, errDupEntryWithKeyNm:
 			return fmt.Errorf("%w: %w", db.ErrConflict, err)
+		case errTooManyConns, errServerShutdown, errConnectionKilled:
+			return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 		}
+	}
+	if errors.Is(err, mysql.ErrInvalidConn) || db.ConnectionLost(err) {
+		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -107,7 +108,9 @@ func DSNFromURL(raw string) (string, error) {
 }
 
 // interpretError maps driver errors onto the db sentinels: no rows → ErrNotFound; deadlock (40P01) and
-// serialization failure (40001) → ErrDeadlock (wrapped, never retried); unique violation (23505) → ErrConflict.
+// serialization failure (40001) → ErrDeadlock (wrapped, never retried); unique violation (23505) → ErrConflict; a
+// connection that cannot be made or was lost, a connection exception (class 08), a server shutting down (57P01,
+// 57P02) or still starting (57P03) → ErrUnavailable.
 func interpretError(err error) error {
 	if err == nil {
 		return nil
@@ -122,7 +125,16 @@ func interpretError(err error) error {
 			return fmt.Errorf("%w: %w", db.ErrDeadlock, err)
 		case "23505":
 			return fmt.Errorf("%w: %w", db.ErrConflict, err)
+		case "57P01", "57P02", "57P03":
+			return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 		}
+		if strings.HasPrefix(pgErr.Code, "08") {
+			return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
+		}
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || errors.Is(err, pgconn.ErrConnClosed) || db.ConnectionLost(err) {
+		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 	}
 	return err
 }
