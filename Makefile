@@ -11,7 +11,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e bench fuzz clients-test image migrate-lint
+.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test image migrate-lint
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -58,13 +58,22 @@ migrate-hash: ## rewrite sql/migrations/*/atlas.sum after adding a migration
 	$(GO) run ./internal/tools/atlassum
 
 # The distributed proof (e2e/): a real fleet (2 api, 2 scheduler, 3 worker processes) on MariaDB and PostgreSQL under
-# chaos (SIGKILL, SIGSTOP, database partitions, zombie workers), checked with SQL. `make e2e E2E_LONG=1` runs the long
-# variant and the broken-build round; E2E_BROKEN=1 adds the broken-build round to the short one. `make test` runs the
-# short variant too.
+# chaos (SIGKILL, SIGSTOP, database partitions, zombie workers), database restarts (a private server killed and
+# stopped) and skewed process clocks, checked with SQL. `make e2e E2E_LONG=1` runs the long variants and the
+# broken-build round; E2E_BROKEN=1 adds the broken-build round to the short ones. `make test` runs the short
+# variants too. The last lines of the output are the verdict of every round (and the cause of a failure).
 E2E_LONG ?=
 E2E_BROKEN ?=
-e2e: ## distributed proof on mariadb and postgres (short; E2E_LONG=1 for the long variant + broken build)
-	E2E_LONG=$(E2E_LONG) E2E_BROKEN=$(E2E_BROKEN) $(GO) test ./e2e/ -run TestFleet -count=1 -v -timeout 20m
+e2e: ## distributed proof on mariadb and postgres (short; E2E_LONG=1 for the long variants + broken build)
+	E2E_LONG=$(E2E_LONG) E2E_BROKEN=$(E2E_BROKEN) $(GO) test ./e2e/ -run TestFleet -count=1 -v -timeout 60m
+
+# The sustained load (e2e/sustained_test.go): an open-loop generator at a fixed arrival rate through 2 API replicas
+# of a fleet on a private PostgreSQL and MariaDB, a steady run and one with a worker-fleet restart per engine; prints
+# latency percentiles per route, answers by status, queue depth and database connections. LOAD_DURATION (3m),
+# LOAD_RESTART_DURATION (2m), LOAD_RATE (40 per second) and LOAD_ENGINES (mysql,postgres) adjust it. A 20 s variant
+# runs in `make test`.
+load: ## sustained open-loop load on mariadb and postgres (about 12 minutes); prints the latency table
+	LOAD=1 $(GO) test ./e2e/ -run TestLoad -count=1 -v -timeout 60m
 
 # The Python and TypeScript clients' suites, each against a real server (bin/powercontext, single_node on an
 # embedded SQLite database in a temporary directory). A machine without python3 or node/npm skips the suite it

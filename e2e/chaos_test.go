@@ -45,6 +45,40 @@ type round struct {
 
 	drainOwner string
 	drainErr   error
+
+	srv     *dbServer     // modeDatabase: the round's private database server
+	ready   []readySample // modeDatabase: readiness answers
+	probes  []clockProbe  // modeSkew: clock probes answered
+	budget  budget
+	phase   string
+	harness []string // findings about the harness's own budget
+}
+
+func (r *round) setPhase(p string) {
+	r.mu.Lock()
+	r.phase = p
+	r.mu.Unlock()
+}
+
+func (r *round) getPhase() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.phase
+}
+
+// note records a finding about the harness itself (a budget cut), reported as such in the round's verdict.
+func (r *round) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.t.Logf("%s %s harness: %s", r.v.name, r.engine, msg)
+	r.mu.Lock()
+	r.harness = append(r.harness, msg)
+	r.mu.Unlock()
+}
+
+func (r *round) harnessCopy() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.harness...)
 }
 
 // keepLogsOnFailure creates the log directory; it is removed after a passing round unless E2E_KEEP_LOGS=1.
@@ -101,9 +135,16 @@ func (r *round) startFleet(bin string) {
 	r.workers = r.fl.add("worker", 3)
 	parsed, err := url.Parse(r.rawURL)
 	require.NoError(t, err)
-	for _, p := range append(append([]*proc{}, r.schedulers...), r.workers...) {
-		p.proxy = newDBProxy(t, parsed.Host)
-		p.env = append(p.env, "POWERCONTEXT_DATABASE_URL="+p.proxy.rewrite(t, r.rawURL))
+	if r.srv == nil { // a private server is restarted by the harness itself; no relay in between
+		for _, p := range append(append([]*proc{}, r.schedulers...), r.workers...) {
+			p.proxy = newDBProxy(t, parsed.Host)
+			p.env = append(p.env, "POWERCONTEXT_DATABASE_URL="+p.proxy.rewrite(t, r.rawURL))
+		}
+	}
+	for _, p := range r.fl.procs {
+		if skew := r.v.skews[p.name()]; skew != "" {
+			p.env = append(p.env, skewEnv+"="+skew)
+		}
 	}
 	for i, p := range r.workers {
 		p.env = append(p.env, "POWERCONTEXT_PROVIDER_BASE_URL="+r.prov.workerBaseURL(i))
@@ -193,17 +234,32 @@ func (r *round) chaos() {
 		defer wg.Done()
 		r.freezer(ctx, &wg)
 	}()
-	enough := func() bool {
-		var n int
-		return int(r.kills.Load()) >= v.minKills &&
-			r.sqlDB.QueryRow(`SELECT COUNT(*) FROM pc_memory_revisions`).Scan(&n) == nil && n >= v.minWindows
-	}
 	start := time.Now()
 	drained := false
+	windows, lastProgress := 0, time.Now()
 	for {
 		time.Sleep(time.Second + rand.N(2*time.Second))
-		if el := time.Since(start); el >= v.maxChaos || (el >= v.chaos && enough()) {
+		var n int
+		if r.sqlDB.QueryRow(`SELECT COUNT(*) FROM pc_memory_revisions`).Scan(&n) == nil && n > windows {
+			windows, lastProgress = n, time.Now()
+		}
+		enough := int(r.kills.Load()) >= v.minKills && windows >= v.minWindows
+		el := time.Since(start)
+		if el >= v.chaos && enough {
 			break
+		}
+		// Past maxChaos the round goes on only while windows are still being committed (a slow machine gets there
+		// later), up to three times maxChaos and within the test binary's time budget.
+		if el >= v.maxChaos {
+			if stalled := time.Since(lastProgress); stalled > 30*time.Second {
+				r.t.Logf("%s: no memory window committed for %s; chaos stops at %d windows", r.engine, stalled.Round(time.Second), windows)
+				break
+			}
+			if el >= 3*v.maxChaos || r.budget.exhausted() {
+				r.note("chaos stopped after %s at the time budget with %d of %d windows and %d of %d kills (still progressing)",
+					el.Round(time.Second), windows, v.minWindows, r.kills.Load(), v.minKills)
+				break
+			}
 		}
 		r.checkAlive()
 		if !drained && time.Since(start) > v.chaos/2 {
@@ -372,21 +428,36 @@ func (r *round) drainWorker() bool {
 	return true
 }
 
-// waitDrained waits until every scope's cursors are at its journal head and no item is live, at most
-// v.drainTimeout (the checks then report what is left).
-func (r *round) waitDrained() time.Duration {
+// waitDrained waits until every scope's cursors are at its journal head and no item is live. It gives up after
+// v.drainTimeout when nothing moved for the last 30 s (the checks then report what is stuck); while the backlog
+// still shrinks it waits longer, up to three times v.drainTimeout or the test binary's budget (cut = true: what is
+// left is the harness's budget, not a protocol failure).
+func (r *round) waitDrained() (took time.Duration, cut bool) {
 	start := time.Now()
+	best, lastProgress := -1, time.Now()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		lagging, live, err := drained(ctx, r.sqlDB)
 		cancel()
 		require.NoError(r.t, err)
 		if lagging == 0 && live == 0 {
-			return time.Since(start)
+			return time.Since(start), false
 		}
-		if time.Since(start) > r.v.drainTimeout {
-			r.t.Logf("%s: not drained after %s: %d scopes lag, %d items live", r.engine, r.v.drainTimeout, lagging, live)
-			return time.Since(start)
+		if left := lagging + live; best < 0 || left < best {
+			best, lastProgress = left, time.Now()
+		}
+		el := time.Since(start)
+		if el > r.v.drainTimeout {
+			if time.Since(lastProgress) > 30*time.Second {
+				r.t.Logf("%s: not drained after %s and nothing moved for 30 s: %d scopes lag, %d items live", r.engine,
+					el.Round(time.Second), lagging, live)
+				return el, false
+			}
+			if el > 3*r.v.drainTimeout || r.budget.exhausted() {
+				r.note("drain stopped after %s at the time budget with %d scopes lagging and %d items live (still progressing)",
+					el.Round(time.Second), lagging, live)
+				return el, true
+			}
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

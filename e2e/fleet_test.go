@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/enginetest"
 )
 
@@ -27,11 +28,24 @@ const (
 	workerMaxAttempt = 10 // the ~10% provider failures plus chaos never spend it in practice
 )
 
+// roundMode is what a round does to the fleet.
+type roundMode int
+
+const (
+	// modeChaos kills, freezes, partitions and drains processes (chaos_test.go).
+	modeChaos roundMode = iota
+	// modeDatabase kills and stops the round's private database server (dbfault_test.go).
+	modeDatabase
+	// modeSkew is modeChaos with the clocks of some processes shifted and stepped (skew_test.go).
+	modeSkew
+)
+
 // variant sizes one round.
 type variant struct {
 	name        string
+	mode        roundMode
 	chaos       time.Duration // how long processes are killed, frozen and restarted
-	maxChaos    time.Duration // the chaos goes on up to this long until minWindows and minKills are reached
+	maxChaos    time.Duration // the chaos goes on up to this long until minWindows and minKills are reached (and longer, up to 3×, while windows are still being committed)
 	scopes      int
 	loaders     int
 	minWindows  int // committed memory windows required
@@ -44,8 +58,15 @@ type variant struct {
 	zombieSchema                                  string        // zombies only on this provider schema ("" = any)
 	zombieHold                                    time.Duration // long enough for another worker to expire and re-run the window
 	maxFrozenWorkers                              int           // at most this many workers frozen at once
-	drainTimeout                                  time.Duration
+	drainTimeout                                  time.Duration // the drain waits this long, and longer (up to 3×) while it makes progress
 	budget                                        time.Duration // expected wall time per engine (reported)
+
+	// modeDatabase: the faults, in order, each after dbGap of steady load (the first after warmWindows commits).
+	dbFaults    []dbFault
+	dbGap       time.Duration
+	warmWindows int
+	// modeSkew: PC_TEST_CLOCK_SKEW per process name (worker-0, scheduler-1, …).
+	skews map[string]string
 }
 
 var (
@@ -85,25 +106,81 @@ func TestFleet(t *testing.T) {
 	for _, engine := range fleetEngines {
 		t.Run(string(engine), func(t *testing.T) {
 			res := runRound(t, engine, bin, v)
-			r := res.report
-			require.Zero(t, r.Duplicates, "duplicate commits:%s", joinDetails(r.Details))
-			require.Zero(t, r.Lost, "lost windows:%s", joinDetails(r.Details))
-			require.Zero(t, r.Inversions, "lane inversions:%s", joinDetails(r.Details))
-			require.Zero(t, r.Stuck, "stuck items:%s", joinDetails(r.Details))
-			require.Zero(t, r.StaleCommits, "commits by stale claims:%s", joinDetails(r.Details))
-			require.Zero(t, r.NoOutcome+r.UnfinishedAttempts, "attempts without an outcome:%s", joinDetails(r.Details))
-			require.Zero(t, r.SourceMismatches, "journal heads disagree with acknowledged captures:%s", joinDetails(r.Details))
-			require.Zero(t, res.lease.Violations, "scheduler lease violations:%s", joinDetails(res.lease.Details))
-			require.Empty(t, res.unexpected, "processes exited on their own")
-			require.Empty(t, res.panics, "panics in process logs")
+			res.requireClean(t, v)
 			require.NoError(t, res.drainErr, "SIGTERM drain of a worker")
 			require.NotEmpty(t, res.drainOwner, "no worker was drained with SIGTERM in the middle of work")
-			require.Zero(t, res.providerBad, "malformed provider requests")
-			require.Greater(t, res.lease.Samples, 100, "scheduler lease samples")
-			require.GreaterOrEqual(t, r.Windows, v.minWindows, "committed memory windows")
-			require.GreaterOrEqual(t, r.Kills, v.minKills, "SIGKILLs")
+			require.GreaterOrEqual(t, res.report.Kills, v.minKills, "SIGKILLs")
 		})
 	}
+}
+
+// requireClean fails t on any protocol violation, service fault or missed minimum of the round, after recording
+// each as a cause of the round's verdict.
+func (res roundResult) requireClean(t *testing.T, v variant) {
+	r := res.report
+	vd := res.verdict
+	counters := []struct {
+		name string
+		n    int
+	}{{"duplicates", r.Duplicates}, {"lost", r.Lost}, {"inversions", r.Inversions}, {"stuck", r.Stuck},
+		{"stale_commits", r.StaleCommits}, {"attempts_without_outcome", r.NoOutcome + r.UnfinishedAttempts},
+		{"source_mismatches", r.SourceMismatches}, {"lease_violations", res.lease.Violations}}
+	for _, c := range counters {
+		if c.n > 0 {
+			first := firstDetail(r.Details, c.name)
+			if c.name == "lease_violations" {
+				first = firstDetail(res.lease.Details, "")
+			}
+			if (c.name == "stuck" || c.name == "lost") && res.drainCut {
+				vd.cause("harness: %s=%d after the drain was cut by the time budget while still progressing (%s)", c.name, c.n, first)
+				continue
+			}
+			vd.cause("protocol: %s=%d (%s)", c.name, c.n, first)
+		}
+	}
+	if len(res.unexpected) > 0 {
+		vd.cause("service: %d processes exited on their own (%s)", len(res.unexpected), res.unexpected[0])
+	}
+	if len(res.panics) > 0 {
+		vd.cause("service: %d panics in process logs (%s)", len(res.panics), res.panics[0])
+	}
+	if res.providerBad > 0 {
+		vd.cause("service: %d malformed provider requests", res.providerBad)
+	}
+	for _, h := range res.harness {
+		vd.cause("harness: %s", h)
+	}
+	if r.Windows < v.minWindows {
+		vd.cause("harness: %d memory windows committed, the round needs %d (the machine was too slow for the time budget)", r.Windows, v.minWindows)
+	}
+	require.Zero(t, r.Duplicates, "duplicate commits:%s", joinDetails(r.Details))
+	require.Zero(t, r.Lost, "lost windows:%s", joinDetails(r.Details))
+	require.Zero(t, r.Inversions, "lane inversions:%s", joinDetails(r.Details))
+	require.Zero(t, r.Stuck, "stuck items:%s", joinDetails(r.Details))
+	require.Zero(t, r.StaleCommits, "commits by stale claims:%s", joinDetails(r.Details))
+	require.Zero(t, r.NoOutcome+r.UnfinishedAttempts, "attempts without an outcome:%s", joinDetails(r.Details))
+	require.Zero(t, r.SourceMismatches, "journal heads disagree with acknowledged captures:%s", joinDetails(r.Details))
+	require.Zero(t, res.lease.Violations, "scheduler lease violations:%s", joinDetails(res.lease.Details))
+	require.Empty(t, res.unexpected, "processes exited on their own")
+	require.Empty(t, res.panics, "panics in process logs")
+	require.Zero(t, res.providerBad, "malformed provider requests")
+	require.Greater(t, res.lease.Samples, 100, "scheduler lease samples")
+	require.GreaterOrEqual(t, r.Windows, v.minWindows, "committed memory windows")
+}
+
+// firstDetail returns the first finding that mentions the counter (by its usual wording), or the first finding.
+func firstDetail(ds []string, counter string) string {
+	words := map[string]string{"duplicates": "duplicate", "lost": "lost", "inversions": "inversion", "stuck": "stuck",
+		"stale_commits": "stale commit", "attempts_without_outcome": "attempt", "source_mismatches": "scope"}
+	for _, d := range ds {
+		if w := words[counter]; w != "" && strings.Contains(d, w) {
+			return d
+		}
+	}
+	if len(ds) > 0 {
+		return ds[0]
+	}
+	return "no detail"
 }
 
 // TestFleetBrokenBuildReportsDuplicates proves the harness can fail: the same chaos against a binary built with
@@ -125,6 +202,9 @@ func TestFleetBrokenBuildReportsDuplicates(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			res := runRound(t, engine, bin, brokenVariant)
 			r := res.report
+			if r.Duplicates+r.Lost+r.Inversions == 0 {
+				res.verdict.cause("harness: the broken build was not caught (stale commits seen: %d)", r.StaleCommits)
+			}
 			require.Positive(t, r.Duplicates+r.Lost+r.Inversions,
 				"the broken build must be caught (duplicates, lost or inversions); stale commits seen: %d%s", r.StaleCommits, joinDetails(r.Details))
 		})
@@ -139,29 +219,25 @@ type roundResult struct {
 	panics      []string
 	drainErr    error
 	drainOwner  string
+	drainCut    bool     // the drain stopped at the time budget while still making progress
+	harness     []string // budget findings of the harness itself
 	providerBad int64
+	verdict     *verdict
+	db          *dbFaultResult // modeDatabase
+	skew        *skewResult    // modeSkew
 }
 
 // runRound runs one fleet on a fresh database of engine with the binary bin and returns what the checks found:
-// migrate, start the fake provider and the fleet, drive load through both APIs under chaos, drain, check with SQL.
+// migrate, start the fake provider and the fleet, drive load through both APIs under the round's faults, drain,
+// check with SQL.
 func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult {
 	started := time.Now()
-	r := &round{t: t, engine: engine, v: v, armed: map[int]chan struct{}{}, killsByRole: map[string]int{}}
-	r.rawURL = enginetest.NewDatabase(t, engine) // skips (or fails when required) if the engine is unavailable
-	r.keepLogsOnFailure()
-
-	// 1. migrate with the binary, as an operator would.
-	out, err := exec.Command(bin, "server", "migrate", "--database-url", r.rawURL).CombinedOutput()
-	require.NoError(t, err, "server migrate: %s", out)
-	t.Logf("server migrate: %s", strings.TrimSpace(string(out)))
-
-	// 2. the fake model provider and 3. the fleet.
-	r.prov = newFakeProvider(t, 500*time.Millisecond, 0.10)
-	r.startFleet(bin)
+	r := &round{t: t, engine: engine, v: v, armed: map[int]chan struct{}{}, killsByRole: map[string]int{}, budget: newBudget(t)}
+	r.setPhase("setup")
+	vd := newVerdict(t, v.name, string(engine), r.getPhase)
+	// 1. the database, migrated with the binary as an operator would; 2. the fake provider; 3. the fleet.
+	u := r.setup(bin, v.mode == modeDatabase, 500*time.Millisecond, 0.10)
 	t.Logf("%s: fleet of %d processes up in %s (logs in %s)", engine, len(r.fl.procs), time.Since(started).Round(time.Millisecond), r.logDir)
-
-	u := enginetest.ParseURL(t, r.rawURL)
-	r.sqlDB = enginetest.OpenSQLDB(t, u)
 	sampleDB := enginetest.OpenSQLDB(t, u)
 	sampleDB.SetMaxOpenConns(1)
 	r.sampler = &leaseSampler{sqlDB: sampleDB, engine: engine, lease: schedulerLease}
@@ -169,25 +245,45 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 	defer stopSampling()
 	waitSampler := r.sampler.run(sampleCtx, 100*time.Millisecond)
 
-	// 4. load through both API replicas, under 5. chaos.
+	// 4. load through both API replicas, under 5. the round's faults.
 	scopes := make([]string, v.scopes)
 	for i := range scopes {
 		scopes[i] = fmt.Sprintf("e2e/scope-%03d", i)
 	}
 	ld := newLoad(r.apis, scopes)
+	var dbRes *dbFaultResult
+	var skewRes *skewResult
+	var stopObserving func()
+	switch v.mode {
+	case modeDatabase:
+		ld.rec = newAPIRecorder()
+		stopObserving = r.observeReadiness()
+	case modeSkew:
+		stopObserving = r.probeClocks()
+	}
 	loadCtx, stopLoad := context.WithCancel(context.Background())
 	defer stopLoad()
 	waitLoad := ld.run(loadCtx, v.loaders)
-	r.chaos()
+	r.setPhase("faults")
+	if v.mode == modeDatabase {
+		dbRes = r.dbFaults(ld)
+	} else {
+		r.chaos()
+	}
 
 	// 6. stop the load, let the fleet drain, check with SQL.
 	stopLoad()
 	waitLoad()
-	drainTook := r.waitDrained()
+	r.setPhase("drain")
+	drainTook, drainCut := r.waitDrained()
 	r.checkAlive()
+	if stopObserving != nil {
+		stopObserving()
+	}
 	stopSampling()
 	waitSampler()
 
+	r.setPhase("checks")
 	acked, tried := ld.sourceCounts()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -198,9 +294,16 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 	if os.Getenv("E2E_DEBUG") == "1" {
 		t.Logf("%s %s timeline (5 s buckets: memory created/succeeded, experience created/succeeded):\n%s", v.name, engine, timeline(ctx, t, r.sqlDB))
 	}
+	r.setPhase("stopping the fleet")
 	r.fl.stopAll(15 * time.Second)
 	panics, errorLines := r.fl.scanLogs()
 	lease := r.sampler.summary()
+	if v.mode == modeDatabase {
+		dbRes.finish(r, ld.rec)
+	}
+	if v.mode == modeSkew {
+		skewRes = r.skewFindings()
+	}
 
 	// Report: the summary line (also on stdout, so `make e2e` shows it), then the details.
 	line := rep.line()
@@ -222,12 +325,45 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 	if len(lease.Details) > 0 {
 		t.Logf("%s %s lease findings:%s", v.name, engine, joinDetails(lease.Details))
 	}
-	fmt.Printf("%s: %s\n", engine, line)
+	if dbRes != nil {
+		line += " " + dbRes.line()
+		dbRes.log(t, v.name, string(engine))
+	}
+	if skewRes != nil {
+		line += " " + skewRes.line()
+		skewRes.log(t, v.name, string(engine))
+	}
+	fmt.Printf("%s %s: %s\n", v.name, engine, line)
+	vd.summary(line)
 	if elapsed > v.budget {
 		t.Logf("%s %s: round took %s, over its %s budget", v.name, engine, elapsed.Round(time.Second), v.budget)
 	}
 	return roundResult{report: rep, lease: lease, unexpected: r.unexpectedCopy(), panics: panics, drainErr: r.drainErr,
-		drainOwner: r.drainOwner, providerBad: r.prov.badRequests.Load()}
+		drainOwner: r.drainOwner, drainCut: drainCut, harness: r.harnessCopy(), providerBad: r.prov.badRequests.Load(),
+		verdict: vd, db: dbRes, skew: skewRes}
+}
+
+// setup creates the round's database (on a private server when private is set, else a fresh database on the
+// shared test server), migrates it with the binary, starts the fake provider (latency up to maxLatency, failRate
+// retryable failures) and the fleet, and opens the harness's own pool for the checks.
+func (r *round) setup(bin string, private bool, maxLatency time.Duration, failRate float64) dburl.URL {
+	t := r.t
+	if private {
+		r.srv = newDBServer(t, r.engine)
+		r.rawURL = r.srv.createDatabase("e2e")
+	} else {
+		r.rawURL = enginetest.NewDatabase(t, r.engine) // skips (or fails when required) if the engine is unavailable
+	}
+	r.keepLogsOnFailure()
+	out, err := exec.Command(bin, "server", "migrate", "--database-url", r.rawURL).CombinedOutput()
+	require.NoError(t, err, "server migrate: %s", out)
+	t.Logf("server migrate: %s", strings.TrimSpace(string(out)))
+	r.prov = newFakeProvider(t, maxLatency, failRate)
+	r.setPhase("fleet start")
+	r.startFleet(bin)
+	u := enginetest.ParseURL(t, r.rawURL)
+	r.sqlDB = enginetest.OpenSQLDB(t, u)
+	return u
 }
 
 // sortedCounts renders a count map as [k=v …] in key order.

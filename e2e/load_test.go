@@ -30,6 +30,7 @@ type load struct {
 	statuses map[string]int             // "capture 201", "flush 202", "flush 409 operation_blocked", …
 
 	captures, flushes, connErrors, serverErrors atomic.Int64
+	rec                                         *apiRecorder // every answer with its timing (database round)
 }
 
 func newLoad(apis []*proc, scopes []string) *load {
@@ -82,17 +83,20 @@ func (l *load) post(ctx context.Context, path string, body []byte, header http.H
 		for k, v := range header {
 			req.Header[k] = v
 		}
+		sent := time.Now()
 		resp, err := l.client.Do(req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return 0, nil, false
 			}
+			l.rec.add(apiSample{path: path, start: sent, end: time.Now(), err: err})
 			l.connErrors.Add(1)
 			time.Sleep(time.Duration(50+rand.IntN(150)) * time.Millisecond)
 			continue
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		l.rec.add(apiSample{path: path, start: sent, end: time.Now(), status: resp.StatusCode, body: b})
 		if resp.StatusCode >= 500 {
 			l.serverErrors.Add(1)
 			l.count(fmt.Sprintf("%s %d %s", path, resp.StatusCode, errorCode(b)))
