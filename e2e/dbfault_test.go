@@ -46,31 +46,20 @@ const outageRequestLimit = 10 * time.Second
 // 503 in the documented error body (never a 500, never a hang), readiness reports the database as not ok, and
 // outside the outages the API answers no 5xx at all.
 func TestFleetDatabaseRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e fleet: skipped with -short")
-	}
-	v := dbShortVariant
-	if longMode() {
-		v = dbLongVariant
-	}
-	bin := buildBinary(t, t.TempDir(), "powercontext")
-	for _, engine := range fleetEngines {
-		t.Run(string(engine), func(t *testing.T) {
-			res := runRound(t, engine, bin, v)
-			d := res.db
-			for _, c := range d.causes() {
-				res.verdict.cause("%s", c)
-			}
-			res.requireClean(t, v)
-			require.Len(t, d.outages, len(v.dbFaults), "outages injected")
-			require.Zero(t, d.outside5xx, "5xx outside the outages:%s", joinDetails(d.outsideDetails))
-			require.Zero(t, d.bad5xx, "5xx during outages that are not a documented 503:%s", joinDetails(d.badDetails))
-			require.Zero(t, d.hangs, "requests that hung during outages:%s", joinDetails(d.badDetails))
-			require.Zero(t, d.readyWrong, "readiness said the database was ok while it was down:%s", joinDetails(d.readyDetails))
-			require.Zero(t, d.readyBlind, "outages readiness never reported:%s", joinDetails(d.readyDetails))
-			require.Zero(t, d.noCommit, "outages after which nothing was committed again")
-		})
-	}
+	fleetTest(t, dbShortVariant, dbLongVariant, nil, func(t *testing.T, res roundResult, v variant) {
+		d := res.db
+		for _, c := range d.causes() {
+			res.verdict.cause("%s", c)
+		}
+		res.requireClean(t, v)
+		require.Len(t, d.outages, len(v.dbFaults), "outages injected")
+		require.Zero(t, d.outside5xx, "5xx outside the outages:%s", joinDetails(d.outsideDetails))
+		require.Zero(t, d.bad5xx, "5xx during outages that are not a documented 503:%s", joinDetails(d.badDetails))
+		require.Zero(t, d.hangs, "requests that hung during outages:%s", joinDetails(d.badDetails))
+		require.Zero(t, d.readyWrong, "readiness said the database was ok while it was down:%s", joinDetails(d.readyDetails))
+		require.Zero(t, d.readyBlind, "outages readiness never reported:%s", joinDetails(d.readyDetails))
+		require.Zero(t, d.noCommit, "outages after which nothing was committed again")
+	})
 }
 
 // apiSample is one HTTP answer (or transport error) of the load.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,23 +96,41 @@ var fleetEngines = []db.Engine{db.EngineMySQL, db.EnginePostgres}
 // and the SQL checks must find no lost, duplicated or reordered window, nothing stuck, no commit by a stale claim,
 // and a fenced scheduler lease. E2E_LONG=1 runs the long variant.
 func TestFleet(t *testing.T) {
+	fleetTest(t, shortVariant, longVariant, nil, func(t *testing.T, res roundResult, v variant) {
+		res.requireClean(t, v)
+		require.NoError(t, res.drainErr, "SIGTERM drain of a worker")
+		require.NotEmpty(t, res.drainOwner, "no worker was drained with SIGTERM in the middle of work")
+		require.GreaterOrEqual(t, res.report.Kills, v.minKills, "SIGKILLs")
+	})
+}
+
+// fleetTest builds the binary (with tags), runs the short variant (the long one with E2E_LONG=1) on every fleet
+// engine and hands each round's result to check.
+func fleetTest(t *testing.T, short, long variant, tags []string, check func(t *testing.T, res roundResult, v variant)) {
 	if testing.Short() {
 		t.Skip("e2e fleet: skipped with -short")
 	}
-	v := shortVariant
+	v := short
 	if longMode() {
-		v = longVariant
+		v = long
 	}
-	bin := buildBinary(t, t.TempDir(), "powercontext")
+	bin := buildBinary(t, t.TempDir(), "powercontext-"+v.name, tags...)
 	for _, engine := range fleetEngines {
-		t.Run(string(engine), func(t *testing.T) {
-			res := runRound(t, engine, bin, v)
-			res.requireClean(t, v)
-			require.NoError(t, res.drainErr, "SIGTERM drain of a worker")
-			require.NotEmpty(t, res.drainOwner, "no worker was drained with SIGTERM in the middle of work")
-			require.GreaterOrEqual(t, res.report.Kills, v.minKills, "SIGKILLs")
-		})
+		t.Run(string(engine), func(t *testing.T) { check(t, runRound(t, engine, bin, v), v) })
 	}
+}
+
+// startSampler samples the scheduler lease row of the database at u every 100 ms until the returned stop is called.
+func (r *round) startSampler(u dburl.URL) (stop func()) {
+	sampleDB := enginetest.OpenSQLDB(r.t, u)
+	sampleDB.SetMaxOpenConns(1)
+	r.sampler = &leaseSampler{sqlDB: sampleDB, engine: r.engine, lease: schedulerLease}
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := r.sampler.run(ctx, 100*time.Millisecond)
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); wait() }) }
+	r.t.Cleanup(stop)
+	return stop
 }
 
 // requireClean fails t on any protocol violation, service fault or missed minimum of the round, after recording
@@ -238,12 +257,7 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 	// 1. the database, migrated with the binary as an operator would; 2. the fake provider; 3. the fleet.
 	u := r.setup(bin, v.mode == modeDatabase, 500*time.Millisecond, 0.10)
 	t.Logf("%s: fleet of %d processes up in %s (logs in %s)", engine, len(r.fl.procs), time.Since(started).Round(time.Millisecond), r.logDir)
-	sampleDB := enginetest.OpenSQLDB(t, u)
-	sampleDB.SetMaxOpenConns(1)
-	r.sampler = &leaseSampler{sqlDB: sampleDB, engine: engine, lease: schedulerLease}
-	sampleCtx, stopSampling := context.WithCancel(context.Background())
-	defer stopSampling()
-	waitSampler := r.sampler.run(sampleCtx, 100*time.Millisecond)
+	stopSampling := r.startSampler(u)
 
 	// 4. load through both API replicas, under 5. the round's faults.
 	scopes := make([]string, v.scopes)
@@ -281,7 +295,6 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 		stopObserving()
 	}
 	stopSampling()
-	waitSampler()
 
 	r.setPhase("checks")
 	acked, tried := ld.sourceCounts()

@@ -55,28 +55,17 @@ var (
 // decides on database time only, so the same SQL checks must pass: a worker an hour ahead expires no live lease and
 // commits nothing twice, a scheduler an hour behind does not keep a lease it lost.
 func TestFleetClockSkew(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e fleet: skipped with -short")
-	}
-	v := skewShortVariant
-	if longMode() {
-		v = skewLongVariant
-	}
-	bin := buildBinary(t, t.TempDir(), "powercontext-clockskew", "clockskew")
-	for _, engine := range fleetEngines {
-		t.Run(string(engine), func(t *testing.T) {
-			res := runRound(t, engine, bin, v)
-			sk := res.skew
-			for _, c := range sk.causes() {
-				res.verdict.cause("%s", c)
-			}
-			res.requireClean(t, v)
-			require.GreaterOrEqual(t, res.report.Kills, v.minKills, "SIGKILLs")
-			require.Zero(t, sk.mismatches, "processes whose logged time does not match their configured skew:%s", joinDetails(sk.details))
-			require.Empty(t, sk.unprobed, "skewed processes never probed")
-			require.Empty(t, sk.unseenSteps, "clock steps never observed")
-		})
-	}
+	fleetTest(t, skewShortVariant, skewLongVariant, []string{"clockskew"}, func(t *testing.T, res roundResult, v variant) {
+		sk := res.skew
+		for _, c := range sk.causes() {
+			res.verdict.cause("%s", c)
+		}
+		res.requireClean(t, v)
+		require.GreaterOrEqual(t, res.report.Kills, v.minKills, "SIGKILLs")
+		require.Zero(t, sk.mismatches, "processes whose logged time does not match their configured skew:%s", joinDetails(sk.details))
+		require.Empty(t, sk.unprobed, "skewed processes never probed")
+		require.Empty(t, sk.unseenSteps, "clock steps never observed")
+	})
 }
 
 // clockProbe is one GET /health/live sent to a process with a known request id; its request log line carries the

@@ -357,12 +357,7 @@ func runLoad(t *testing.T, engine db.Engine, bin string, cfg loadSettings, name 
 		tried: map[string]map[string]bool{}}
 
 	// The scheduler lease, sampled as in the fleet rounds; queue depth and connections every 2 s.
-	sampleDB := enginetest.OpenSQLDB(t, u)
-	sampleDB.SetMaxOpenConns(1)
-	r.sampler = &leaseSampler{sqlDB: sampleDB, engine: engine, lease: schedulerLease}
-	sampleCtx, stopSampling := context.WithCancel(context.Background())
-	defer stopSampling()
-	waitSampler := r.sampler.run(sampleCtx, 100*time.Millisecond)
+	stopSampling := r.startSampler(u)
 	monDB := enginetest.OpenSQLDB(t, u)
 	monDB.SetMaxOpenConns(1)
 	var depth []depthSample
@@ -427,7 +422,6 @@ func runLoad(t *testing.T, engine db.Engine, bin string, cfg loadSettings, name 
 	stopMon()
 	<-monDone
 	stopSampling()
-	waitSampler()
 
 	r.setPhase("checks")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
