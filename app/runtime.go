@@ -449,6 +449,15 @@ func (r *Runtime) closeAll() {
 // Telemetry is the process's metrics registry and tracer.
 func (r *Runtime) Telemetry() *telemetry.Telemetry { return r.tel }
 
+func hasMember(members []db.RuntimeMember, id string) bool {
+	for _, m := range members {
+		if m.MemberID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // Readiness states of the individual checks.
 const (
 	checkOK      = "ok"
@@ -461,15 +470,16 @@ const (
 // (its handlers against the lane heads) and provider — each with a bounded state:
 //
 //	database    ok | unavailable
-//	membership  ok | no_live_members | behavior_revision_mismatch | version_range_mismatch | no_scheduler |
+//	membership  ok | missing | no_live_members | behavior_revision_mismatch | version_range_mismatch | no_scheduler |
 //	            no_worker | no_scheduler_no_worker | unavailable | unknown
-//	scheduler   leader | standby | not_run
+//	scheduler   leader | standby | failing (SchedulerFailingAfter ticks in a row failed) | not_run
 //	worker      ok | unsupported_work_waiting | unavailable | unknown | not_run
 //	provider    unknown (no call yet) | ok | rate_limited | unavailable | invalid_output | request_rejected | error | not_run
 //	provider_kind  local | openai (workers only)
 //	process     running | stopping (Run is shutting down: the process finishes its work but takes no more)
 //
-// The status is the worst of: stopping → not_ready; database unavailable → not_ready; membership per coordinator.MembershipCheck;
+// The status is the worst of: stopping → not_ready; database unavailable → not_ready; scheduler failing → not_ready
+// for role scheduler, degraded otherwise; own member row missing → not_ready; membership per coordinator.MembershipCheck;
 // unsupported work waiting → misconfigured; the last provider call unavailable → degraded.
 func (r *Runtime) Readiness(ctx context.Context) (string, map[string]any) {
 	checks := map[string]any{"database": checkOK, "membership": checkUnknown, "scheduler": checkNotRun,
@@ -482,6 +492,9 @@ func (r *Runtime) Readiness(ctx context.Context) (string, map[string]any) {
 			checks["scheduler"] = "leader"
 		} else {
 			checks["scheduler"] = "standby"
+		}
+		if r.scheduler.Failing() {
+			checks["scheduler"] = "failing"
 		}
 	}
 	if r.worker != nil {
@@ -509,11 +522,25 @@ func (r *Runtime) Readiness(ctx context.Context) (string, map[string]any) {
 	if r.stopping.Load() {
 		worse(coordinator.ReadyNotReady)
 	}
+	if checks["scheduler"] == "failing" {
+		// A scheduler process exists to tick; a single_node process still serves the API while discovery fails.
+		if r.cfg.Role == RoleScheduler {
+			worse(coordinator.ReadyNotReady)
+		} else {
+			worse(coordinator.ReadyDegraded)
+		}
+	}
 	members, err := coordinator.LiveMembers(ctx, r.store)
-	if err != nil {
+	switch {
+	case err != nil:
 		checks["membership"] = checkDown
 		worse(coordinator.ReadyNotReady)
-	} else {
+	case !hasMember(members, r.memberID):
+		// This process's own row expired or was deleted (its heartbeats fail): the rest of the deployment cannot
+		// see it, so nothing vouches for its versions. The next successful heartbeat writes the row again.
+		checks["membership"] = "missing"
+		worse(coordinator.ReadyNotReady)
+	default:
 		st, reason := coordinator.MembershipCheck(members, r.cfg.Role)
 		checks["membership"] = reason
 		worse(st)

@@ -32,9 +32,9 @@ func newOpsListCommand(f *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--scope SCOPE] [--kind KIND] [--status STATUS] [--limit N] [--cursor CURSOR]",
 		Short: "List operations, newest first",
-		Long: `List operations, newest first. Kinds: memory_flush, experience_incubation. Statuses: queued, running,
-retry_wait, cancelling, succeeded, failed, cancelled. When more operations exist, the output ends with the
---cursor that lists the next page.`,
+		Long: `List operations, newest first. Kinds: memory_flush, experience_incubation, maintenance (admins only).
+Statuses: queued, running, retry_wait, cancelling, succeeded, failed, cancelled. When more operations exist, the
+output ends with the --cursor that lists the next page.`,
 		Example: `  powercontext ops list
   powercontext ops list --scope team --kind memory_flush --status failed
   powercontext ops list --limit 10 --cursor MTc2NDY4MDAwMDAwMDAwMDo...`,
@@ -72,7 +72,7 @@ retry_wait, cancelling, succeeded, failed, cancelled. When more operations exist
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&p.ScopeID, "scope", "", "only operations of this scope")
-	fl.StringVar(&p.Kind, "kind", "", "only this kind: memory_flush or experience_incubation")
+	fl.StringVar(&p.Kind, "kind", "", "only this kind: memory_flush, experience_incubation or maintenance")
 	fl.StringVar(&p.Status, "status", "", "only this status")
 	fl.IntVar(&p.Limit, "limit", 0, "most operations to list (1..100, default 50)")
 	fl.StringVar(&p.Cursor, "cursor", "", "continue after the previous page (from its output)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
@@ -11,6 +12,9 @@ import (
 
 // KindMaintenance is the internal kind of operation maintenance (hidden from the Operation API).
 const KindMaintenance = "powercontext.maintenance.operations"
+
+// PublicKindMaintenance is the name the Operation API and the dashboard show for maintenance operations.
+const PublicKindMaintenance = "maintenance"
 
 // MaintenanceScope is the scope id maintenance items are recorded under.
 const MaintenanceScope = "powercontext:maintenance"
@@ -45,12 +49,36 @@ func (d MaintenanceDiscoverer) Page(context.Context, string, int) ([]EnqueueRequ
 	return []EnqueueRequest{MaintenanceRequest()}, "", nil
 }
 
-// MaintenanceRequest is the enqueue request of the maintenance item.
+// MaintenanceRequest is the enqueue request of the maintenance item. Under the maintenance lane lock its spec first
+// re-queues a failed maintenance item (docs/protocol.md#scheduler): a failed run is retried on the next schedule, in a
+// new recovery generation, instead of holding the fixed logical key — and with it every later run — for good.
 func MaintenanceRequest() EnqueueRequest {
-	return EnqueueRequest{LaneKey: MaintenanceLaneKey, Spec: func(context.Context, db.Queries) (*EnqueueSpec, error) {
+	return EnqueueRequest{LaneKey: MaintenanceLaneKey, Spec: func(ctx context.Context, q db.Queries) (*EnqueueSpec, error) {
+		if err := requeueFailedMaintenance(ctx, q); err != nil {
+			return nil, err
+		}
 		return &EnqueueSpec{Kind: KindMaintenance, PayloadVersion: 1, ScopeID: MaintenanceScope, LogicalKey: MaintenanceLogicalKey,
 			Payload: map[string]any{}, MaxAttempts: 3}, nil
 	}}
+}
+
+// requeueFailedMaintenance takes the maintenance key and item locks (after the lane lock the enqueue holds: the
+// global order) and, when the live maintenance item is failed, makes the retry transition; the enqueue then joins
+// the queued item.
+func requeueFailedMaintenance(ctx context.Context, q db.Queries) error {
+	key, err := q.WorkKeyLock(ctx, MaintenanceLogicalKey)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	item, now, err := q.WorkItemLock(ctx, key.WorkID)
+	if err != nil || item.Status != db.StatusFailed {
+		return err
+	}
+	_, err = requeueFailed(ctx, q, item, now)
+	return err
 }
 
 // MaintenanceHandler purges, in batches of at most 500 rows per statement and with cut-offs on the database clock:
@@ -99,7 +127,7 @@ func (h MaintenanceHandler) Prepare(ctx context.Context, _ db.WorkItem) (Prepare
 	if err != nil {
 		return Prepared{}, err
 	}
-	return Prepared{Result: Result{Code: "purged", Payload: map[string]any{
+	return Prepared{Result: Result{Code: "purged", Payload: map[string]any{"type": PublicKindMaintenance,
 		"purged_items": items, "purged_rate_limit_windows": windows, "purged_runtime_members": members,
 	}}}, nil
 }

@@ -42,17 +42,24 @@ func (l *Ledger) Retry(ctx context.Context, workID string, expectedVersion int64
 		if item.Status != db.StatusFailed {
 			return item, false, nil
 		}
-		prevVersion := item.StateVersion
-		item.Status = db.StatusQueued
-		item.GenerationAttemptCount = 0
-		item.RecoveryGeneration++
-		item.ErrorCategory, item.ErrorCode = "", ""
-		item.AvailableAt = now
-		item.CompletedAt = time.Time{}
-		item.StateVersion++
-		item.UpdatedAt = now
-		return item, true, updateState(ctx, q, item, prevVersion)
+		item, err := requeueFailed(ctx, q, item, now)
+		return item, true, err
 	})
+}
+
+// requeueFailed is the retry transition of a failed item (the caller holds lane → key → item): queued again, in a
+// new recovery generation with a fresh retry budget, errors cleared, available now.
+func requeueFailed(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) (db.WorkItem, error) {
+	prevVersion := item.StateVersion
+	item.Status = db.StatusQueued
+	item.GenerationAttemptCount = 0
+	item.RecoveryGeneration++
+	item.ErrorCategory, item.ErrorCode = "", ""
+	item.AvailableAt = now
+	item.CompletedAt = time.Time{}
+	item.StateVersion++
+	item.UpdatedAt = now
+	return item, updateState(ctx, q, item, prevVersion)
 }
 
 type transitionFunc func(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time) (db.WorkItem, bool, error)

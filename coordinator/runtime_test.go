@@ -380,7 +380,7 @@ func TestMaintenancePurgesOldTerminalWorkOnly(t *testing.T) {
 
 		p, err := coordinator.MaintenanceHandler{Ledger: l, Retention: 50 * time.Millisecond}.Prepare(ctx, db.WorkItem{})
 		require.NoError(t, err)
-		require.Equal(t, map[string]any{"purged_items": int64(1), "purged_rate_limit_windows": int64(1), "purged_runtime_members": int64(0)},
+		require.Equal(t, map[string]any{"type": "maintenance", "purged_items": int64(1), "purged_rate_limit_windows": int64(1), "purged_runtime_members": int64(0)},
 			p.Result.Payload)
 		_, err = l.Get(ctx, ok.WorkID)
 		require.ErrorIs(t, err, coordinator.ErrNotFound)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -58,7 +59,17 @@ type Scheduler struct {
 	token      LeaseToken
 	leader     bool
 	everLeader bool
+	failed     atomic.Int32 // consecutive ticks that ended in an error (readiness: FailingTicks)
 }
+
+// SchedulerFailingAfter is how many consecutive failed ticks make readiness report the scheduler as failing.
+const SchedulerFailingAfter = 3
+
+// FailingTicks returns how many ticks in a row ended in an error (0 after a tick that succeeded).
+func (s *Scheduler) FailingTicks() int { return int(s.failed.Load()) }
+
+// Failing reports whether the last SchedulerFailingAfter ticks all failed (docs/protocol.md#scheduler).
+func (s *Scheduler) Failing() bool { return s.FailingTicks() >= SchedulerFailingAfter }
 
 // NewScheduler returns a scheduler over the discoverers.
 func NewScheduler(ledger *Ledger, cfg SchedulerConfig, discoverers ...Discoverer) (*Scheduler, error) {
@@ -116,6 +127,14 @@ func (s *Scheduler) Tick(ctx context.Context) (err error) {
 		ctx, end = s.cfg.Hooks.Tick(ctx)
 		defer func() { end(err) }()
 	}
+	defer func() {
+		switch {
+		case err == nil:
+			s.failed.Store(0)
+		case ctx.Err() == nil: // a tick cut short by shutdown is not a failure
+			s.failed.Add(1)
+		}
+	}()
 	res, err := s.ledger.AcquireLease(ctx, LeaseWorkDiscovery, s.cfg.Owner, s.cfg.Lease)
 	if err != nil {
 		return err

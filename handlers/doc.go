@@ -20,7 +20,8 @@ a 5xx never carries internal error text (it is logged with the request id instea
 
 # Kinds
 
-The Operation API shows public kinds only (memory_flush, experience_incubation). Any other kind (maintenance)
-answers 404 operation_not_found and is never listed.
+The Operation API shows the kinds of publicKindOf: memory_flush, experience_incubation and, to admins only (or on a
+server without principals), the system kind maintenance. Any other kind answers 404 operation_not_found and is never
+listed.
 */
 package handlers

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/powercontext/powercontext/auth"
+	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/memory"
@@ -38,11 +40,24 @@ func rawJSON(b []byte, fallback string) json.RawMessage {
 	return json.RawMessage(b)
 }
 
-// Public operation kinds and their internal ledger kinds. Every other kind is internal and never shown.
+// Operation kinds by their ledger kind and their public name. A kind not listed is never shown. System kinds (the
+// deployment's own upkeep, not any scope's work) are shown to admins only.
 var (
-	publicKindOf = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind}
-	internalKind = map[string]string{memory.PublicKind: memory.Kind, experience.PublicKind: experience.Kind}
+	publicKindOf = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind,
+		coordinator.KindMaintenance: coordinator.PublicKindMaintenance}
+	internalKind = map[string]string{memory.PublicKind: memory.Kind, experience.PublicKind: experience.Kind,
+		coordinator.PublicKindMaintenance: coordinator.KindMaintenance}
+	systemKind = map[string]bool{coordinator.KindMaintenance: true}
 )
+
+// visibleOperation reports whether principal p may see item: a known kind, a scope p may use, and for a system kind
+// an admin (or a server without principals).
+func visibleOperation(p *auth.Principal, item db.WorkItem) bool {
+	if _, ok := publicKindOf[item.Kind]; !ok || !p.AllowsScope(item.ScopeID) {
+		return false
+	}
+	return !systemKind[item.Kind] || p == nil || p.Admin()
+}
 
 // OperationRecord is the public view of one work item.
 type OperationRecord struct {

@@ -33,8 +33,9 @@ func (s *server) publicItem(c echo.Context) (db.WorkItem, error) {
 	if err != nil {
 		return db.WorkItem{}, operationError(err)
 	}
-	if _, ok := publicKindOf[item.Kind]; !ok || !principalOf(c).AllowsScope(item.ScopeID) {
-		// Internal kinds, and other scopes' operations for a restricted token, do not exist for the caller.
+	if !visibleOperation(principalOf(c), item) {
+		// Unknown kinds, system kinds for an agent, and other scopes' operations for a restricted token do not exist
+		// for the caller.
 		return db.WorkItem{}, operationNotFound()
 	}
 	return item, nil
@@ -79,7 +80,7 @@ func (s *server) listOperations(c echo.Context) error {
 	case ok:
 		p.Kinds = []string{internal}
 	default:
-		return invalidField("kind", "must be memory_flush or experience_incubation")
+		return invalidField("kind", "must be memory_flush, experience_incubation or maintenance")
 	}
 	status, err := queryString(c, "status")
 	if err != nil {
@@ -113,7 +114,7 @@ func (s *server) listOperations(c echo.Context) error {
 	var out OperationList
 	for i, w := range items {
 		kept := true
-		if i < int(limit) && principalOf(c).AllowsScope(w.ScopeID) { // a restricted token sees its scopes only
+		if i < int(limit) && visibleOperation(principalOf(c), w) { // a restricted token sees its scopes only
 			if rec, ok := operationRecord(w); ok {
 				if kept, err = pg.add(rec); err != nil {
 					return err

@@ -67,11 +67,14 @@ func TestGetOperation(t *testing.T) {
 	require.Equal(t, "failed", m["status"])
 	require.Equal(t, map[string]any{"category": "payload", "code": "invalid_payload"}, m["error"])
 
-	// Unknown and internal operations are not found.
+	// Unknown operations are not found; maintenance is a system operation, shown (here there are no principals).
 	maint := e.enqueueMaintenance()
-	for _, id := range []string{uuid.NewString(), "nope", maint.WorkID, url.PathEscape("ü")} {
+	for _, id := range []string{uuid.NewString(), "nope", url.PathEscape("ü")} {
 		e.get("/v1/operations/"+id).requireError(t, http.StatusNotFound, CodeOperationNotFound)
 	}
+	m = e.get("/v1/operations/" + maint.WorkID).json(t)
+	require.Equal(t, "maintenance", m["kind"])
+	require.Equal(t, "powercontext:maintenance", m["scope_id"])
 }
 
 func TestListOperations(t *testing.T) {
@@ -94,16 +97,18 @@ func TestListOperations(t *testing.T) {
 	m := r.json(t)
 	require.Nil(t, m["next_cursor"])
 	items := m["items"].([]any)
-	require.Len(t, items, 5) // maintenance is never listed
-	for _, it := range items {
-		require.NotEqual(t, maint.WorkID, it.(map[string]any)["operation_id"])
-	}
+	require.Len(t, items, 6) // maintenance is listed too (no principals: everyone is an admin)
+	require.Equal(t, maint.WorkID, items[0].(map[string]any)["operation_id"], "newest first")
+	m = e.get("/v1/operations?kind=maintenance").json(t)
+	require.Len(t, m["items"].([]any), 1)
+	require.Equal(t, "maintenance", m["items"].([]any)[0].(map[string]any)["kind"])
+	ids = append(ids, maint.WorkID)
 
 	// Page through with limit=2: newest first, every item once.
 	var seen, keys []string
 	cursor := ""
 	for pages := 0; ; pages++ {
-		require.Less(t, pages, 5)
+		require.Less(t, pages, 6)
 		target := "/v1/operations?limit=2"
 		if cursor != "" {
 			target += "&cursor=" + cursor
@@ -120,7 +125,7 @@ func TestListOperations(t *testing.T) {
 		}
 		cursor = next
 	}
-	require.Len(t, seen, 5)
+	require.Len(t, seen, 6)
 	require.ElementsMatch(t, ids, seen)
 	// Newest first: (created_at, work_id) strictly descending (the fixed-width times sort as text).
 	for i := 1; i < len(keys); i++ {
@@ -160,7 +165,7 @@ func TestListOperations(t *testing.T) {
 		d := e.get("/v1/operations?cursor="+c).requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
 		require.Equal(t, "cursor", d["field"], c)
 	}
-	require.Len(t, e.get("/v1/operations?limit=100").json(t)["items"].([]any), 5)
+	require.Len(t, e.get("/v1/operations?limit=100").json(t)["items"].([]any), 6)
 }
 
 func TestCursorRoundTrip(t *testing.T) {
@@ -221,14 +226,16 @@ func TestCancelAndRetryOperation(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
 	require.Equal(t, "cancelling", r.json(t)["status"])
 
-	// Unknown, malformed and internal operations: 404.
-	maint := e.enqueueMaintenance()
-	for _, id := range []string{uuid.NewString(), "nope", maint.WorkID} {
+	// Unknown and malformed operations: 404. An admin may cancel a maintenance run like any operation.
+	for _, id := range []string{uuid.NewString(), "nope"} {
 		for _, op := range []string{"cancel", "retry"} {
 			e.post("/v1/operations/"+id+"/"+op, `{"expected_version":1}`).requireError(t, http.StatusNotFound, CodeOperationNotFound)
 		}
 	}
-	require.Equal(t, db.StatusQueued, e.item(maint.WorkID).Status)
+	maint := e.enqueueMaintenance()
+	r = e.post("/v1/operations/"+maint.WorkID+"/cancel", `{"expected_version":1}`)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, db.StatusCancelled, e.item(maint.WorkID).Status)
 
 	// Invalid bodies.
 	for _, body := range []string{`{}`, `{"expected_version":0}`, `{"expected_version":-1}`, `{"expected_version":"1"}`,
@@ -244,4 +251,23 @@ func mustTime(s string) time.Time {
 		panic(err)
 	}
 	return t
+}
+
+// TestMaintenanceIsShownToAdminsOnly: the system kind is listed and readable for an admin; an agent — even one
+// allowed every scope — neither sees it listed nor reads it (404 as for any operation it may not see).
+func TestMaintenanceIsShownToAdminsOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(d *Deps) { d.Principals = principals(t) })
+	maint := e.enqueueMaintenance()
+	admin, other := authz(adminTok), authz(otherTok)
+
+	r := e.do(http.MethodGet, "/v1/operations/"+maint.WorkID, nil, admin)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, "maintenance", r.json(t)["kind"])
+	items := e.do(http.MethodGet, "/v1/operations?kind=maintenance", nil, admin).json(t)["items"].([]any)
+	require.Len(t, items, 1)
+
+	e.do(http.MethodGet, "/v1/operations/"+maint.WorkID, nil, other).requireError(t, http.StatusNotFound, CodeOperationNotFound)
+	require.Empty(t, e.do(http.MethodGet, "/v1/operations", nil, other).json(t)["items"])
+	require.Empty(t, e.do(http.MethodGet, "/v1/operations?kind=maintenance", nil, other).json(t)["items"])
 }

@@ -21,8 +21,9 @@ and api.
   - No content. Pages never read Sources, Memory entries or Experience candidates. A payload is shown only as its
     window coordinates (cursor name, generation, after, through) and a result only as its bounded numeric fields;
     anything else in those JSON documents is dropped, not escaped-and-shown.
-  - Public kinds only. Work of an internal kind (operation maintenance) is never listed, counted or shown; its
-    operation page answers 404 like the Operation API does.
+  - The Operation API's kinds only: memory_flush, experience_incubation and maintenance (the dashboard is for
+    admins, who see the system kind too). Any other kind is never listed, counted or shown; its operation page
+    answers 404 like the Operation API does.
   - Every write goes through the Operation API. The pages are read-only (GET and HEAD only); the Retry and Cancel
     buttons POST {expected_version} — the state_version the page was rendered with — to
     /v1/operations/{id}/retry|cancel, so an operator never acts on a state they did not see: a stale page gets

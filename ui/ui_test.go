@@ -194,7 +194,7 @@ func TestPagesRenderWithoutContent(t *testing.T) {
 	f.capture("queued", canary, nil)
 	queued := f.enqueueMemory("queued")
 
-	// internal work, a live member and a scheduler leader
+	// a maintenance run (system work), a live member and a scheduler leader
 	maint := f.enqueue(coordinator.MaintenanceRequest())
 	m := coordinator.NewMembership(f.store, db.RuntimeMember{MemberID: "member-api-1", Role: "all", BuildVersion: "v9.8.7",
 		SchemaMin: 1, SchemaMax: 3, PayloadMin: 1, PayloadMax: 1, BehaviorRevision: "rev-42"}, time.Second, time.Minute, zerolog.Nop())
@@ -219,7 +219,9 @@ func TestPagesRenderWithoutContent(t *testing.T) {
 	require.Contains(t, over, `data-autorefresh="15"`)
 	require.Contains(t, over, `href="/ui/operations?kind=memory_flush&amp;status=failed"`)
 	check("/ui/", http.StatusOK, "member-api-1")
-	check("/ui/operations", http.StatusOK, done.WorkID, inc.WorkID, failed.WorkID, queued.WorkID, running.WorkID)
+	check("/ui/operations", http.StatusOK, done.WorkID, inc.WorkID, failed.WorkID, queued.WorkID, running.WorkID, maint.WorkID)
+	maintList := check("/ui/operations?kind=maintenance", http.StatusOK, maint.WorkID, coordinator.MaintenanceScope)
+	require.Equal(t, []string{maint.WorkID}, rows(maintList))
 	check("/ui/operations?scope_id=done", http.StatusOK, done.WorkID)
 	blocked := check("/ui/blocked", http.StatusOK, failed.WorkID, "payload/invalid_payload")
 	require.Equal(t, []string{failed.WorkID}, rows(blocked))
@@ -239,16 +241,14 @@ func TestPagesRenderWithoutContent(t *testing.T) {
 	check("/ui/operations/"+queued.WorkID, http.StatusOK, `data-autorefresh="2"`)
 	check("/ui/operations/"+running.WorkID, http.StatusOK, "worker-c", "in progress")
 
-	// Internal work is invisible: not listed, not counted, its page is 404 like the Operation API.
-	check("/ui/operations/"+maint.WorkID, http.StatusNotFound)
+	// Maintenance is visible to the dashboard's admins like the Operation API shows it to them.
+	check("/ui/operations/"+maint.WorkID, http.StatusOK, "maintenance", `data-status="queued"`)
 	check("/ui/operations/not-a-uuid", http.StatusNotFound)
 	check("/ui/nope", http.StatusNotFound)
 	for _, body := range all {
 		require.NotContains(t, body, "CANARY-3f9e1c")
 		require.NotContains(t, body, "vault path")
-		require.NotContains(t, body, maint.WorkID)
-		require.NotContains(t, body, coordinator.KindMaintenance)
-		require.NotContains(t, body, coordinator.MaintenanceScope)
+		require.NotContains(t, body, coordinator.KindMaintenance, "kinds are shown by their public names")
 	}
 }
 
@@ -271,7 +271,9 @@ func TestOperationsFiltersAndPaging(t *testing.T) {
 		ids = append(ids, w.WorkID)
 		time.Sleep(2 * time.Millisecond) // distinct created_at makes "newest first" observable
 	}
-	f.enqueue(coordinator.MaintenanceRequest())
+	maint := f.enqueue(coordinator.MaintenanceRequest())
+	ids = append(ids, maint.WorkID)
+	kinds[maint.WorkID] = coordinator.PublicKindMaintenance
 	newest := make([]string, len(ids))
 	for i, id := range ids {
 		newest[len(ids)-1-i] = id
@@ -308,14 +310,14 @@ func TestOperationsFiltersAndPaging(t *testing.T) {
 
 	require.Equal(t, 7, f.step("w", fail))
 	require.Len(t, rows(f.page("/ui/operations?status=failed&kind=memory_flush", http.StatusOK)), 4)
-	require.Empty(t, rows(f.page("/ui/operations?status=queued", http.StatusOK)))
+	require.Equal(t, []string{maint.WorkID}, rows(f.page("/ui/operations?status=queued", http.StatusOK)), "only maintenance is left queued")
 	require.Len(t, rows(f.page("/ui/blocked?kind=experience_incubation", http.StatusOK)), 3)
 	b := f.page("/ui/blocked?limit=2", http.StatusOK)
-	require.Equal(t, newest[:2], rows(b))
+	require.Equal(t, newest[1:3], rows(b), "newest[0] is the queued maintenance run")
 	next := html.UnescapeString(nextRE.FindStringSubmatch(b)[1])
 	require.True(t, strings.HasPrefix(next, "/ui/blocked?"), next)
 	require.NotContains(t, next, "status=")
-	require.Equal(t, newest[2:4], rows(f.page(next, http.StatusOK)))
+	require.Equal(t, newest[3:5], rows(f.page(next, http.StatusOK)))
 
 	// invalid filters are a 422 page with a message, not a 500
 	for target, msg := range map[string]string{

@@ -18,10 +18,11 @@ import (
 	"github.com/powercontext/powercontext/sources"
 )
 
-// Public kinds (ledger kind → public name) in display order. Every other kind is internal and never shown.
+// Shown kinds (ledger kind → public name) in display order, the Operation API's set. Every other kind is never shown.
 var publicKinds = []struct{ Internal, Public string }{
 	{memory.Kind, memory.PublicKind},
 	{experience.Kind, experience.PublicKind},
+	{coordinator.KindMaintenance, coordinator.PublicKindMaintenance},
 }
 
 func publicOf(internal string) (string, bool) {
