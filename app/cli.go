@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/powercontext/powercontext/cli"
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/migrate"
 )
@@ -78,13 +81,18 @@ func NewRootCommand() *cobra.Command {
 
 func newMigrateCommand() *cobra.Command {
 	var databaseURL string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply the pending forward-only schema migrations",
 		Long: `Apply the pending forward-only schema migrations embedded in this binary, in order, under the
 schema-migration lease, recording each in atlas_schema_revisions (the Atlas CLI's table, so this command and
 "atlas migrate apply" continue one history). Run it with the migration account: distributed roles only verify the
-schema revision at start and refuse a database that is behind or ahead. A rerun reports "nothing pending".
+schema revision at start and refuse a database they cannot run against. A rerun reports "nothing pending".
+
+Rolling upgrades (README.md#rolling-upgrades): a migration labelled expand_ is applied under a running fleet of the
+previous release. Any other migration is refused while a live member of the deployment cannot run against it (its
+advertised schema range ends below it): roll those processes to this release first, or pass --force.
 
 Database URLs: sqlite://PATH, postgres://user:pass@host:port/db?sslmode=disable,
 mysql://user:pass@host:port/db (oceanbase:// is an alias of mysql://).`,
@@ -93,16 +101,17 @@ mysql://user:pass@host:port/db (oceanbase:// is an alias of mysql://).`,
 			if databaseURL == "" {
 				databaseURL = envOr(EnvDatabaseURL, dburl.DefaultURL)
 			}
-			return runMigrate(cmd.Context(), cmd.OutOrStdout(), databaseURL)
+			return runMigrate(cmd.Context(), cmd.OutOrStdout(), databaseURL, force)
 		},
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "apply even while live members cannot run against the result")
 	// The default is resolved at run time so that --help never prints a password from the environment.
 	cmd.Flags().StringVar(&databaseURL, "database-url", "",
 		"database URL of the migration account (default $"+EnvDatabaseURL+", else "+dburl.DefaultURL+")")
 	return cmd
 }
 
-func runMigrate(ctx context.Context, out io.Writer, rawURL string) error {
+func runMigrate(ctx context.Context, out io.Writer, rawURL string, force bool) error {
 	u, err := dburl.Parse(rawURL)
 	if err != nil {
 		return &ConfigError{Err: err}
@@ -118,6 +127,11 @@ func runMigrate(ctx context.Context, out io.Writer, rawURL string) error {
 	}
 	defer store.Close()
 
+	if !force {
+		if err := refuseLeavingMembersBehind(ctx, u.Engine, sqlDB, store); err != nil {
+			return err
+		}
+	}
 	res, err := migrate.Apply(ctx, u.Engine, sqlDB, store, migrationOwner())
 	for _, name := range res.Applied {
 		fmt.Fprintf(out, "applied %s\n", name)
@@ -130,6 +144,36 @@ func runMigrate(ctx context.Context, out io.Writer, rawURL string) error {
 		return nil
 	}
 	fmt.Fprintf(out, "%s schema at version %s (%s)\n", u.Engine, res.Current, u.Redacted)
+	return nil
+}
+
+// refuseLeavingMembersBehind refuses a pending migration that is not expand-only while a live member advertises a
+// schema range ending below its version: that process could not run against the migrated database.
+func refuseLeavingMembersBehind(ctx context.Context, engine db.Engine, sqlDB *sql.DB, store db.Store) error {
+	rep, err := migrate.Status(ctx, engine, sqlDB)
+	if err != nil || len(rep.Pending) == 0 {
+		return nil // Apply reports what is wrong with the history
+	}
+	members, err := coordinator.LiveMembers(ctx, store)
+	if err != nil {
+		return nil // no membership table yet (an empty database), or none readable: nothing to protect
+	}
+	for _, name := range rep.Pending {
+		if migrate.IsExpand(name) {
+			continue
+		}
+		version := migrate.VersionNumber(name)
+		var behind []string
+		for _, m := range members {
+			if m.SchemaMax < version {
+				behind = append(behind, m.MemberID+" ("+m.BuildVersion+")")
+			}
+		}
+		if len(behind) > 0 {
+			return fmt.Errorf("%s is not expand-only and %d live member(s) cannot run against it: %s; roll them to "+
+				"this release first (README.md#rolling-upgrades), or pass --force", name, len(behind), strings.Join(behind, ", "))
+		}
+	}
 	return nil
 }
 

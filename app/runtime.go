@@ -2,13 +2,13 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -36,8 +36,10 @@ import (
 // make build, else the module version, else "dev").
 var BuildVersion = buildinfo.Version()
 
-// BehaviorRevision names the protocol behaviour this binary implements; live members must agree on it.
-const BehaviorRevision = "ledger-1"
+// BehaviorRevision names the protocol behaviour this binary implements (ledger-2: rate limits snooze,
+// docs/protocol.md#snooze). Members with different revisions work together while their version ranges overlap
+// (readiness degraded); a change no older binary may run beside must also change the schema range.
+const BehaviorRevision = "ledger-2"
 
 // Payload versions this binary reads and writes.
 const (
@@ -61,6 +63,9 @@ type Runtime struct {
 	single     *coordinator.LeaseToken
 	tel        *telemetry.Telemetry
 	stopping   atomic.Bool // Run began to shut down (readiness says so)
+
+	schemaDB    *sql.DB      // distributed: the pool the membership beat reads the schema revision with
+	schemaState atomic.Value // string: the migrate.Compatibility of the last schema check
 }
 
 // Option adjusts Start beyond the configuration (tests).
@@ -105,7 +110,12 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the database %s: %w", u.Redacted, err)
 	}
-	defer sqlDB.Close()
+	keepSQLDB := false // distributed processes keep it to re-read the schema revision at every membership beat
+	defer func() {
+		if !keepSQLDB {
+			_ = sqlDB.Close()
+		}
+	}()
 	store, err := OpenStore(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the database %s: %w", u.Redacted, err)
@@ -142,11 +152,29 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	if err != nil {
 		return nil, err
 	}
-	schemaVersion, _ := strconv.ParseInt(schema.Expected, 10, 64)
+	schemaMin, schemaMax := schema.SchemaRange()
+	r.schemaState.Store(string(schema.Compatibility()))
 
 	r.membership = coordinator.NewMembership(store, db.RuntimeMember{MemberID: r.memberID, Role: cfg.Role, BuildVersion: BuildVersion,
-		SchemaMin: schemaVersion, SchemaMax: schemaVersion, PayloadMin: PayloadMin, PayloadMax: PayloadMax, BehaviorRevision: BehaviorRevision},
+		SchemaMin: schemaMin, SchemaMax: schemaMax, PayloadMin: PayloadMin, PayloadMax: PayloadMax, BehaviorRevision: BehaviorRevision},
 		Seconds(cfg.MemberHeartbeatSeconds), Seconds(cfg.MemberTTLSeconds), log)
+	if cfg.Mode == ModeDistributed {
+		// The database can be migrated while the fleet runs (an expand migration before a rolling upgrade, a
+		// contract after it): every beat re-reads the revision, so the advertised range follows it and readiness
+		// reports a database this binary can no longer run against (README.md#rolling-upgrades).
+		keepSQLDB = true
+		r.schemaDB = sqlDB
+		engine := u.Engine
+		r.membership.SetRefresh(func(ctx context.Context, self *db.RuntimeMember) {
+			rep, err := migrate.Status(ctx, engine, sqlDB)
+			if err != nil {
+				log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("schema revision check failed")
+				return
+			}
+			r.schemaState.Store(string(rep.Compatibility()))
+			self.SchemaMin, self.SchemaMax = rep.SchemaRange()
+		})
+	}
 	if err := r.membership.Beat(ctx); err != nil {
 		return nil, err
 	}
@@ -437,6 +465,9 @@ func (r *Runtime) closeAll() {
 	if r.store != nil {
 		_ = r.store.Close()
 	}
+	if r.schemaDB != nil {
+		_ = r.schemaDB.Close()
+	}
 	if r.tel != nil { // last, so spans ended during the shutdown are still exported
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := r.tel.Shutdown(ctx); err != nil {
@@ -448,6 +479,17 @@ func (r *Runtime) closeAll() {
 
 // Telemetry is the process's metrics registry and tracer.
 func (r *Runtime) Telemetry() *telemetry.Telemetry { return r.tel }
+
+// schemaCheck is the readiness value of the last schema check: ok (exact), ahead_expand_only, behind_contract_only
+// or incompatible (migrate.Compatibility).
+func schemaCheck(v any) string {
+	s, _ := v.(string)
+	switch s {
+	case "", string(migrate.CompatExact):
+		return checkOK
+	}
+	return s
+}
 
 func hasMember(members []db.RuntimeMember, id string) bool {
 	for _, m := range members {
@@ -470,20 +512,23 @@ const (
 // (its handlers against the lane heads) and provider — each with a bounded state:
 //
 //	database    ok | unavailable
-//	membership  ok | missing | no_live_members | behavior_revision_mismatch | version_range_mismatch | no_scheduler |
+//	membership  ok | missing | no_live_members | version_range_mismatch | mixed_versions | no_scheduler |
 //	            no_worker | no_scheduler_no_worker | unavailable | unknown
 //	scheduler   leader | standby | failing (SchedulerFailingAfter ticks in a row failed) | not_run
 //	worker      ok | unsupported_work_waiting | unavailable | unknown | not_run
 //	provider    unknown (no call yet) | ok | rate_limited | unavailable | invalid_output | request_rejected | error | not_run
 //	provider_kind  local | openai (workers only)
 //	process     running | stopping (Run is shutting down: the process finishes its work but takes no more)
+//	schema      ok | ahead_expand_only | behind_contract_only | incompatible (the database was migrated past what
+//	            this binary can run against while it ran; distributed processes re-check at every membership beat)
 //
 // The status is the worst of: stopping → not_ready; database unavailable → not_ready; scheduler failing → not_ready
-// for role scheduler, degraded otherwise; own member row missing → not_ready; membership per coordinator.MembershipCheck;
+// for role scheduler, degraded otherwise; schema incompatible → misconfigured; own member row missing → not_ready;
+// membership per coordinator.MembershipCheck;
 // unsupported work waiting → misconfigured; the last provider call unavailable → degraded.
 func (r *Runtime) Readiness(ctx context.Context) (string, map[string]any) {
 	checks := map[string]any{"database": checkOK, "membership": checkUnknown, "scheduler": checkNotRun,
-		"worker": checkNotRun, "provider": checkNotRun, "process": "running"}
+		"worker": checkNotRun, "provider": checkNotRun, "process": "running", "schema": schemaCheck(r.schemaState.Load())}
 	if r.stopping.Load() {
 		checks["process"] = "stopping"
 	}
@@ -521,6 +566,9 @@ func (r *Runtime) Readiness(ctx context.Context) (string, map[string]any) {
 	}
 	if r.stopping.Load() {
 		worse(coordinator.ReadyNotReady)
+	}
+	if checks["schema"] == string(migrate.CompatNone) {
+		worse(coordinator.ReadyMisconfigured)
 	}
 	if checks["scheduler"] == "failing" {
 		// A scheduler process exists to tick; a single_node process still serves the API while discovery fails.

@@ -19,7 +19,12 @@ type Membership struct {
 	interval time.Duration
 	ttl      time.Duration
 	log      zerolog.Logger
+	refresh  func(ctx context.Context, self *db.RuntimeMember)
 }
+
+// SetRefresh installs fn, called before every beat to update the advertised row (the schema range follows the
+// database: docs/protocol.md#membership). Call it before Run.
+func (m *Membership) SetRefresh(fn func(ctx context.Context, self *db.RuntimeMember)) { m.refresh = fn }
 
 // NewMembership returns the membership of self (MemberID, Role, versions; times are filled in).
 func NewMembership(store db.Store, self db.RuntimeMember, interval, ttl time.Duration, log zerolog.Logger) *Membership {
@@ -40,6 +45,9 @@ func (m *Membership) Beat(ctx context.Context) error {
 	now, err := m.store.DBNow(ctx)
 	if err != nil {
 		return err
+	}
+	if m.refresh != nil {
+		m.refresh(ctx, &m.self)
 	}
 	if m.self.StartedAt.IsZero() {
 		m.self.StartedAt = now
@@ -95,21 +103,29 @@ const (
 	ReadyMisconfigured = "misconfigured"
 )
 
-// MembershipCheck evaluates live members for the readiness of a process with role selfRole: misconfigured when
-// live members disagree on behavior revision or version ranges; for an api, degraded when no scheduler or no
-// worker is live (role all counts as both). It returns the state and a short bounded reason.
+// MembershipCheck evaluates live members for the readiness of a process with role selfRole
+// (docs/protocol.md#membership): misconfigured when the members cannot work together — no schema version lies in
+// every member's schema range, or no payload version in every member's payload range; for an api, degraded when no
+// scheduler or no worker is live (role all counts as both); degraded while members differ at all (a rolling
+// upgrade: other builds, behaviour revisions or ranges that still overlap). It returns the state and a short bounded
+// reason.
 func MembershipCheck(members []db.RuntimeMember, selfRole string) (string, string) {
 	if len(members) == 0 {
 		return ReadyNotReady, "no_live_members"
 	}
 	first := members[0]
+	schemaLo, schemaHi := first.SchemaMin, first.SchemaMax
+	payloadLo, payloadHi := first.PayloadMin, first.PayloadMax
+	mixed := false
 	for _, m := range members[1:] {
-		if m.BehaviorRevision != first.BehaviorRevision {
-			return ReadyMisconfigured, "behavior_revision_mismatch"
-		}
-		if m.SchemaMin != first.SchemaMin || m.SchemaMax != first.SchemaMax || m.PayloadMin != first.PayloadMin || m.PayloadMax != first.PayloadMax {
-			return ReadyMisconfigured, "version_range_mismatch"
-		}
+		schemaLo, schemaHi = max(schemaLo, m.SchemaMin), min(schemaHi, m.SchemaMax)
+		payloadLo, payloadHi = max(payloadLo, m.PayloadMin), min(payloadHi, m.PayloadMax)
+		mixed = mixed || m.BuildVersion != first.BuildVersion || m.BehaviorRevision != first.BehaviorRevision ||
+			m.SchemaMin != first.SchemaMin || m.SchemaMax != first.SchemaMax || m.PayloadMin != first.PayloadMin ||
+			m.PayloadMax != first.PayloadMax
+	}
+	if schemaLo > schemaHi || payloadLo > payloadHi {
+		return ReadyMisconfigured, "version_range_mismatch"
 	}
 	if selfRole == "api" {
 		var sched, work bool
@@ -125,6 +141,9 @@ func MembershipCheck(members []db.RuntimeMember, selfRole string) (string, strin
 		case !work:
 			return ReadyDegraded, "no_worker"
 		}
+	}
+	if mixed {
+		return ReadyDegraded, "mixed_versions"
 	}
 	return ReadyReady, "ok"
 }

@@ -36,6 +36,9 @@ func Dir(engine db.Engine) (migrate.Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrate: embedded migrations of %s: %w", engine, err)
 	}
+	if d, err = throughCutoff(d, EmbeddedThrough); err != nil {
+		return nil, fmt.Errorf("migrate: embedded migrations of %s through %s: %w", engine, EmbeddedThrough, err)
+	}
 	d.SetPath("sql/migrations/" + string(engine))
 	actual, _ := embeddedDirs.LoadOrStore(engine, d)
 	return actual.(*migrate.MemDir), nil

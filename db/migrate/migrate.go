@@ -123,7 +123,7 @@ func Apply(ctx context.Context, engine db.Engine, sqlDB *sql.DB, store db.Store,
 		if err != nil {
 			return res, err
 		}
-		if len(p.unknown) > 0 {
+		if len(p.unknown) > 0 && !all(p.unknown, IsExpand) {
 			return res, &SchemaMismatchError{Engine: engine, Reason: SchemaAhead, Current: res.Current,
 				Expected: res.Expected, Detail: "applied but unknown to this binary: " + strings.Join(p.unknown, ", ")}
 		}
@@ -346,6 +346,8 @@ type StatusReport struct {
 	Unknown []string
 	// Dirty is the partially applied revision, if any (MySQL only: its DDL is not transactional).
 	Dirty *Revision
+	// Embedded are the binary's migration files, in version order.
+	Embedded []string
 }
 
 // UpToDate reports whether the database is exactly at the binary's revision.
@@ -371,6 +373,9 @@ func Status(ctx context.Context, engine db.Engine, sqlDB *sql.DB, opts ...Option
 	if len(files) > 0 {
 		rep.Expected = files[len(files)-1].Version()
 	}
+	for _, f := range files {
+		rep.Embedded = append(rep.Embedded, f.Name())
+	}
 	rr := revisions{engine: engine}
 	exists, err := rr.tableExists(ctx, sqlDB)
 	if err != nil {
@@ -394,8 +399,9 @@ func Status(ctx context.Context, engine db.Engine, sqlDB *sql.DB, opts ...Option
 	return rep, nil
 }
 
-// Verify returns a *SchemaMismatchError unless the database behind sqlDB is exactly at the binary's schema revision.
-// Distributed roles call it at start instead of migrating.
+// Verify returns a *SchemaMismatchError unless the binary can run against the database behind sqlDB: it is at the
+// binary's schema revision, or ahead of it only by expand-only migrations, or behind it only by contract migrations
+// (see ExpandPrefix). Distributed roles call it at start instead of migrating, and again at every membership beat.
 func Verify(ctx context.Context, engine db.Engine, sqlDB *sql.DB, opts ...Option) error {
 	rep, err := Status(ctx, engine, sqlDB, opts...)
 	mismatch := &SchemaMismatchError{Engine: engine, Current: rep.Current, Expected: rep.Expected}
@@ -413,8 +419,10 @@ func Verify(ctx context.Context, engine db.Engine, sqlDB *sql.DB, opts ...Option
 	case rep.Dirty != nil:
 		mismatch.Reason = SchemaDirty
 		mismatch.Detail = fmt.Sprintf("%s applied %d of %d statements", rep.Dirty.Name(), rep.Dirty.Applied, rep.Dirty.Total)
+	case rep.Compatibility() != CompatNone:
+		return nil // exact, or ahead by expand-only / behind by contract-only migrations (README.md#rolling-upgrades)
 	case len(rep.Unknown) > 0:
-		mismatch.Reason, mismatch.Detail = SchemaAhead, "unknown to this binary: "+strings.Join(rep.Unknown, ", ")
+		mismatch.Reason, mismatch.Detail = SchemaAhead, "unknown to this binary and not all expand-only: "+strings.Join(rep.Unknown, ", ")
 	case len(rep.Pending) > 0:
 		mismatch.Reason, mismatch.Detail = SchemaBehind, "pending: "+strings.Join(rep.Pending, ", ")
 	default:

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,8 @@ var foundationCases = []foundationCase{
 	{"Status/EmptyDatabase", testStatusAndVerifyOnEmptyDatabase},
 	{"Apply/NewMigrationAppliesAlone", testNewMigrationAppliesAlone},
 	{"Verify/DatabaseAheadOfBinary", testDatabaseAheadOfBinary},
+	{"Verify/AheadByExpandOnly", testAheadByExpandOnly},
+	{"Verify/BehindByContractOnly", testBehindByContractOnly},
 	{"Apply/LeaseHeldByAnotherRun", testLeaseHeldByAnotherRun},
 	{"Apply/ConcurrentRuns", testConcurrentRuns},
 	{"Apply/ConcurrentFirstRuns", testConcurrentFirstRuns},
@@ -260,6 +263,69 @@ func testDatabaseAheadOfBinary(t *testing.T, engine db.Engine) {
 	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "older-binary")
 	require.ErrorAs(t, err, &merr)
 	require.Equal(t, migrate.SchemaAhead, merr.Reason)
+}
+
+// testAheadByExpandOnly: a database ahead of the binary only by expand_ migrations is accepted (Verify and Apply),
+// and the binary's schema range reaches the database's version; one unmarked migration among them is refused.
+func testAheadByExpandOnly(t *testing.T, engine db.Engine) {
+	ctx := context.Background()
+	fx := newFoundationDB(t, engine)
+	expand := map[string]string{
+		"20991230000000_expand_extra.sql": "CREATE TABLE pc_test_extra (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
+	}
+	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "newer-binary", migrate.WithDir(migrationDir(t, engine, expand)))
+	require.NoError(t, err)
+
+	require.NoError(t, migrate.Verify(ctx, engine, fx.sqlDB), "this binary does not know the expand migration and accepts it")
+	rep, err := migrate.Status(ctx, engine, fx.sqlDB)
+	require.NoError(t, err)
+	require.Equal(t, migrate.CompatAhead, rep.Compatibility())
+	lo, hi := rep.SchemaRange()
+	require.Equal(t, versionOf(rep.Expected), strconv.FormatInt(lo, 10))
+	require.EqualValues(t, int64(20991230000000), hi)
+	res, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "older-binary")
+	require.NoError(t, err, "single_node of the older binary starts")
+	require.True(t, res.NothingPending())
+
+	expand["20991231000000_extra.sql"] = "CREATE TABLE pc_test_other (id INTEGER NOT NULL, PRIMARY KEY (id));\n"
+	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "newest-binary", migrate.WithDir(migrationDir(t, engine, expand)))
+	require.NoError(t, err)
+	err = migrate.Verify(ctx, engine, fx.sqlDB)
+	var merr *migrate.SchemaMismatchError
+	require.ErrorAs(t, err, &merr)
+	require.Equal(t, migrate.SchemaAhead, merr.Reason)
+	require.Contains(t, merr.Error(), "20991231000000_extra.sql")
+	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "older-binary")
+	require.ErrorAs(t, err, &merr)
+}
+
+// testBehindByContractOnly: a binary whose only pending migrations are contract_ ones runs against the database
+// (its range starts before them); an unmarked pending migration is refused.
+func testBehindByContractOnly(t *testing.T, engine db.Engine) {
+	ctx := context.Background()
+	fx := newFoundationDB(t, engine)
+	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "current")
+	require.NoError(t, err)
+	current, err := migrate.Status(ctx, engine, fx.sqlDB)
+	require.NoError(t, err)
+
+	contract := migrationDir(t, engine, map[string]string{
+		"20991231000000_contract_drop_extra.sql": "CREATE TABLE pc_test_contract (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
+	})
+	require.NoError(t, migrate.Verify(ctx, engine, fx.sqlDB, migrate.WithDir(contract)))
+	rep, err := migrate.Status(ctx, engine, fx.sqlDB, migrate.WithDir(contract))
+	require.NoError(t, err)
+	require.Equal(t, migrate.CompatBehind, rep.Compatibility())
+	lo, hi := rep.SchemaRange()
+	require.Equal(t, current.Expected, strconv.FormatInt(lo, 10), "the range starts at the last migration that is not a contract")
+	require.EqualValues(t, int64(20991231000000), hi)
+
+	unmarked := migrationDir(t, engine, map[string]string{
+		"20991231000000_drop_extra.sql": "CREATE TABLE pc_test_contract (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
+	})
+	var merr *migrate.SchemaMismatchError
+	require.ErrorAs(t, migrate.Verify(ctx, engine, fx.sqlDB, migrate.WithDir(unmarked)), &merr)
+	require.Equal(t, migrate.SchemaBehind, merr.Reason)
 }
 
 func testLeaseHeldByAnotherRun(t *testing.T, engine db.Engine) {

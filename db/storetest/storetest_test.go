@@ -158,3 +158,89 @@ func keys(m map[string][]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// expandStatement lists the statement forms an expand_ migration may hold (README.md#rolling-upgrades): additions a
+// binary built before the migration cannot notice. Statements are compared with comments stripped and whitespace
+// collapsed, upper-cased.
+var expandStatement = []*regexp.Regexp{
+	regexp.MustCompile(`^CREATE (VIRTUAL )?TABLE (IF NOT EXISTS )?\w+ `),
+	regexp.MustCompile(`^CREATE (UNIQUE |FULLTEXT )?INDEX (IF NOT EXISTS )?\w+ ON `),
+	// a new column that old INSERTs can omit: nullable, or with a default
+	regexp.MustCompile(`^ALTER TABLE \w+ ADD (COLUMN )?\w+ [^,]*$`),
+	regexp.MustCompile(`^ALTER TABLE \w+ ADD (UNIQUE |FULLTEXT )?(INDEX|KEY) \w+ `),
+	// a CHECK replaced by a wider one of the same name (dropped and added in one statement, or in two in a row)
+	regexp.MustCompile(`^ALTER TABLE \w+ (DROP CONSTRAINT (\w+), )?ADD CONSTRAINT \w+ CHECK `),
+	regexp.MustCompile(`^ALTER TABLE \w+ DROP CONSTRAINT \w+$`),
+	// SQLite's table rebuild: copy into the new table, drop the old one, rename the new one into its place
+	regexp.MustCompile(`^INSERT INTO \w+ `),
+	regexp.MustCompile(`^DROP TABLE \w+$`),
+	regexp.MustCompile(`^ALTER TABLE \w+ RENAME TO \w+$`),
+}
+
+var sqlComment = regexp.MustCompile(`(?m)--.*$`)
+
+// TestExpandMigrationsOnlyAdd holds every expand_ migration of every engine to additive statements: only the forms
+// of expandStatement; a new NOT NULL column needs a default; a dropped CHECK is re-added under the same name right
+// away; a dropped table is replaced by a table the same file created and renamed into its place (SQLite's rebuild).
+func TestExpandMigrationsOnlyAdd(t *testing.T) {
+	notNullNoDefault := regexp.MustCompile(`NOT NULL`)
+	dropConstraint := regexp.MustCompile(`^ALTER TABLE \w+ DROP CONSTRAINT (\w+)`)
+	addConstraint := regexp.MustCompile(`ADD CONSTRAINT (\w+) CHECK`)
+	createTable := regexp.MustCompile(`^CREATE TABLE (\w+)`)
+	dropTable := regexp.MustCompile(`^DROP TABLE (\w+)$`)
+	rename := regexp.MustCompile(`^ALTER TABLE (\w+) RENAME TO (\w+)$`)
+	checked := 0
+	for _, engine := range enginetest.All {
+		dir, err := migrate.Dir(engine)
+		require.NoError(t, err)
+		files, err := dir.Files()
+		require.NoError(t, err)
+		for _, f := range files {
+			if !strings.HasPrefix(f.Desc(), migrate.ExpandPrefix) {
+				continue
+			}
+			checked++
+			raw, err := f.Stmts()
+			require.NoError(t, err)
+			var stmts []string
+			for _, s := range raw {
+				s = strings.ToUpper(strings.Join(strings.Fields(sqlComment.ReplaceAllString(s, "")), " "))
+				stmts = append(stmts, strings.TrimSuffix(s, ";"))
+			}
+			created := map[string]bool{}
+			for i, s := range stmts {
+				ok := false
+				for _, re := range expandStatement {
+					ok = ok || re.MatchString(s)
+				}
+				require.True(t, ok, "%s/%s: statement %d is not additive: %s", engine, f.Name(), i+1, s)
+				if m := createTable.FindStringSubmatch(s); m != nil {
+					created[m[1]] = true
+				}
+				if strings.Contains(s, " ADD ") && strings.HasPrefix(s, "ALTER TABLE") && !strings.Contains(s, "CONSTRAINT") &&
+					!strings.Contains(s, "INDEX") && !strings.Contains(s, "KEY") {
+					require.False(t, notNullNoDefault.MatchString(s) && !strings.Contains(s, "DEFAULT"),
+						"%s/%s: a NOT NULL column without a default breaks older binaries' inserts: %s", engine, f.Name(), s)
+				}
+				if m := dropConstraint.FindStringSubmatch(s); m != nil {
+					readded := addConstraint.FindStringSubmatch(s)
+					if readded == nil && i+1 < len(stmts) {
+						readded = addConstraint.FindStringSubmatch(stmts[i+1])
+					}
+					require.True(t, readded != nil && readded[1] == m[1],
+						"%s/%s: CHECK %s is dropped without being re-added at once", engine, f.Name(), m[1])
+				}
+				if m := dropTable.FindStringSubmatch(s); m != nil {
+					replaced := false
+					for _, later := range stmts[i+1:] {
+						if r := rename.FindStringSubmatch(later); r != nil && r[2] == m[1] && created[r[1]] {
+							replaced = true
+						}
+					}
+					require.True(t, replaced, "%s/%s: table %s is dropped, not rebuilt", engine, f.Name(), m[1])
+				}
+			}
+		}
+	}
+	require.Positive(t, checked, "at least one expand migration is checked")
+}

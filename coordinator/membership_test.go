@@ -1,0 +1,42 @@
+package coordinator_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+)
+
+// TestMembershipCheckRollingUpgrade: members that differ but whose schema and payload ranges overlap can work
+// together (degraded, still serving); disjoint ranges cannot (misconfigured).
+func TestMembershipCheckRollingUpgrade(t *testing.T) {
+	old := db.RuntimeMember{Role: "worker", BuildVersion: "v1", SchemaMin: 100, SchemaMax: 100, PayloadMin: 1, PayloadMax: 1, BehaviorRevision: "ledger-1"}
+	// the old build after an expand migration was applied: its range reaches the database's version
+	oldExpanded := old
+	oldExpanded.SchemaMax = 200
+	next := db.RuntimeMember{Role: "all", BuildVersion: "v2", SchemaMin: 200, SchemaMax: 200, PayloadMin: 1, PayloadMax: 2, BehaviorRevision: "ledger-2"}
+	for _, tc := range []struct {
+		name    string
+		members []db.RuntimeMember
+		state   string
+		reason  string
+	}{
+		{"none", nil, coordinator.ReadyNotReady, "no_live_members"},
+		{"one build", []db.RuntimeMember{old, old}, coordinator.ReadyReady, "ok"},
+		{"old and new overlap", []db.RuntimeMember{oldExpanded, next}, coordinator.ReadyDegraded, "mixed_versions"},
+		{"schema ranges disjoint", []db.RuntimeMember{old, next}, coordinator.ReadyMisconfigured, "version_range_mismatch"},
+		{"payload ranges disjoint", []db.RuntimeMember{oldExpanded, func() db.RuntimeMember { m := next; m.PayloadMin = 2; return m }()},
+			coordinator.ReadyMisconfigured, "version_range_mismatch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state, reason := coordinator.MembershipCheck(tc.members, "worker")
+			require.Equal(t, tc.state, state)
+			require.Equal(t, tc.reason, reason)
+		})
+	}
+	state, reason := coordinator.MembershipCheck([]db.RuntimeMember{oldExpanded}, "api")
+	require.Equal(t, coordinator.ReadyDegraded, state)
+	require.Equal(t, "no_scheduler", reason, "an api without a scheduler says so before it says mixed")
+}
