@@ -63,6 +63,7 @@ type Store interface {
 // besides ctx takes a <Method>Params struct.
 type Queries interface {
 	DomainQueries
+	LifecycleQueries
 
 	// DBNow returns the database clock (UTC): CURRENT_TIMESTAMP(6) / clock_timestamp() / SQLite's clock.
 	DBNow(ctx context.Context) (time.Time, error)
@@ -445,7 +446,11 @@ type Source struct {
 	Content         string
 	Metadata        []byte // compact JSON object
 	CreatedAt       time.Time
+	// ErasedAt is when the Source was forgotten (zero = NULL: it was not): its row stays as a tombstone holding the
+	// journal position, with empty content and metadata {}.
+	ErasedAt time.Time
 }
+
 
 // SourceCursor is one row of pc_source_cursors. A missing row reads as (0, 0).
 type SourceCursor struct {

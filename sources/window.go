@@ -103,13 +103,15 @@ type WindowState int
 
 const (
 	WindowReady            WindowState = iota // cursor exactly at (after, generation)
-	WindowAlreadyCommitted                    // cursor at or beyond through: an earlier attempt committed
+	WindowAlreadyCommitted                    // an earlier attempt committed the window, or a budget-fitting prefix of it
 )
 
 // CheckCursor compares the committed cursor with the window: already committed, ready, or
-// conflict/cursor_changed (not retryable).
+// conflict/cursor_changed (not retryable). A cursor past the window's start with a later generation means an
+// earlier attempt committed it — up to through, or up to the end of the prefix that fit the request budget (Fit) —
+// and only its answer was lost.
 func CheckCursor(cur db.SourceCursor, p WindowPayload) (WindowState, error) {
-	if cur.Position >= p.Through {
+	if cur.Position >= p.Through || (cur.Position > p.After && cur.Generation > p.CursorGeneration) {
 		return WindowAlreadyCommitted, nil
 	}
 	if cur.Position != p.After || cur.Generation != p.CursorGeneration {

@@ -49,3 +49,7 @@ func (q queries) SourceListAfter(ctx context.Context, p db.SourceListAfterParams
 	rs, err := q.q.SourceListAfter(ctx, postgresgen.SourceListAfterParams(p))
 	return conv.Many(errs, rs, err, conv.SourceFromGen)
 }
+
+func (q queries) SourceErase(ctx context.Context, p db.SourceEraseParams) (int64, error) {
+	return errs.Rows(q.q.SourceErase(ctx, postgresgen.SourceEraseParams(p)))
+}

@@ -49,3 +49,7 @@ func (q *queries) SourceListAfter(ctx context.Context, p db.SourceListAfterParam
 	rs, err := q.r.SourceListAfter(ctx, sqlitegen.SourceListAfterParams(p))
 	return conv.Many(errs, rs, err, conv.SourceFromGen)
 }
+
+func (q *queries) SourceErase(ctx context.Context, p db.SourceEraseParams) (int64, error) {
+	return errs.Rows(q.w.SourceErase(ctx, sqlitegen.SourceEraseParams(p)))
+}

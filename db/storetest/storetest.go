@@ -40,7 +40,7 @@ func Run(t *testing.T, engine db.Engine) {
 	for _, family := range [][]storeCase{
 		dbCases, workLaneCases, workKeyCases, workItemCases, workAttemptCases, schedulerLeaseCases,
 		schedulerScanCases, runtimeMemberCases, rateLimitCases, sourceCases, sourceCursorCases, memoryCases,
-		memoryEntryCases, experienceCases,
+		memoryEntryCases, experienceCases, lifecycleCases,
 	} {
 		for _, c := range family {
 			t.Run(c.name, func(t *testing.T) {

@@ -87,6 +87,7 @@ type PcSource struct {
 	Content         string
 	Metadata        []byte
 	CreatedAt       time.Time
+	ErasedAt        *time.Time
 }
 
 type PcSourceCursor struct {

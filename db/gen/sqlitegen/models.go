@@ -83,6 +83,7 @@ type PcSource struct {
 	Content         string
 	Metadata        []byte
 	CreatedAt       int64
+	ErasedAt        *int64
 }
 
 type PcSourceCursor struct {

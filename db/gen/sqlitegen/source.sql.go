@@ -9,8 +9,33 @@ import (
 	"context"
 )
 
+const sourceErase = `-- name: SourceErase :execrows
+UPDATE pc_sources
+SET content = '',
+    metadata = CAST('{}' AS BLOB),
+    erased_at = CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
+WHERE scope_id = ?1
+  AND source_id = ?2
+  AND erased_at IS NULL
+`
+
+type SourceEraseParams struct {
+	ScopeID  string
+	SourceID string
+}
+
+// Guard: not erased yet (erased_at IS NULL); no lock (content is never read under one); erased_at on the database clock.
+// Forgets the Source: its row stays as a tombstone holding the journal position.
+func (q *Queries) SourceErase(ctx context.Context, arg SourceEraseParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, sourceErase, arg.ScopeID, arg.SourceID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const sourceGetByID = `-- name: SourceGetByID :one
-SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
+SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at
 FROM pc_sources
 WHERE scope_id = ?1
   AND source_id = ?2
@@ -33,6 +58,7 @@ func (q *Queries) SourceGetByID(ctx context.Context, arg SourceGetByIDParams) (P
 		&i.Content,
 		&i.Metadata,
 		&i.CreatedAt,
+		&i.ErasedAt,
 	)
 	return i, err
 }
@@ -172,7 +198,7 @@ func (q *Queries) SourceJournalHeadUpdate(ctx context.Context, arg SourceJournal
 }
 
 const sourceListAfter = `-- name: SourceListAfter :many
-SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
+SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at
 FROM pc_sources
 WHERE scope_id = ?1
   AND journal_position > ?2
@@ -204,6 +230,7 @@ func (q *Queries) SourceListAfter(ctx context.Context, arg SourceListAfterParams
 			&i.Content,
 			&i.Metadata,
 			&i.CreatedAt,
+			&i.ErasedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -219,7 +246,7 @@ func (q *Queries) SourceListAfter(ctx context.Context, arg SourceListAfterParams
 }
 
 const sourceListRange = `-- name: SourceListRange :many
-SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
+SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at
 FROM pc_sources
 WHERE scope_id = ?1
   AND journal_position > ?2
@@ -251,6 +278,7 @@ func (q *Queries) SourceListRange(ctx context.Context, arg SourceListRangeParams
 			&i.Content,
 			&i.Metadata,
 			&i.CreatedAt,
+			&i.ErasedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -18,6 +18,17 @@ type source[T Time] = struct {
 	CreatedAt       T
 }
 
+type sourceRow[T Time] = struct {
+	ScopeID         string
+	JournalPosition int64
+	SourceID        string
+	SourceType      string
+	Content         string
+	Metadata        []byte
+	CreatedAt       T
+	ErasedAt        *T
+}
+
 type sourceJournalHead[T Time] = struct {
 	ScopeID   string
 	Position  int64
@@ -102,8 +113,8 @@ type experienceCandidateUpdateStatus[T Time] = struct {
 }
 
 // SourceFromGen converts a pc_sources row.
-func SourceFromGen[T Time, R ~source[T]](g R) db.Source {
-	r := source[T](g)
+func SourceFromGen[T Time, R ~sourceRow[T]](g R) db.Source {
+	r := sourceRow[T](g)
 	return db.Source{
 		ScopeID:         r.ScopeID,
 		JournalPosition: r.JournalPosition,
@@ -112,8 +123,10 @@ func SourceFromGen[T Time, R ~source[T]](g R) db.Source {
 		Content:         r.Content,
 		Metadata:        r.Metadata,
 		CreatedAt:       TimeFromGen(r.CreatedAt),
+		ErasedAt:        nullTimeFromGen(r.ErasedAt),
 	}
 }
+
 
 // SourceToGen builds the parameters of SourceInsert.
 func SourceToGen[P ~source[T], T Time](s db.Source) P {

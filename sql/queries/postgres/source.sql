@@ -1,3 +1,14 @@
+-- Guard: not erased yet (erased_at IS NULL); no lock (content is never read under one); erased_at on the database clock.
+-- Forgets the Source: its row stays as a tombstone holding the journal position.
+-- name: SourceErase :execrows
+UPDATE pc_sources
+SET content = '',
+    metadata = CAST('{}' AS bytea),
+    erased_at = clock_timestamp()
+WHERE scope_id = sqlc.arg('scope_id')
+  AND source_id = sqlc.arg('source_id')
+  AND erased_at IS NULL;
+
 -- No lock; plain read of one Source by its capture id.
 -- name: SourceGetByID :one
 SELECT *

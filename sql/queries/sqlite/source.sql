@@ -1,6 +1,17 @@
+-- Guard: not erased yet (erased_at IS NULL); no lock (content is never read under one); erased_at on the database clock.
+-- Forgets the Source: its row stays as a tombstone holding the journal position.
+-- name: SourceErase :execrows
+UPDATE pc_sources
+SET content = '',
+    metadata = CAST('{}' AS BLOB),
+    erased_at = CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000
+WHERE scope_id = sqlc.arg('scope_id')
+  AND source_id = sqlc.arg('source_id')
+  AND erased_at IS NULL;
+
 -- No lock; plain read of one Source by its capture id.
 -- name: SourceGetByID :one
-SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
+SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at
 FROM pc_sources
 WHERE scope_id = sqlc.arg('scope_id')
   AND source_id = sqlc.arg('source_id');
@@ -47,7 +58,7 @@ WHERE scope_id = sqlc.arg('scope_id');
 
 -- No lock; up to limit Sources after a journal position, in journal order.
 -- name: SourceListAfter :many
-SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
+SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at
 FROM pc_sources
 WHERE scope_id = sqlc.arg('scope_id')
   AND journal_position > sqlc.arg('after_position')
@@ -56,7 +67,7 @@ LIMIT CAST(sqlc.arg('limit') AS INT32);
 
 -- No lock; the Sources of the window (after, through], in journal order.
 -- name: SourceListRange :many
-SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at
+SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at
 FROM pc_sources
 WHERE scope_id = sqlc.arg('scope_id')
   AND journal_position > sqlc.arg('after_position')

@@ -150,11 +150,12 @@ CREATE TABLE pc_sources (
     content          MEDIUMTEXT   CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     metadata         MEDIUMBLOB   NOT NULL,
     created_at       DATETIME(6)  NOT NULL,
+    erased_at        DATETIME(6)  NULL,
     PRIMARY KEY (scope_id, journal_position),
     UNIQUE KEY pc_sources_source_key (scope_id, source_id),
     CONSTRAINT pc_sources_journal_position_check CHECK (journal_position > 0),
     CONSTRAINT pc_sources_source_id_check CHECK (LENGTH(source_id) BETWEEN 1 AND 256),
-    CONSTRAINT pc_sources_content_check CHECK (LENGTH(content) BETWEEN 1 AND 65536)
+    CONSTRAINT pc_sources_content_check CHECK (LENGTH(content) BETWEEN 0 AND 65536)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE pc_source_journal_heads (
@@ -212,6 +213,6 @@ CREATE TABLE pc_experience_candidates (
     updated_at      DATETIME(6)  NOT NULL,
     PRIMARY KEY (candidate_id),
     KEY pc_experience_candidates_scope_status_idx (scope_id, status, created_at),
-    CONSTRAINT pc_experience_candidates_status_check CHECK (status IN ('pending', 'approved', 'rejected')),
+    CONSTRAINT pc_experience_candidates_status_check CHECK (status IN ('pending', 'approved', 'rejected', 'withdrawn')),
     CONSTRAINT pc_experience_candidates_state_version_check CHECK (state_version > 0)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -151,11 +151,12 @@ CREATE TABLE pc_sources (
     content          TEXT        NOT NULL,
     metadata         BLOB        NOT NULL,
     created_at       INTEGER      NOT NULL,
+    erased_at        INTEGER     ,
     CONSTRAINT pc_sources_pkey PRIMARY KEY (scope_id, journal_position),
     CONSTRAINT pc_sources_source_key UNIQUE (scope_id, source_id),
     CONSTRAINT pc_sources_journal_position_check CHECK (journal_position > 0),
     CONSTRAINT pc_sources_source_id_check CHECK (length(CAST(source_id AS BLOB)) BETWEEN 1 AND 256),
-    CONSTRAINT pc_sources_content_check CHECK (length(CAST(content AS BLOB)) BETWEEN 1 AND 65536)
+    CONSTRAINT pc_sources_content_check CHECK (length(CAST(content AS BLOB)) BETWEEN 0 AND 65536)
 );
 
 CREATE TABLE pc_source_journal_heads (
@@ -212,7 +213,7 @@ CREATE TABLE pc_experience_candidates (
     created_at      INTEGER       NOT NULL,
     updated_at      INTEGER       NOT NULL,
     CONSTRAINT pc_experience_candidates_pkey PRIMARY KEY (candidate_id),
-    CONSTRAINT pc_experience_candidates_status_check CHECK (status IN ('pending', 'approved', 'rejected')),
+    CONSTRAINT pc_experience_candidates_status_check CHECK (status IN ('pending', 'approved', 'rejected', 'withdrawn')),
     CONSTRAINT pc_experience_candidates_state_version_check CHECK (state_version > 0)
 );
 CREATE INDEX pc_experience_candidates_scope_status_idx ON pc_experience_candidates (scope_id, status, created_at);
