@@ -451,7 +451,6 @@ type Source struct {
 	ErasedAt time.Time
 }
 
-
 // SourceCursor is one row of pc_source_cursors. A missing row reads as (0, 0).
 type SourceCursor struct {
 	ScopeID    string

@@ -127,7 +127,6 @@ func SourceFromGen[T Time, R ~sourceRow[T]](g R) db.Source {
 	}
 }
 
-
 // SourceToGen builds the parameters of SourceInsert.
 func SourceToGen[P ~source[T], T Time](s db.Source) P {
 	return P(source[T]{
