@@ -58,6 +58,9 @@ type Config struct {
 	ExperienceScheduleSeconds float64 // experience discovery interval; 0 = off
 	MaintenanceSeconds        float64
 
+	// Data retention (docs/protocol.md#retention), done by maintenance; 0 keeps everything.
+	RetentionSourceContentDays float64
+
 	RateLimitEnabled       bool
 	RateLimitRequests      int
 	RateLimitWindowSeconds float64
@@ -121,6 +124,7 @@ func (c *Config) settings() []setting {
 		{"schedule-seconds", "POWERCONTEXT_RUNTIME_SCHEDULE_SECONDS", "memory discovery interval (0 = manual flush only)", &c.ScheduleSeconds},
 		{"experience-schedule-seconds", "POWERCONTEXT_RUNTIME_EXPERIENCE_SCHEDULE_SECONDS", "experience discovery interval (0 = off)", &c.ExperienceScheduleSeconds},
 		{"maintenance-seconds", "POWERCONTEXT_RUNTIME_MAINTENANCE_SECONDS", "operation maintenance interval", &c.MaintenanceSeconds},
+		{"retention-source-content-days", "POWERCONTEXT_RETENTION_SOURCE_CONTENT_DAYS", "erase the content of Sources older than this once Memory (and Experience) consumed them (0 = keep)", &c.RetentionSourceContentDays},
 		{"rate-limit-enabled", "POWERCONTEXT_RATE_LIMIT_ENABLED", "shared fixed-window rate limit per principal", &c.RateLimitEnabled},
 		{"rate-limit-requests", "POWERCONTEXT_RATE_LIMIT_REQUESTS", "requests per window per principal", &c.RateLimitRequests},
 		{"rate-limit-window-seconds", "POWERCONTEXT_RATE_LIMIT_WINDOW_SECONDS", "rate-limit window", &c.RateLimitWindowSeconds},
@@ -189,6 +193,9 @@ func (c *Config) ApplyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool))
 
 // Seconds converts a seconds setting to a duration.
 func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Days converts a days setting to a duration.
+func Days(d float64) time.Duration { return time.Duration(d * 24 * float64(time.Hour)) }
 
 // RunsAPI, RunsScheduler and RunsWorker tell which parts a role runs.
 func (c *Config) RunsAPI() bool       { return c.Role == RoleAll || c.Role == RoleAPI }
@@ -264,6 +271,8 @@ func (c *Config) Validate() error {
 		return refuse("flush default wait (%gs) must be between 0 and the max wait (%gs)", c.FlushDefaultWaitSeconds, c.FlushMaxWaitSeconds)
 	case c.ScheduleSeconds < 0 || c.ExperienceScheduleSeconds < 0:
 		return refuse("schedule intervals must be >= 0 (0 = off)")
+	case c.RetentionSourceContentDays < 0:
+		return refuse("POWERCONTEXT_RETENTION_SOURCE_CONTENT_DAYS must be >= 0 (0 = keep)")
 	case c.MemberHeartbeatSeconds >= c.MemberTTLSeconds:
 		return refuse("member heartbeat (%gs) must be less than the member ttl (%gs)", c.MemberHeartbeatSeconds, c.MemberTTLSeconds)
 	case c.RateLimitEnabled && (c.RateLimitRequests < 1 || c.RateLimitWindowSeconds <= 0):

@@ -24,6 +24,7 @@ import (
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/handlers"
 	"github.com/powercontext/powercontext/internal/buildinfo"
+	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/mcp"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
@@ -197,7 +198,8 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		},
 			&memory.Handler{Store: store, Provider: prov},
 			&experience.Handler{Store: store, Provider: prov},
-			coordinator.MaintenanceHandler{Ledger: r.ledger},
+			coordinator.MaintenanceHandler{Ledger: r.ledger, Tasks: lifecycle.Retention{Store: store,
+				SourceContentAfter: Days(cfg.RetentionSourceContentDays)}.Tasks()},
 		)
 		if err != nil {
 			return nil, err

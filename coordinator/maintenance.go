@@ -90,6 +90,16 @@ type MaintenanceHandler struct {
 	Ledger          *Ledger
 	Retention       time.Duration
 	MemberRetention time.Duration
+	// Tasks are further batched clean-ups of the domain (data retention, docs/protocol.md#retention), run after the
+	// ledger's own, each reporting the rows it changed under its name in the result.
+	Tasks []MaintenanceTask
+}
+
+// MaintenanceTask is one batched clean-up run by maintenance. Run gets the database clock read at the start of the
+// run and returns the number of rows it changed; it must bound every statement (at most maintenanceBatch rows).
+type MaintenanceTask struct {
+	Name string // the result field, e.g. "erased_source_contents"
+	Run  func(ctx context.Context, now time.Time) (int64, error)
 }
 
 func (h MaintenanceHandler) Kind() string                  { return KindMaintenance }
@@ -127,9 +137,17 @@ func (h MaintenanceHandler) Prepare(ctx context.Context, _ db.WorkItem) (Prepare
 	if err != nil {
 		return Prepared{}, err
 	}
-	return Prepared{Result: Result{Code: "purged", Payload: map[string]any{"type": PublicKindMaintenance,
+	result := map[string]any{"type": PublicKindMaintenance,
 		"purged_items": items, "purged_rate_limit_windows": windows, "purged_runtime_members": members,
-	}}}, nil
+	}
+	for _, task := range h.Tasks {
+		n, err := task.Run(ctx, now)
+		if err != nil {
+			return Prepared{}, err
+		}
+		result[task.Name] = n
+	}
+	return Prepared{Result: Result{Code: "purged", Payload: result}}, nil
 }
 
 // purgeInBatches runs purge until a batch deletes fewer than maintenanceBatch rows; it returns the rows deleted.

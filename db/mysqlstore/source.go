@@ -58,3 +58,15 @@ func (q queries) SourceListAfter(ctx context.Context, p db.SourceListAfterParams
 func (q queries) SourceErase(ctx context.Context, p db.SourceEraseParams) (int64, error) {
 	return errs.Rows(q.q.SourceErase(ctx, mysqlgen.SourceEraseParams(p)))
 }
+
+func (q queries) SourceEraseByPositions(ctx context.Context, p db.SourceEraseByPositionsParams) (int64, error) {
+	if len(p.Positions) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.q.SourceEraseByPositions(ctx, mysqlgen.SourceEraseByPositionsParams(p)))
+}
+
+func (q queries) SourceListErasable(ctx context.Context, p db.SourceListErasableParams) ([]db.SourcePosition, error) {
+	rs, err := q.q.SourceListErasable(ctx, conv.SourceListErasableToGen[mysqlgen.SourceListErasableParams](p))
+	return conv.Many(errs, rs, err, conv.SourcePositionFromGen)
+}

@@ -53,3 +53,12 @@ func (q queries) SourceListAfter(ctx context.Context, p db.SourceListAfterParams
 func (q queries) SourceErase(ctx context.Context, p db.SourceEraseParams) (int64, error) {
 	return errs.Rows(q.q.SourceErase(ctx, postgresgen.SourceEraseParams(p)))
 }
+
+func (q queries) SourceEraseByPositions(ctx context.Context, p db.SourceEraseByPositionsParams) (int64, error) {
+	return errs.Rows(q.q.SourceEraseByPositions(ctx, postgresgen.SourceEraseByPositionsParams(p)))
+}
+
+func (q queries) SourceListErasable(ctx context.Context, p db.SourceListErasableParams) ([]db.SourcePosition, error) {
+	rs, err := q.q.SourceListErasable(ctx, conv.SourceListErasableToGen[postgresgen.SourceListErasableParams](p))
+	return conv.Many(errs, rs, err, conv.SourcePositionFromGen)
+}

@@ -53,3 +53,15 @@ func (q *queries) SourceListAfter(ctx context.Context, p db.SourceListAfterParam
 func (q *queries) SourceErase(ctx context.Context, p db.SourceEraseParams) (int64, error) {
 	return errs.Rows(q.w.SourceErase(ctx, sqlitegen.SourceEraseParams(p)))
 }
+
+func (q *queries) SourceEraseByPositions(ctx context.Context, p db.SourceEraseByPositionsParams) (int64, error) {
+	if len(p.Positions) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.w.SourceEraseByPositions(ctx, sqlitegen.SourceEraseByPositionsParams(p)))
+}
+
+func (q *queries) SourceListErasable(ctx context.Context, p db.SourceListErasableParams) ([]db.SourcePosition, error) {
+	rs, err := q.r.SourceListErasable(ctx, conv.SourceListErasableToGen[sqlitegen.SourceListErasableParams](p))
+	return conv.Many(errs, rs, err, conv.SourcePositionFromGen)
+}

@@ -7,6 +7,7 @@ package mysqlgen
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,42 @@ type SourceEraseParams struct {
 // Forgets the Source: its row stays as a tombstone holding the journal position.
 func (q *Queries) SourceErase(ctx context.Context, arg SourceEraseParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, sourceErase, arg.ScopeID, arg.SourceID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const sourceEraseByPositions = `-- name: SourceEraseByPositions :execrows
+UPDATE pc_sources
+SET content = '',
+    metadata = CAST('{}' AS BINARY),
+    erased_at = CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+WHERE scope_id = ?
+  AND journal_position IN (/*SLICE:positions*/?)
+  AND erased_at IS NULL
+`
+
+type SourceEraseByPositionsParams struct {
+	ScopeID   string
+	Positions []int64
+}
+
+// Guard: not erased yet (erased_at IS NULL); no lock (content is never read under one). Retention: forgets the
+// given Sources of one scope; erased_at on the database clock.
+func (q *Queries) SourceEraseByPositions(ctx context.Context, arg SourceEraseByPositionsParams) (int64, error) {
+	query := sourceEraseByPositions
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.ScopeID)
+	if len(arg.Positions) > 0 {
+		for _, v := range arg.Positions {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:positions*/?", strings.Repeat(",?", len(arg.Positions))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:positions*/?", "NULL", 1)
+	}
+	result, err := q.db.ExecContext(ctx, query, queryParams...)
 	if err != nil {
 		return 0, err
 	}
@@ -247,6 +284,51 @@ func (q *Queries) SourceListAfter(ctx context.Context, arg SourceListAfterParams
 			&i.CreatedAt,
 			&i.ErasedAt,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sourceListErasable = `-- name: SourceListErasable :many
+SELECT s.scope_id, s.journal_position
+FROM pc_sources s
+WHERE s.erased_at IS NULL
+  AND s.created_at < ?
+  AND s.journal_position <= (SELECT MIN(c.position) FROM pc_source_cursors c WHERE c.scope_id = s.scope_id)
+ORDER BY s.created_at, s.scope_id, s.journal_position
+LIMIT ?
+`
+
+type SourceListErasableParams struct {
+	CreatedBefore time.Time
+	Limit         int32
+}
+
+type SourceListErasableRow struct {
+	ScopeID         string
+	JournalPosition int64
+}
+
+// No lock; retention candidates: Sources not erased, created before the cut-off and consumed by every cursor of
+// their scope (position <= the lowest cursor; a scope without a cursor has none), oldest first.
+func (q *Queries) SourceListErasable(ctx context.Context, arg SourceListErasableParams) ([]SourceListErasableRow, error) {
+	rows, err := q.db.QueryContext(ctx, sourceListErasable, arg.CreatedBefore, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SourceListErasableRow
+	for rows.Next() {
+		var i SourceListErasableRow
+		if err := rows.Scan(&i.ScopeID, &i.JournalPosition); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

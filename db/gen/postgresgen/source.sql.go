@@ -35,6 +35,31 @@ func (q *Queries) SourceErase(ctx context.Context, arg SourceEraseParams) (int64
 	return result.RowsAffected(), nil
 }
 
+const sourceEraseByPositions = `-- name: SourceEraseByPositions :execrows
+UPDATE pc_sources
+SET content = '',
+    metadata = CAST('{}' AS bytea),
+    erased_at = clock_timestamp()
+WHERE scope_id = $1
+  AND journal_position = ANY ($2::bigint[])
+  AND erased_at IS NULL
+`
+
+type SourceEraseByPositionsParams struct {
+	ScopeID   string
+	Positions []int64
+}
+
+// Guard: not erased yet (erased_at IS NULL); no lock (content is never read under one). Retention: forgets the
+// given Sources of one scope; erased_at on the database clock.
+func (q *Queries) SourceEraseByPositions(ctx context.Context, arg SourceEraseByPositionsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sourceEraseByPositions, arg.ScopeID, arg.Positions)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const sourceGetByID = `-- name: SourceGetByID :one
 SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at
 FROM pc_sources
@@ -232,6 +257,48 @@ func (q *Queries) SourceListAfter(ctx context.Context, arg SourceListAfterParams
 			&i.CreatedAt,
 			&i.ErasedAt,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sourceListErasable = `-- name: SourceListErasable :many
+SELECT s.scope_id, s.journal_position
+FROM pc_sources s
+WHERE s.erased_at IS NULL
+  AND s.created_at < $1
+  AND s.journal_position <= (SELECT MIN(c.position) FROM pc_source_cursors c WHERE c.scope_id = s.scope_id)
+ORDER BY s.created_at, s.scope_id, s.journal_position
+LIMIT $2
+`
+
+type SourceListErasableParams struct {
+	CreatedBefore time.Time
+	Limit         int32
+}
+
+type SourceListErasableRow struct {
+	ScopeID         string
+	JournalPosition int64
+}
+
+// No lock; retention candidates: Sources not erased, created before the cut-off and consumed by every cursor of
+// their scope (position <= the lowest cursor; a scope without a cursor has none), oldest first.
+func (q *Queries) SourceListErasable(ctx context.Context, arg SourceListErasableParams) ([]SourceListErasableRow, error) {
+	rows, err := q.db.Query(ctx, sourceListErasable, arg.CreatedBefore, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SourceListErasableRow
+	for rows.Next() {
+		var i SourceListErasableRow
+		if err := rows.Scan(&i.ScopeID, &i.JournalPosition); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -9,6 +9,17 @@ WHERE scope_id = sqlc.arg('scope_id')
   AND source_id = sqlc.arg('source_id')
   AND erased_at IS NULL;
 
+-- Guard: not erased yet (erased_at IS NULL); no lock (content is never read under one). Retention: forgets the
+-- given Sources of one scope; erased_at on the database clock.
+-- name: SourceEraseByPositions :execrows
+UPDATE pc_sources
+SET content = '',
+    metadata = CAST('{}' AS BINARY),
+    erased_at = CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+WHERE scope_id = sqlc.arg('scope_id')
+  AND journal_position IN (sqlc.slice('positions'))
+  AND erased_at IS NULL;
+
 -- No lock; plain read of one Source by its capture id.
 -- name: SourceGetByID :one
 SELECT scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at
@@ -68,6 +79,17 @@ FROM pc_sources
 WHERE scope_id = sqlc.arg('scope_id')
   AND journal_position > sqlc.arg('after_position')
 ORDER BY journal_position
+LIMIT ?;
+
+-- No lock; retention candidates: Sources not erased, created before the cut-off and consumed by every cursor of
+-- their scope (position <= the lowest cursor; a scope without a cursor has none), oldest first.
+-- name: SourceListErasable :many
+SELECT s.scope_id, s.journal_position
+FROM pc_sources s
+WHERE s.erased_at IS NULL
+  AND s.created_at < sqlc.arg('created_before')
+  AND s.journal_position <= (SELECT MIN(c.position) FROM pc_source_cursors c WHERE c.scope_id = s.scope_id)
+ORDER BY s.created_at, s.scope_id, s.journal_position
 LIMIT ?;
 
 -- No lock; the Sources of the window (after, through], in journal order.

@@ -153,6 +153,7 @@ CREATE TABLE pc_sources (
     erased_at        DATETIME(6)  NULL,
     PRIMARY KEY (scope_id, journal_position),
     UNIQUE KEY pc_sources_source_key (scope_id, source_id),
+    KEY pc_sources_created_idx (created_at),
     CONSTRAINT pc_sources_journal_position_check CHECK (journal_position > 0),
     CONSTRAINT pc_sources_source_id_check CHECK (LENGTH(source_id) BETWEEN 1 AND 256),
     CONSTRAINT pc_sources_content_check CHECK (LENGTH(content) BETWEEN 0 AND 65536)

@@ -158,6 +158,7 @@ CREATE TABLE pc_sources (
     CONSTRAINT pc_sources_source_id_check CHECK (length(CAST(source_id AS BLOB)) BETWEEN 1 AND 256),
     CONSTRAINT pc_sources_content_check CHECK (length(CAST(content AS BLOB)) BETWEEN 0 AND 65536)
 );
+CREATE INDEX pc_sources_created_idx ON pc_sources (created_at);
 
 CREATE TABLE pc_source_journal_heads (
     scope_id   TEXT        NOT NULL,

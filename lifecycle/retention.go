@@ -1,0 +1,60 @@
+package lifecycle
+
+import (
+	"context"
+	"time"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+)
+
+// retentionBatch bounds every retention statement, like the ledger's own purges.
+const retentionBatch = 500
+
+// Retention is the data retention maintenance runs (docs/protocol.md#retention). Zero values keep everything.
+type Retention struct {
+	Store db.Store
+	// SourceContentAfter erases the content of Sources older than this once every cursor of their scope has
+	// consumed them (0 = keep Sources' content).
+	SourceContentAfter time.Duration
+}
+
+// Tasks returns the maintenance tasks of the configured retention.
+func (r Retention) Tasks() []coordinator.MaintenanceTask {
+	var tasks []coordinator.MaintenanceTask
+	if r.SourceContentAfter > 0 {
+		tasks = append(tasks, coordinator.MaintenanceTask{Name: "erased_source_contents", Run: r.eraseSourceContents})
+	}
+	return tasks
+}
+
+// eraseSourceContents erases, batch by batch, the content of consumed Sources created before now −
+// SourceContentAfter. The rows stay as tombstones, so journal positions and windows stay dense; Memory and
+// Experience already hold what was extracted from them.
+func (r Retention) eraseSourceContents(ctx context.Context, now time.Time) (int64, error) {
+	var total int64
+	for {
+		batch, err := r.Store.SourceListErasable(ctx, db.SourceListErasableParams{CreatedBefore: now.Add(-r.SourceContentAfter), Limit: retentionBatch})
+		if err != nil {
+			return total, err
+		}
+		byScope := map[string][]int64{}
+		var order []string
+		for _, p := range batch {
+			if _, ok := byScope[p.ScopeID]; !ok {
+				order = append(order, p.ScopeID)
+			}
+			byScope[p.ScopeID] = append(byScope[p.ScopeID], p.JournalPosition)
+		}
+		for _, scope := range order {
+			n, err := r.Store.SourceEraseByPositions(ctx, db.SourceEraseByPositionsParams{ScopeID: scope, Positions: byScope[scope]})
+			if err != nil {
+				return total, err
+			}
+			total += n
+		}
+		if len(batch) < retentionBatch {
+			return total, nil
+		}
+	}
+}
