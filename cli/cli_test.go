@@ -126,6 +126,14 @@ func (a *fakeAPI) handler() http.Handler {
 		rec["operation_id"] = r.PathValue("id")
 		reply(w, http.StatusOK, rec)
 	})
+	mux.HandleFunc("POST /v1/operations/{id}/skip", func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]int64
+		require.NoError(a.t, json.NewDecoder(r.Body).Decode(&body))
+		require.Equal(a.t, map[string]int64{"expected_version": 6}, body)
+		rec := a.opRecord(opStep{"succeeded", 1, ""})
+		rec["operation_id"] = r.PathValue("id")
+		reply(w, http.StatusOK, rec)
+	})
 	mux.HandleFunc("GET /v1/memory", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("scope_id") == "empty" {
 			raw(w, http.StatusOK, `{"scope_id":"empty","revision":null,"created_at":null,"entries":[]}`)
@@ -319,6 +327,11 @@ func TestOps(t *testing.T) {
 	require.Equal(t, app.ExitOK, code, errOut)
 	require.Contains(t, out, "operation  op-7\n")
 	require.Contains(t, out, "status     queued\n")
+
+	code, out, errOut = run("ops", "skip", "--server", url, "op-8", "--expected-version", "6")
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Contains(t, out, "operation  op-8\n")
+	require.Contains(t, out, "status     succeeded\n")
 }
 
 func TestClientCommandsRefuseBadFlags(t *testing.T) {

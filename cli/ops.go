@@ -11,7 +11,7 @@ import (
 
 func newOpsCommand() *cobra.Command {
 	f := &clientFlags{}
-	cmd := group("ops", "Inspect, cancel and retry operations (memory flushes, experience incubations)",
+	cmd := group("ops", "Inspect, cancel, retry and skip operations (memory flushes, experience incubations, maintenance)",
 		`  powercontext ops list --scope team --status failed
   powercontext ops get 0b9f6c2e-8d1a-4c57-9a43-2f4f1f0c8e11
   powercontext ops retry 0b9f6c2e-8d1a-4c57-9a43-2f4f1f0c8e11 --expected-version 5`, f)
@@ -23,7 +23,12 @@ actual status and version. A running operation becomes cancelling and stops at i
 		newOpsTransitionCommand(f, "retry", "Retry a failed operation (failed → queued)",
 			`Retry a failed operation: it is queued again with a fresh attempt budget. The --expected-version must be the
 operation's current state_version (see "powercontext ops get ID"); a stale version is refused with
-operation_conflict. Retrying a failed memory flush unblocks its scope.`))
+operation_conflict. Retrying a failed memory flush unblocks its scope.`),
+		newOpsTransitionCommand(f, "skip", "Skip a failed window (failed → succeeded, result skipped)",
+			`Skip a failed memory flush or experience incubation: its consumer's cursor moves past the window without
+processing it (Memory records the skip in a revision), the operation succeeds with result code skipped and the
+scope's lane moves on. Use it for a window that cannot succeed, such as one the provider rejects
+(provider/request_rejected). Admins only. The --expected-version must be the operation's current state_version.`))
 	return cmd
 }
 
@@ -124,9 +129,12 @@ func newOpsTransitionCommand(f *clientFlags, verb, short, long string) *cobra.Co
 				return err
 			}
 			var rec client.OperationRecord
-			if verb == "cancel" {
+			switch verb {
+			case "cancel":
 				rec, err = s.c.CancelOperation(cmd.Context(), a[0], version)
-			} else {
+			case "skip":
+				rec, err = s.c.SkipOperation(cmd.Context(), a[0], version)
+			default:
 				rec, err = s.c.RetryOperation(cmd.Context(), a[0], version)
 			}
 			if err != nil {

@@ -318,6 +318,14 @@ func (c *Client) RetryOperation(ctx context.Context, id string, expectedVersion 
 	return out, err
 }
 
+// SkipOperation skips a failed window at expectedVersion (→ succeeded with result code skipped): its Sources are
+// moved past without being processed and the scope's lane moves on. Admins only.
+func (c *Client) SkipOperation(ctx context.Context, id string, expectedVersion int64) (OperationRecord, error) {
+	var out OperationRecord
+	err := c.call(ctx, http.MethodPost, operationPath(id)+"/skip", nil, expectedVersionBody{expectedVersion}, &out)
+	return out, err
+}
+
 // ListExperienceCandidates returns a scope's Experience candidates, newest first.
 func (c *Client) ListExperienceCandidates(ctx context.Context, p ListCandidatesParams) (CandidateList, error) {
 	q := url.Values{"scope_id": {p.ScopeID}}

@@ -101,3 +101,57 @@ func TestSchedulerReportsFailingTicks(t *testing.T) {
 		require.Zero(t, sched.FailingTicks(), "a tick cut short by shutdown is no failure")
 	})
 }
+
+// TestSkipFinishesAFailedItemAndUnblocksItsLane: skip runs the domain commit in its transaction and makes the failed
+// head succeeded (result skipped, the failure kept), so the lane's next item becomes claimable; it refuses other
+// statuses and stale versions, and a domain error changes nothing.
+func TestSkipFinishesAFailedItemAndUnblocksItsLane(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		first := enqueue(t, l, "lane", "w1", 1)
+		second := enqueue(t, l, "lane", "w2", 1)
+
+		commits := 0
+		skip := func(context.Context, db.Queries, db.WorkItem) (coordinator.Result, coordinator.DomainCommit, error) {
+			return coordinator.Result{Code: "ignored", Payload: map[string]any{"skipped": true}}, func(context.Context, db.Queries, db.WorkItem) error {
+				commits++
+				return nil
+			}, nil
+		}
+		_, err := l.Skip(ctx, first.Item.WorkID, 1, skip)
+		_, conflict := coordinator.IsStateConflict(err)
+		require.True(t, conflict, "a queued item cannot be skipped")
+
+		c := claim(t, l, "w", 1, time.Minute)
+		require.Len(t, c, 1)
+		failed, err := l.Fail(ctx, c[0], coordinator.Failure{Category: "provider", Code: "request_rejected"}, 0)
+		require.NoError(t, err)
+		require.Equal(t, db.StatusFailed, failed.Status)
+
+		_, err = l.Skip(ctx, failed.WorkID, failed.StateVersion-1, skip)
+		_, conflict = coordinator.IsStateConflict(err)
+		require.True(t, conflict, "a stale version is refused")
+		boom := errors.New("domain says no")
+		_, err = l.Skip(ctx, failed.WorkID, failed.StateVersion, func(context.Context, db.Queries, db.WorkItem) (coordinator.Result, coordinator.DomainCommit, error) {
+			return coordinator.Result{}, func(context.Context, db.Queries, db.WorkItem) error { return boom }, nil
+		})
+		require.ErrorIs(t, err, boom)
+		still, err := l.Get(ctx, failed.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, failed.StateVersion, still.StateVersion, "nothing changed")
+
+		done, err := l.Skip(ctx, failed.WorkID, failed.StateVersion, skip)
+		require.NoError(t, err)
+		require.Equal(t, 1, commits)
+		require.Equal(t, db.StatusSucceeded, done.Status)
+		require.Equal(t, coordinator.ResultSkipped, done.ResultCode)
+		require.JSONEq(t, `{"skipped":true}`, string(done.ResultPayload))
+		require.Equal(t, "request_rejected", done.ErrorCode, "the failure says why it was skipped")
+		next := claim(t, l, "w", 1, time.Minute)
+		require.Len(t, next, 1, "the lane is unblocked")
+		require.Equal(t, second.Item.WorkID, next[0].Item.WorkID)
+		again := enqueue(t, l, "lane", "w1", 1)
+		require.True(t, again.Created, "the skipped item's key is gone")
+	})
+}

@@ -39,6 +39,7 @@ func principalOf(c echo.Context) *auth.Principal {
 var adminOnly = map[string]bool{
 	"/v1/operations/:operation_id/cancel": true,
 	"/v1/operations/:operation_id/retry":  true,
+	"/v1/operations/:operation_id/skip":   true,
 	"/v1/runtime/members":                 true,
 }
 

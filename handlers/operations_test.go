@@ -275,3 +275,36 @@ func TestMaintenanceIsShownToAdminsOnly(t *testing.T) {
 	require.Empty(t, e.do(http.MethodGet, "/v1/operations", nil, other).json(t)["items"])
 	require.Empty(t, e.do(http.MethodGet, "/v1/operations?kind=maintenance", nil, other).json(t)["items"])
 }
+
+// TestSkipOperation: an admin skips a failed window over HTTP (the lane moves on); an agent may not; a stale
+// version, a non-failed operation and a maintenance run are 409.
+func TestSkipOperation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(d *Deps) { d.Principals = principals(t) })
+	admin, other := withJSON(authz(adminTok)), withJSON(authz(otherTok))
+	e.captureDirect("team-a/x", "The API lives in Go.")
+	op := e.enqueueMemory("team-a/x")
+	body := func(v int64) *strings.Reader { return strings.NewReader(fmt.Sprintf(`{"expected_version":%d}`, v)) }
+
+	e.do(http.MethodPost, "/v1/operations/"+op.WorkID+"/skip", body(op.StateVersion), admin).
+		requireError(t, http.StatusConflict, CodeOperationConflict) // queued, not failed
+	require.Equal(t, 1, e.step(poison))
+	failed := e.item(op.WorkID)
+	require.Equal(t, db.StatusFailed, failed.Status)
+
+	e.do(http.MethodPost, "/v1/operations/"+op.WorkID+"/skip", body(failed.StateVersion), other).
+		requireError(t, http.StatusForbidden, CodeForbidden)
+	e.do(http.MethodPost, "/v1/operations/"+op.WorkID+"/skip", body(failed.StateVersion-1), admin).
+		requireError(t, http.StatusConflict, CodeOperationConflict)
+	r := e.do(http.MethodPost, "/v1/operations/"+op.WorkID+"/skip", body(failed.StateVersion), admin)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	rec := r.json(t)
+	require.Equal(t, "succeeded", rec["status"])
+	require.Equal(t, float64(1), rec["result"].(map[string]any)["skipped_source_count"])
+	require.Equal(t, map[string]any{"category": "payload", "code": "invalid_payload"}, rec["error"], "the failure is kept")
+
+	maint := e.enqueueMaintenance()
+	d := e.do(http.MethodPost, "/v1/operations/"+maint.WorkID+"/skip", body(1), admin).
+		requireError(t, http.StatusConflict, CodeOperationConflict)
+	require.Equal(t, "not_a_window", d["reason"])
+}

@@ -176,6 +176,7 @@ func New(d Deps) *echo.Echo {
 	s.add(e, http.MethodGet, "/v1/operations/:operation_id", s.getOperation)
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/cancel", s.cancelOperation)
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/retry", s.retryOperation)
+	s.addLifecycle(e)
 	s.add(e, http.MethodGet, "/v1/runtime/members", s.listMembers)
 	_, _ = api.JSON() // convert the embedded document once, at start
 	s.add(e, http.MethodGet, "/openapi.json", s.openAPI)

@@ -24,9 +24,9 @@ and api.
   - The Operation API's kinds only: memory_flush, experience_incubation and maintenance (the dashboard is for
     admins, who see the system kind too). Any other kind is never listed, counted or shown; its operation page
     answers 404 like the Operation API does.
-  - Every write goes through the Operation API. The pages are read-only (GET and HEAD only); the Retry and Cancel
-    buttons POST {expected_version} — the state_version the page was rendered with — to
-    /v1/operations/{id}/retry|cancel, so an operator never acts on a state they did not see: a stale page gets
+  - Every write goes through the Operation API. The pages are read-only (GET and HEAD only); the Retry, Cancel and
+    Skip buttons (Skip on failed windows; Cancel and Skip ask for a second click) POST {expected_version} — the
+    state_version the page was rendered with — to /v1/operations/{id}/retry|cancel|skip, so an operator never acts on a state they did not see: a stale page gets
     409 operation_conflict and a message naming the current status and version.
   - Everything rendered is escaped by html/template; scripts and styles come only from /ui/static (the Content
     Security Policy forbids inline script). Times are UTC; ages are measured on database time.

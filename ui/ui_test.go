@@ -231,7 +231,8 @@ func TestPagesRenderWithoutContent(t *testing.T) {
 		`data-status="failed"`, "memory-source-window", "after 0 through 1", "worker-a", "worker-b",
 		"provider/unavailable", "payload/invalid_payload", "out-retry_wait", "out-failed", "lane head", "lane is blocked",
 		fmt.Sprintf(`data-action="retry" data-op-id="%s" data-version="%d"`, failed.WorkID, fw.StateVersion),
-		fmt.Sprintf(`data-action="cancel" data-op-id="%s" data-version="%d"`, failed.WorkID, fw.StateVersion))
+		fmt.Sprintf(`data-action="cancel" data-op-id="%s" data-version="%d"`, failed.WorkID, fw.StateVersion),
+		fmt.Sprintf(`data-action="skip" data-op-id="%s" data-version="%d"`, failed.WorkID, fw.StateVersion))
 	require.Less(t, strings.Index(op, "worker-b"), strings.Index(op, ">worker-a<"), "attempts are newest first")
 
 	succ := check("/ui/operations/"+done.WorkID, http.StatusOK, `data-status="succeeded"`, "processed",

@@ -219,6 +219,7 @@ type opRow struct {
 	ErrorCode              string
 	CanRetry               bool
 	CanCancel              bool
+	CanSkip                bool // a failed window (docs/protocol.md#skip)
 }
 
 func toRow(w db.WorkItem, kind string) opRow {
@@ -229,7 +230,8 @@ func toRow(w db.WorkItem, kind string) opRow {
 		ErrorCategory: w.ErrorCategory, ErrorCode: w.ErrorCode,
 		CanRetry: w.Status == db.StatusFailed,
 		CanCancel: w.Status == db.StatusQueued || w.Status == db.StatusRunning || w.Status == db.StatusRetryWait ||
-			w.Status == db.StatusFailed}
+			w.Status == db.StatusFailed,
+		CanSkip: w.Status == db.StatusFailed && (w.Kind == memory.Kind || w.Kind == experience.Kind)}
 }
 
 type filters struct {

@@ -5,6 +5,13 @@
   'use strict';
 
   var FLASH_KEY = 'pc-ui-flash';
+  var LABEL = { retry: 'Retry', cancel: 'Cancel', skip: 'Skip' };
+  var PENDING = { retry: 'Retrying…', cancel: 'Cancelling…', skip: 'Skipping…' };
+  // Actions that need a second click: what the first click says.
+  var CONFIRM = {
+    cancel: 'Click “Confirm cancel” to cancel this operation.',
+    skip: 'Click “Confirm skip” to move past this window: its Sources will never reach Memory or Experience.'
+  };
   var busy = false; // an action is in flight or its message is on screen: do not auto-refresh
 
   function showFlash() {
@@ -65,7 +72,7 @@
     var el = msgFor(button);
     busy = true;
     setDisabled(button, true);
-    say(el, 'pending', action === 'retry' ? 'Retrying…' : 'Cancelling…', false);
+    say(el, 'pending', PENDING[action] || 'Working…', false);
     fetch('/v1/operations/' + encodeURIComponent(id) + '/' + action, {
       method: 'POST',
       credentials: 'same-origin',
@@ -75,7 +82,7 @@
       return res.json().catch(function () { return null; }).then(function (body) { return { status: res.status, body: body }; });
     }).then(function (r) {
       if (r.status === 200 && r.body) {
-        var verb = action === 'retry' ? 'Retry' : 'Cancel';
+        var verb = LABEL[action] || action;
         var text = verb + ' accepted: operation ' + id.slice(0, 8) + ' is now ' + r.body.status +
           ' (version ' + r.body.state_version + ').';
         say(el, 'ok', text, false);
@@ -95,18 +102,19 @@
   function onClick(ev) {
     var button = ev.target.closest('button.act[data-action]');
     if (!button || button.disabled) { return; }
-    if (button.dataset.action === 'cancel' && button.dataset.armed !== '1') {
-      // Two-step cancel: the first click arms the button for five seconds.
+    var action = button.dataset.action;
+    if (CONFIRM[action] && button.dataset.armed !== '1') {
+      // Two-step cancel and skip: the first click arms the button for five seconds.
       button.dataset.armed = '1';
       button.classList.add('armed');
-      button.textContent = 'Confirm cancel';
+      button.textContent = 'Confirm ' + action;
       busy = true;
-      say(msgFor(button), 'pending', 'Click “Confirm cancel” to cancel this operation.', false);
+      say(msgFor(button), 'pending', CONFIRM[action], false);
       setTimeout(function () {
         if (button.dataset.armed === '1' && !button.disabled) {
           button.dataset.armed = '';
           button.classList.remove('armed');
-          button.textContent = 'Cancel';
+          button.textContent = LABEL[action];
           say(msgFor(button), '', '', false);
           busy = false;
         }
@@ -116,7 +124,7 @@
     if (button.dataset.armed === '1') {
       button.dataset.armed = '';
       button.classList.remove('armed');
-      button.textContent = 'Cancel';
+      button.textContent = LABEL[action];
     }
     send(button);
   }
