@@ -248,6 +248,13 @@ class Client:
         return OperationRecord.from_json(self._call("POST", _operation_path(operation_id) + "/retry",
                                                     body={"expected_version": expected_version}))
 
+    def skip_operation(self, operation_id: str, expected_version: int) -> OperationRecord:
+        """Skips a failed memory_flush or experience_incubation window at ``expected_version`` (admins): its Sources
+        are moved past without being processed, the operation succeeds with result code ``skipped`` and the scope's
+        lane moves on."""
+        return OperationRecord.from_json(self._call("POST", _operation_path(operation_id) + "/skip",
+                                                    body={"expected_version": expected_version}))
+
     def wait_operation(self, operation_id: str, *, on_progress: Optional[Progress] = None) -> OperationRecord:
         """Polls an operation until it is done or the operation deadline (from now) passes; see flush_memory."""
         deadline = time.monotonic() + self.operation_deadline

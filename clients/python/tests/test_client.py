@@ -125,6 +125,9 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(err.details["actual_version"], op.state_version)
         self.assertEqual(err.details["status"], "succeeded")
         self.assertTrue(err.request_id)
+        with self.assertRaises(APIError) as ctx:
+            self.pc.skip_operation(op.operation_id, op.state_version)  # only a failed window can be skipped
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (409, "operation_conflict"))
 
     def test_errors_carry_code_field_and_request_id(self) -> None:
         with self.assertRaises(APIError) as ctx:

@@ -244,6 +244,14 @@ export class Client {
     return this.#call("POST", operationPath(operationId) + "/retry", undefined, { expected_version: expectedVersion });
   }
 
+  /**
+   * Skips a failed memory_flush or experience_incubation window at expectedVersion (admins): its Sources are moved
+   * past without being processed, the operation succeeds with result code skipped and the scope's lane moves on.
+   */
+  skipOperation(operationId: string, expectedVersion: number): Promise<OperationRecord> {
+    return this.#call("POST", operationPath(operationId) + "/skip", undefined, { expected_version: expectedVersion });
+  }
+
   /** Polls an operation until it is done or the operation deadline (from now) passes; see flushMemory. */
   async waitOperation(operationId: string, options: { onProgress?: Progress } = {}): Promise<OperationRecord> {
     const deadline = Date.now() + this.#deadlineMs;

@@ -110,6 +110,9 @@ describe("powercontext client against a real server", () => {
     assert.deepEqual([err.status, err.code], [409, "operation_conflict"]);
     assert.equal(err.details["actual_version"], op.state_version);
     assert.ok(err.requestId);
+    const skip = await pc.skipOperation(op.operation_id, op.state_version).then(() => undefined, (e: unknown) => e);
+    assert.ok(skip instanceof APIError, "only a failed window can be skipped");
+    assert.deepEqual([skip.status, skip.code], [409, "operation_conflict"]);
   });
 
   test("errors carry the code, the field and the request id", async () => {
