@@ -64,6 +64,7 @@ type Store interface {
 type Queries interface {
 	DomainQueries
 	LifecycleQueries
+	ScopeLifecycleQueries
 
 	// DBNow returns the database clock (UTC): CURRENT_TIMESTAMP(6) / clock_timestamp() / SQLite's clock.
 	DBNow(ctx context.Context) (time.Time, error)

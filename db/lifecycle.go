@@ -42,3 +42,88 @@ type SourceEraseParams struct {
 	ScopeID  string
 	SourceID string
 }
+
+// ScopeLifecycleQueries are the statements that forget and erase a scope's data (docs/protocol.md#erasing-a-scope)
+// and the revision retention.
+type ScopeLifecycleQueries interface {
+	// ExperienceCandidateListByScopeAfter pages a scope's candidates by candidate_id (> p.AfterCandidateID).
+	ExperienceCandidateListByScopeAfter(ctx context.Context, p ExperienceCandidateListByScopeAfterParams) ([]ExperienceCandidate, error)
+	// ExperienceCandidateWithdraw sets a candidate withdrawn (state_version + 1) unless it already is. Returns rows
+	// matched.
+	ExperienceCandidateWithdraw(ctx context.Context, p ExperienceCandidateWithdrawParams) (int64, error)
+	// The erase's batches: each deletes at most p.Limit rows of p.ScopeID. Return rows deleted.
+	ExperienceCandidateDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
+	SourceDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
+	MemoryEntryDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
+	MemoryRevisionDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
+	SourceCursorDeleteByScope(ctx context.Context, scopeID string) (int64, error)
+	SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error)
+	// WorkItemListFinishedByScope lists up to p.Limit succeeded or cancelled items of a scope, except those of
+	// p.ExceptKind.
+	WorkItemListFinishedByScope(ctx context.Context, p WorkItemListFinishedByScopeParams) ([]string, error)
+	// WorkLaneDeleteIdle deletes a lane that has no head. Returns rows deleted.
+	WorkLaneDeleteIdle(ctx context.Context, laneKey string) (int64, error)
+
+	// MemoryRevisionListExpired lists up to p.Limit revisions older than the newest p.Keep of their scope, by
+	// scope and revision.
+	MemoryRevisionListExpired(ctx context.Context, p MemoryRevisionListExpiredParams) ([]MemoryRevisionRef, error)
+	// MemoryEntryDeleteRevisionBatch deletes at most p.Limit entries of one revision. Returns rows deleted.
+	MemoryEntryDeleteRevisionBatch(ctx context.Context, p MemoryEntryDeleteRevisionBatchParams) (int64, error)
+	// MemoryRevisionDelete deletes one revision row. Returns rows deleted.
+	MemoryRevisionDelete(ctx context.Context, p MemoryRevisionDeleteParams) (int64, error)
+}
+
+// ExperienceCandidateListByScopeAfterParams pages ExperienceCandidateListByScopeAfter; start with
+// AfterCandidateID = NilUUID.
+type ExperienceCandidateListByScopeAfterParams struct {
+	ScopeID          string
+	AfterCandidateID string
+	Limit            int32
+}
+
+// NilUUID sorts before every candidate and work id.
+const NilUUID = "00000000-0000-0000-0000-000000000000"
+
+// ExperienceCandidateWithdrawParams withdraws one candidate.
+type ExperienceCandidateWithdrawParams struct {
+	CandidateID string
+	UpdatedAt   time.Time
+}
+
+// ScopeBatchParams bounds one batch of a scope's rows.
+type ScopeBatchParams struct {
+	ScopeID string
+	Limit   int32
+}
+
+// WorkItemListFinishedByScopeParams bounds WorkItemListFinishedByScope.
+type WorkItemListFinishedByScopeParams struct {
+	ScopeID    string
+	ExceptKind string
+	Limit      int32
+}
+
+// MemoryRevisionListExpiredParams bounds MemoryRevisionListExpired.
+type MemoryRevisionListExpiredParams struct {
+	Keep  int64
+	Limit int32
+}
+
+// MemoryRevisionRef names one Memory revision.
+type MemoryRevisionRef struct {
+	ScopeID  string
+	Revision int64
+}
+
+// MemoryEntryDeleteRevisionBatchParams bounds one batch of a revision's entries.
+type MemoryEntryDeleteRevisionBatchParams struct {
+	ScopeID  string
+	Revision int64
+	Limit    int32
+}
+
+// MemoryRevisionDeleteParams names one revision.
+type MemoryRevisionDeleteParams struct {
+	ScopeID  string
+	Revision int64
+}

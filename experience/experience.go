@@ -26,6 +26,8 @@ const (
 	StatusPending  = "pending"
 	StatusApproved = "approved"
 	StatusRejected = "rejected"
+	// StatusWithdrawn: a Source the candidate cites was forgotten (docs/protocol.md#forgetting-and-erasing).
+	StatusWithdrawn = "withdrawn"
 )
 
 // Consumer returns experience incubation's journal consumer.
@@ -79,7 +81,7 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	var outcomes []provider.Source
 	inWindow := map[int64]bool{}
 	for _, s := range window {
-		if !IsTaskOutcome(s.Metadata) {
+		if !s.ErasedAt.IsZero() || !IsTaskOutcome(s.Metadata) { // a tombstone (forgotten Source) offers nothing
 			continue
 		}
 		var md map[string]any
@@ -118,7 +120,16 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 		if err := sources.Advance(ctx, q, item.ScopeID, p, now); err != nil {
 			return err
 		}
+		// A Source forgotten since Prepare read it withdraws the lessons citing it: a forget locks this cursor
+		// (held now) around its erase, so the erase is either visible here or waits and withdraws what we insert.
+		forgotten, err := forgottenIn(ctx, q, item.ScopeID, p)
+		if err != nil {
+			return err
+		}
 		for _, l := range lessons {
+			if citesAny(l.CitedPositions, forgotten) {
+				continue
+			}
 			cited, _ := json.Marshal(l.CitedPositions)
 			if err := q.ExperienceCandidateInsert(ctx, db.ExperienceCandidate{CandidateID: uuid.NewString(), ScopeID: item.ScopeID,
 				WorkID: item.WorkID, Title: truncate(l.Title, 512), Lesson: l.Lesson, CitedPositions: cited, Status: StatusPending,
@@ -129,6 +140,30 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 		return nil
 	}
 	return coordinator.Prepared{Result: coordinator.Result{Code: "processed", Payload: result}, Commit: commit}, nil
+}
+
+// forgottenIn returns the positions of the window's Sources that are tombstones now.
+func forgottenIn(ctx context.Context, q db.Queries, scope string, p sources.WindowPayload) (map[int64]bool, error) {
+	srcs, err := q.SourceListRange(ctx, db.SourceListRangeParams{ScopeID: scope, AfterPosition: p.After, ThroughPosition: p.Through})
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]bool{}
+	for _, s := range srcs {
+		if !s.ErasedAt.IsZero() {
+			out[s.JournalPosition] = true
+		}
+	}
+	return out, nil
+}
+
+func citesAny(cited []int64, positions map[int64]bool) bool {
+	for _, c := range cited {
+		if positions[c] {
+			return true
+		}
+	}
+	return false
 }
 
 func truncate(s string, n int) string {
@@ -159,9 +194,9 @@ func (r Reviews) List(ctx context.Context, scope, status string, limit int) ([]d
 		return nil, err
 	}
 	switch status {
-	case "", StatusPending, StatusApproved, StatusRejected:
+	case "", StatusPending, StatusApproved, StatusRejected, StatusWithdrawn:
 	default:
-		return nil, &sources.ValidationError{Field: "status", Message: "must be pending, approved or rejected"}
+		return nil, &sources.ValidationError{Field: "status", Message: "must be pending, approved, rejected or withdrawn"}
 	}
 	if limit < 1 || limit > 500 {
 		return nil, &sources.ValidationError{Field: "limit", Message: "must be 1..500"}

@@ -17,6 +17,9 @@ type Retention struct {
 	// SourceContentAfter erases the content of Sources older than this once every cursor of their scope has
 	// consumed them (0 = keep Sources' content).
 	SourceContentAfter time.Duration
+	// MemoryRevisions keeps the newest this many Memory revisions of every scope and deletes older ones with their
+	// entries (0 = keep all).
+	MemoryRevisions int
 }
 
 // Tasks returns the maintenance tasks of the configured retention.
@@ -25,7 +28,43 @@ func (r Retention) Tasks() []coordinator.MaintenanceTask {
 	if r.SourceContentAfter > 0 {
 		tasks = append(tasks, coordinator.MaintenanceTask{Name: "erased_source_contents", Run: r.eraseSourceContents})
 	}
+	if r.MemoryRevisions > 0 {
+		tasks = append(tasks, coordinator.MaintenanceTask{Name: "deleted_memory_revisions", Run: r.deleteOldRevisions})
+	}
 	return tasks
+}
+
+// deleteOldRevisions deletes, batch by batch, the revisions older than the newest MemoryRevisions of their scope:
+// first a revision's entries (at most 500 per statement), then its row, so an interrupted run leaves a revision
+// that the next run finds again. Old revisions are never written again, so no lock is needed; the latest one is
+// always kept.
+func (r Retention) deleteOldRevisions(ctx context.Context, _ time.Time) (int64, error) {
+	var total int64
+	for {
+		batch, err := r.Store.MemoryRevisionListExpired(ctx, db.MemoryRevisionListExpiredParams{Keep: int64(r.MemoryRevisions), Limit: retentionBatch})
+		if err != nil {
+			return total, err
+		}
+		for _, rev := range batch {
+			for {
+				n, err := r.Store.MemoryEntryDeleteRevisionBatch(ctx, db.MemoryEntryDeleteRevisionBatchParams{ScopeID: rev.ScopeID, Revision: rev.Revision, Limit: retentionBatch})
+				if err != nil {
+					return total, err
+				}
+				if n < retentionBatch {
+					break
+				}
+			}
+			n, err := r.Store.MemoryRevisionDelete(ctx, db.MemoryRevisionDeleteParams(rev))
+			if err != nil {
+				return total, err
+			}
+			total += n
+		}
+		if len(batch) < retentionBatch {
+			return total, nil
+		}
+	}
 }
 
 // eraseSourceContents erases, batch by batch, the content of consumed Sources created before now −

@@ -82,9 +82,13 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 		_ = json.Unmarshal(e.SourcePositions, &pos)
 		req.Existing = append(req.Existing, provider.MemoryEntry{Content: e.Content, SourcePositions: pos})
 	}
-	resp, err := h.Provider.ExtractMemory(ctx, req)
-	if err != nil {
-		return coordinator.Prepared{}, err
+	// A window of tombstones only (forgotten Sources, docs/protocol.md#forgetting-and-erasing) has nothing to
+	// extract: the revision keeps the existing entries and no provider is asked.
+	resp := provider.ExtractMemoryResponse{Entries: req.Existing}
+	if len(req.Window) > 0 {
+		if resp, err = h.Provider.ExtractMemory(ctx, req); err != nil {
+			return coordinator.Prepared{}, err
+		}
 	}
 	revision := latest + 1
 	result := FlushResult{Type: PublicKind, PreviousCursor: p.After, CurrentCursor: p.Through, HighWatermark: p.HighWatermark,
@@ -122,6 +126,9 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 func toProviderSources(srcs []db.Source) []provider.Source {
 	out := make([]provider.Source, 0, len(srcs))
 	for _, s := range srcs {
+		if !s.ErasedAt.IsZero() { // a tombstone: nothing of a forgotten Source reaches the provider
+			continue
+		}
 		var md map[string]any
 		_ = json.Unmarshal(s.Metadata, &md)
 		out = append(out, provider.Source{Position: s.JournalPosition, Type: s.SourceType, Content: s.Content, Metadata: md})

@@ -126,6 +126,12 @@ func (j *Journal) Capture(ctx context.Context, req CaptureRequest) (CaptureResul
 		if err != nil {
 			return err
 		}
+		if erasing, err := Erasing(ctx, q, req.ScopeID); err != nil || erasing {
+			if err == nil {
+				err = ErrScopeErasing
+			}
+			return err
+		}
 		if existing, err := q.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: req.ScopeID, SourceID: req.SourceID}); err == nil {
 			res = CaptureResult{ScopeID: existing.ScopeID, SourceID: existing.SourceID, JournalPosition: existing.JournalPosition}
 			return nil
@@ -172,4 +178,22 @@ func Head(ctx context.Context, q db.Queries, scope string) (int64, error) {
 		return 0, nil
 	}
 	return h.Position, err
+}
+
+// ErrScopeErasing: the scope is being erased (a scope_erase operation is its erase lane's head, running or
+// failed); nothing can be captured into it until the erase finishes or is cancelled (HTTP 409 scope_erasing).
+var ErrScopeErasing = errors.New("sources: the scope is being erased")
+
+// EraseLaneKey is the lane of a scope's erase operations (docs/protocol.md#erasing-a-scope).
+func EraseLaneKey(scope string) string { return sha256Hex([]byte("erase:" + scope)) }
+
+// Erasing reports whether an erase of the scope is live: its erase lane has a head. A plain read: callers hold
+// the journal head (capture) or a consumer's lane (enqueue), never the erase lane, whose commit takes those after
+// its own (docs/protocol.md#lock-order).
+func Erasing(ctx context.Context, q db.Queries, scope string) (bool, error) {
+	lane, err := q.WorkLaneGet(ctx, EraseLaneKey(scope))
+	if errors.Is(err, db.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && lane.HeadSequence != 0, err
 }

@@ -66,6 +66,10 @@ func Cursor(ctx context.Context, q db.Queries, scope, name string) (db.SourceCur
 // it reads the cursor and the journal head there, so the window always starts at the committed cursor.
 func (c Consumer) EnqueueRequest(scope string) coordinator.EnqueueRequest {
 	return coordinator.EnqueueRequest{LaneKey: c.LaneKey(scope), Spec: func(ctx context.Context, q db.Queries) (*coordinator.EnqueueSpec, error) {
+		// A scope being erased has no next window: its data is going away (docs/protocol.md#erasing-a-scope).
+		if erasing, err := Erasing(ctx, q, scope); err != nil || erasing {
+			return nil, err
+		}
 		cur, err := Cursor(ctx, q, scope, c.CursorName)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,280 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// Names of the Memory redaction a forgotten Source enqueues.
+const (
+	KindRedact       = "powercontext.memory.redact"
+	PublicKindRedact = "memory_redact"
+	// RedactPayloadVersion is the version of RedactPayload.
+	RedactPayloadVersion = 1
+)
+
+// ErrSourceNotFound: no Source of that id in that scope (HTTP 404 source_not_found).
+var ErrSourceNotFound = errors.New("lifecycle: no such source")
+
+// candidatePage bounds one page of a scope's candidates read while withdrawing those citing a forgotten Source.
+const candidatePage = 500
+
+// RedactPayload is the payload of a memory_redact item: the journal position whose support is removed.
+type RedactPayload struct {
+	SourcePosition int64 `json:"source_position"`
+}
+
+// ForgetResult is what forgetting a Source did.
+type ForgetResult struct {
+	ScopeID         string
+	SourceID        string
+	JournalPosition int64
+	// Redaction is the memory_redact operation that removes the Source from Memory; nil when nothing in Memory
+	// referenced it (the Source was not consumed by Memory yet and no memory work was in flight, or no entry of the
+	// latest revision cites it).
+	Redaction *db.WorkItem
+}
+
+// Forgetter forgets Sources (docs/protocol.md#forgetting-and-erasing).
+type Forgetter struct {
+	Ledger      *coordinator.Ledger
+	MaxAttempts int32
+	Wake        func() // wakes an in-process worker after an enqueue; optional
+}
+
+// Forget erases one Source's content at once and removes it from Memory through the ledger:
+//  1. one transaction: lock the scope's experience-incubation cursor (when it exists, so an incubation committing
+//     concurrently either sees the tombstone or is seen by step 1c), (b) erase the Source to a tombstone
+//     (SourceErase; a no-op when it already is one), (c) withdraw every Experience candidate citing its position;
+//  2. enqueue (or join) a memory_redact item in the scope's memory lane, after every flush already in it, unless
+//     nothing in Memory can reference the position.
+//
+// Forgetting is idempotent: a repeated call finds the tombstone, withdraws nothing new and joins the pending
+// redaction (or finds none needed).
+func (f *Forgetter) Forget(ctx context.Context, scope, sourceID string) (ForgetResult, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return ForgetResult{}, err
+	}
+	if sourceID == "" || len(sourceID) > sources.MaxSourceIDBytes || !utf8.ValidString(sourceID) || strings.IndexByte(sourceID, 0) >= 0 {
+		return ForgetResult{}, &sources.ValidationError{Field: "source_id", Message: "must be 1..256 bytes of UTF-8 without NUL"}
+	}
+	store := f.Ledger.Store()
+	src, err := store.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: scope, SourceID: sourceID})
+	if errors.Is(err, db.ErrNotFound) {
+		return ForgetResult{}, ErrSourceNotFound
+	}
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	pos := src.JournalPosition
+	err = store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		if _, err := q.SourceCursorLock(ctx, db.SourceCursorLockParams{ScopeID: scope, CursorName: experience.CursorName}); err != nil && !errors.Is(err, db.ErrNotFound) {
+			return err
+		}
+		if _, err := q.SourceErase(ctx, db.SourceEraseParams{ScopeID: scope, SourceID: sourceID}); err != nil {
+			return err
+		}
+		return withdrawCiting(ctx, q, scope, pos)
+	})
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	res := ForgetResult{ScopeID: scope, SourceID: sourceID, JournalPosition: pos}
+	enq, err := f.Ledger.Enqueue(ctx, RedactRequest(scope, pos, max(f.MaxAttempts, 1)))
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	if !enq.Idle {
+		res.Redaction = &enq.Item
+		if enq.Created && f.Wake != nil {
+			f.Wake()
+		}
+	}
+	return res, nil
+}
+
+// withdrawCiting withdraws the scope's candidates whose cited positions include pos.
+func withdrawCiting(ctx context.Context, q db.Queries, scope string, pos int64) error {
+	now, err := q.DBNow(ctx)
+	if err != nil {
+		return err
+	}
+	after := db.NilUUID
+	for {
+		page, err := q.ExperienceCandidateListByScopeAfter(ctx, db.ExperienceCandidateListByScopeAfterParams{ScopeID: scope, AfterCandidateID: after, Limit: candidatePage})
+		if err != nil {
+			return err
+		}
+		for _, c := range page {
+			var cited []int64
+			if json.Unmarshal(c.CitedPositions, &cited) == nil && slices.Contains(cited, pos) && c.Status != experience.StatusWithdrawn {
+				if _, err := q.ExperienceCandidateWithdraw(ctx, db.ExperienceCandidateWithdrawParams{CandidateID: c.CandidateID, UpdatedAt: now}); err != nil {
+					return err
+				}
+			}
+		}
+		if len(page) < candidatePage {
+			return nil
+		}
+		after = page[len(page)-1].CandidateID
+	}
+}
+
+// RedactLogicalKey identifies the redaction of one position: repeated forgets of the Source join one item.
+func RedactLogicalKey(scope string, pos int64) string {
+	b, _ := json.Marshal([]any{KindRedact, scope, strconv.FormatInt(pos, 10)})
+	return sha256Hex(string(b))
+}
+
+// RedactRequest is the enqueue of a memory_redact item in the scope's memory lane. Its spec runs under the memory
+// lane lock: it is idle (nothing enqueued) when no memory work is in the lane and either the memory cursor has not
+// reached the position (the next window reads the tombstone) or no entry of the latest revision cites it.
+func RedactRequest(scope string, pos int64, maxAttempts int32) coordinator.EnqueueRequest {
+	laneKey := memory.Consumer(maxAttempts).LaneKey(scope)
+	return coordinator.EnqueueRequest{LaneKey: laneKey, Spec: func(ctx context.Context, q db.Queries) (*coordinator.EnqueueSpec, error) {
+		if erasing, err := sources.Erasing(ctx, q, scope); err != nil || erasing { // the erase removes it all
+			return nil, err
+		}
+		lane, err := q.WorkLaneGet(ctx, laneKey)
+		if err != nil {
+			return nil, err
+		}
+		if lane.HeadSequence == 0 {
+			cur, err := sources.Cursor(ctx, q, scope, memory.CursorName)
+			if err != nil {
+				return nil, err
+			}
+			if cur.Position < pos {
+				return nil, nil
+			}
+			_, entries, err := latestEntries(ctx, q, scope)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(entries, func(e db.MemoryEntry) bool { return slices.Contains(positionsOf(e), pos) }) {
+				return nil, nil
+			}
+		}
+		return &coordinator.EnqueueSpec{Kind: KindRedact, PayloadVersion: RedactPayloadVersion, ScopeID: scope,
+			LogicalKey: RedactLogicalKey(scope, pos), Payload: RedactPayload{SourcePosition: pos}, MaxAttempts: maxAttempts}, nil
+	}}
+}
+
+func positionsOf(e db.MemoryEntry) []int64 {
+	var pos []int64
+	_ = json.Unmarshal(e.SourcePositions, &pos)
+	return pos
+}
+
+// latestEntries returns the latest revision (zero when none) and its entries.
+func latestEntries(ctx context.Context, q db.Queries, scope string) (db.MemoryRevision, []db.MemoryEntry, error) {
+	rev, err := q.MemoryRevisionLatest(ctx, scope)
+	if errors.Is(err, db.ErrNotFound) {
+		return db.MemoryRevision{}, nil, nil
+	}
+	if err != nil {
+		return rev, nil, err
+	}
+	entries, err := q.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: rev.Revision})
+	return rev, entries, err
+}
+
+// RedactResult is the result payload of a memory_redact operation.
+type RedactResult struct {
+	Type           string                 `json:"type"`
+	SourcePosition int64                  `json:"source_position"`
+	RemovedEntries int                    `json:"removed_entries"`
+	UpdatedEntries int                    `json:"updated_entries"`
+	Memory         *memory.RevisionResult `json:"memory"`
+}
+
+// RedactHandler runs memory_redact items: a new Memory revision without the entries whose only support was the
+// forgotten position, and with the position removed from the entries that other Sources support too. It runs in
+// the scope's memory lane, so no flush commits between its Prepare and its commit.
+type RedactHandler struct{ Store db.Store }
+
+func (h *RedactHandler) Kind() string { return KindRedact }
+func (h *RedactHandler) PayloadVersions() coordinator.VersionRange {
+	return coordinator.VersionRange{Min: RedactPayloadVersion, Max: RedactPayloadVersion}
+}
+
+func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
+	var p RedactPayload
+	if item.PayloadVersion != RedactPayloadVersion || json.Unmarshal(item.Payload, &p) != nil || p.SourcePosition < 1 {
+		return coordinator.Prepared{}, coordinator.NewHandlerError(coordinator.CategoryPayload, coordinator.CodeInvalidPayload, false)
+	}
+	rev, entries, err := latestEntries(ctx, h.Store, item.ScopeID)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	res := RedactResult{Type: PublicKindRedact, SourcePosition: p.SourcePosition}
+	type kept struct {
+		content   string
+		positions []int64
+	}
+	var next []kept
+	for _, e := range entries {
+		pos := positionsOf(e)
+		i := slices.Index(pos, p.SourcePosition)
+		switch {
+		case i < 0:
+			next = append(next, kept{e.Content, pos})
+		case len(pos) == 1:
+			res.RemovedEntries++
+		default:
+			res.UpdatedEntries++
+			next = append(next, kept{e.Content, slices.Delete(pos, i, i+1)})
+		}
+	}
+	if res.RemovedEntries+res.UpdatedEntries == 0 { // nothing cites it (already redacted, or never extracted)
+		if rev.Revision > 0 {
+			res.Memory = &memory.RevisionResult{Revision: rev.Revision}
+		}
+		return coordinator.Prepared{Result: coordinator.Result{Code: "nothing_to_redact", Payload: res}}, nil
+	}
+	revision := rev.Revision + 1
+	res.Memory = &memory.RevisionResult{Revision: revision}
+	commit := func(ctx context.Context, q db.Queries, item db.WorkItem) error {
+		latest, err := q.MemoryRevisionLatest(ctx, item.ScopeID)
+		if err != nil || latest.Revision != rev.Revision { // cannot happen in lane order; retry with a fresh read
+			if err == nil {
+				err = coordinator.NewHandlerError(coordinator.CategoryConflict, coordinator.CodeCursorChanged, true)
+			}
+			return err
+		}
+		cur, err := sources.Cursor(ctx, q, item.ScopeID, memory.CursorName)
+		if err != nil {
+			return err
+		}
+		now, err := q.DBNow(ctx)
+		if err != nil {
+			return err
+		}
+		// The revision records no window: after = through = the cursor, which does not move.
+		if err := q.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: item.ScopeID, Revision: revision, WorkID: item.WorkID,
+			CursorGeneration: cur.Generation, WindowAfter: cur.Position, WindowThrough: cur.Position,
+			EntryCount: int32(len(next)), CreatedAt: now}); err != nil {
+			return err
+		}
+		for i, e := range next {
+			pos, _ := json.Marshal(e.positions)
+			if err := q.MemoryEntryInsert(ctx, db.MemoryEntry{ScopeID: item.ScopeID, Revision: revision, EntryNo: int32(i + 1),
+				Content: e.content, SourcePositions: pos, CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return coordinator.Prepared{Result: coordinator.Result{Code: "redacted", Payload: res}, Commit: commit}, nil
+}

@@ -1,0 +1,155 @@
+package lifecycle_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
+	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// runAll runs a worker with every handler of the runtime (memory, experience, redact, erase) until stop.
+func runAll(t *testing.T, l *coordinator.Ledger, s db.Store) (stop func()) {
+	t.Helper()
+	p := provider.NewLocal()
+	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w-all", Concurrency: 3, Poll: 10 * time.Millisecond,
+		RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, Logger: zerolog.Nop()},
+		&memory.Handler{Store: s, Provider: p}, &experience.Handler{Store: s, Provider: p},
+		&lifecycle.RedactHandler{Store: s}, &lifecycle.EraseHandler{Ledger: l, Poll: 10 * time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
+}
+
+type entry struct {
+	Content   string
+	Positions []int64
+}
+
+func latest(t *testing.T, s db.Store, scope string) (int64, []entry) {
+	t.Helper()
+	m, err := memory.Reader{Store: s}.Current(context.Background(), scope)
+	require.NoError(t, err)
+	var out []entry
+	for _, e := range m.Entries {
+		var pos []int64
+		require.NoError(t, json.Unmarshal(e.SourcePositions, &pos))
+		out = append(out, entry{e.Content, pos})
+	}
+	return m.Revision, out
+}
+
+func flushBoth(t *testing.T, l *coordinator.Ledger, scope string) {
+	t.Helper()
+	for _, c := range []sources.Consumer{memory.Consumer(3), experience.Consumer(3)} {
+		res, err := l.Enqueue(context.Background(), c.EnqueueRequest(scope))
+		require.NoError(t, err)
+		require.False(t, res.Idle)
+		waitStatus(t, l, res.Item.WorkID, db.StatusSucceeded)
+	}
+}
+
+// TestForgetSourceRedactsMemory: forgetting a Source erases its content at once (a tombstone keeps its position),
+// withdraws the candidates citing it, and a memory_redact operation in the scope's memory lane writes a revision
+// without the entries only it supported — an entry also supported by another Source stays, without the position.
+// Forgetting again is idempotent; a Source Memory has not consumed yet needs no redaction (200), and the next window
+// passes nothing of its tombstone to the provider.
+func TestForgetSourceRedactsMemory(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		j := sources.NewJournal(s)
+		for _, c := range []sources.CaptureRequest{
+			{ScopeID: "team", SourceID: "a", Content: "The deploy script lives in ops/deploy.sh."},
+			{ScopeID: "team", SourceID: "b", Content: "Releases ship on Tuesdays."},
+			{ScopeID: "team", SourceID: "c", Content: "The deploy script lives in ops/deploy.sh."},
+			{ScopeID: "team", SourceID: "d", Content: "Always run the smoke tests before a release.", Metadata: json.RawMessage(`{"kind":"task-outcome"}`)},
+		} {
+			_, err := j.Capture(ctx, c)
+			require.NoError(t, err)
+		}
+		stop := runAll(t, l, s)
+		defer func() { stop() }()
+		flushBoth(t, l, "team")
+		rev, entries := latest(t, s, "team")
+		require.Equal(t, int64(1), rev)
+		require.Equal(t, []entry{{"The deploy script lives in ops/deploy.sh.", []int64{1, 3}}, {"Releases ship on Tuesdays.", []int64{2}},
+			{"Always run the smoke tests before a release.", []int64{4}}}, entries)
+		cands, err := s.ExperienceCandidateList(ctx, db.ExperienceCandidateListParams{ScopeID: "team", Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, cands, 1)
+
+		f := &lifecycle.Forgetter{Ledger: l, MaxAttempts: 3}
+		for _, id := range []string{"b", "c", "d"} {
+			res, err := f.Forget(ctx, "team", id)
+			require.NoError(t, err)
+			require.NotNil(t, res.Redaction, id)
+			require.Equal(t, lifecycle.KindRedact, res.Redaction.Kind)
+			require.Equal(t, memory.Consumer(1).LaneKey("team"), res.Redaction.LaneKey, "ordered with the scope's flushes")
+			done := waitStatus(t, l, res.Redaction.WorkID, db.StatusSucceeded)
+			require.Equal(t, "redacted", done.ResultCode, id)
+		}
+		rev, entries = latest(t, s, "team")
+		require.Equal(t, int64(4), rev, "one revision per redaction")
+		require.Equal(t, []entry{{"The deploy script lives in ops/deploy.sh.", []int64{1}}}, entries,
+			"only-supported entries left; the shared one keeps its other Source")
+		var r lifecycle.RedactResult
+		last, err := s.MemoryRevisionLatest(ctx, "team")
+		require.NoError(t, err)
+		item, err := l.Get(ctx, last.WorkID)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(item.ResultPayload, &r))
+		require.Equal(t, lifecycle.RedactResult{Type: "memory_redact", SourcePosition: 4, RemovedEntries: 1, Memory: &memory.RevisionResult{Revision: 4}}, r)
+
+		srcs, err := s.SourceListRange(ctx, db.SourceListRangeParams{ScopeID: "team", AfterPosition: 0, ThroughPosition: 4})
+		require.NoError(t, err)
+		require.Len(t, srcs, 4, "tombstones keep the positions")
+		for _, src := range srcs[1:] {
+			require.Empty(t, src.Content)
+			require.JSONEq(t, `{}`, string(src.Metadata))
+			require.False(t, src.ErasedAt.IsZero())
+		}
+		require.NotEmpty(t, srcs[0].Content)
+		cand, err := s.ExperienceCandidateGet(ctx, cands[0].CandidateID)
+		require.NoError(t, err)
+		require.Equal(t, experience.StatusWithdrawn, cand.Status)
+		require.Equal(t, cands[0].StateVersion+1, cand.StateVersion, "a reviewer's version goes stale")
+
+		again, err := f.Forget(ctx, "team", "b")
+		require.NoError(t, err)
+		require.Nil(t, again.Redaction, "nothing in Memory cites it any more")
+		_, err = f.Forget(ctx, "team", "nope")
+		require.ErrorIs(t, err, lifecycle.ErrSourceNotFound)
+		_, err = f.Forget(ctx, "other", "a")
+		require.ErrorIs(t, err, lifecycle.ErrSourceNotFound, "scopes are separate")
+
+		// Not consumed yet: no redaction; the next window reads the tombstone and extracts nothing from it.
+		_, err = j.Capture(ctx, sources.CaptureRequest{ScopeID: "team", SourceID: "e", Content: "The staging database is PostgreSQL."})
+		require.NoError(t, err)
+		res, err := f.Forget(ctx, "team", "e")
+		require.NoError(t, err)
+		require.Nil(t, res.Redaction)
+		flushBoth(t, l, "team")
+		_, entries = latest(t, s, "team")
+		require.Equal(t, []entry{{"The deploy script lives in ops/deploy.sh.", []int64{1}}}, entries)
+		again2, err := j.Capture(ctx, sources.CaptureRequest{ScopeID: "team", SourceID: "e", Content: "new text"})
+		require.NoError(t, err)
+		require.False(t, again2.Created, "a forgotten source id is not reused")
+	})
+}

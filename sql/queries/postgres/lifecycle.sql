@@ -1,0 +1,105 @@
+-- Statements of the data lifecycle (docs/protocol.md#forgetting-and-erasing, docs/protocol.md#retention).
+
+-- Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope.
+-- name: ExperienceCandidateDeleteBatch :execrows
+DELETE FROM pc_experience_candidates
+WHERE candidate_id IN (
+    SELECT c.candidate_id FROM pc_experience_candidates c
+    WHERE c.scope_id = sqlc.arg('scope_id')
+    LIMIT sqlc.arg('limit')
+);
+
+-- No lock; keyset page of a scope's candidates by candidate_id (a forgotten Source's citing candidates are
+-- picked in Go: cited_positions is a JSON array).
+-- name: ExperienceCandidateListByScopeAfter :many
+SELECT *
+FROM pc_experience_candidates
+WHERE scope_id = sqlc.arg('scope_id')
+  AND candidate_id > sqlc.arg('after_candidate_id')::uuid
+ORDER BY candidate_id
+LIMIT sqlc.arg('limit');
+
+-- Guard: not withdrawn yet; the version moves on so a reviewer's stale expected_version conflicts.
+-- name: ExperienceCandidateWithdraw :execrows
+UPDATE pc_experience_candidates
+SET status = 'withdrawn',
+    state_version = state_version + 1,
+    updated_at = sqlc.arg('updated_at')
+WHERE candidate_id = sqlc.arg('candidate_id')
+  AND status <> 'withdrawn';
+
+-- Guard: caller verified the erase's claim under its item lock; at most limit entries of one scope.
+-- name: MemoryEntryDeleteBatch :execrows
+DELETE FROM pc_memory_entries
+WHERE (scope_id, revision, entry_no) IN (
+    SELECT e.scope_id, e.revision, e.entry_no FROM pc_memory_entries e
+    WHERE e.scope_id = sqlc.arg('scope_id')
+    LIMIT sqlc.arg('limit')
+);
+
+-- No lock (an old revision is never written again); at most limit entries of one revision.
+-- name: MemoryEntryDeleteRevisionBatch :execrows
+DELETE FROM pc_memory_entries
+WHERE (scope_id, revision, entry_no) IN (
+    SELECT e.scope_id, e.revision, e.entry_no FROM pc_memory_entries e
+    WHERE e.scope_id = sqlc.arg('scope_id') AND e.revision = sqlc.arg('revision')
+    LIMIT sqlc.arg('limit')
+);
+
+-- No lock (an old revision is never written again); one revision row.
+-- name: MemoryRevisionDelete :execrows
+DELETE FROM pc_memory_revisions
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision = sqlc.arg('revision');
+
+-- Guard: caller verified the erase's claim under its item lock; at most limit revisions of one scope.
+-- name: MemoryRevisionDeleteBatch :execrows
+DELETE FROM pc_memory_revisions
+WHERE (scope_id, revision) IN (
+    SELECT r.scope_id, r.revision FROM pc_memory_revisions r
+    WHERE r.scope_id = sqlc.arg('scope_id')
+    LIMIT sqlc.arg('limit')
+);
+
+-- No lock; retention candidates: revisions older than the newest keep of their scope, by scope and revision.
+-- name: MemoryRevisionListExpired :many
+SELECT r.scope_id, r.revision
+FROM pc_memory_revisions r
+WHERE r.revision <= (SELECT MAX(m.revision) FROM pc_memory_revisions m WHERE m.scope_id = r.scope_id) - sqlc.arg('keep')::bigint
+ORDER BY r.scope_id, r.revision
+LIMIT sqlc.arg('limit');
+
+-- Guard: caller holds the erase's lane, key and item locks and the consumers' lanes; one row per consumer.
+-- name: SourceCursorDeleteByScope :execrows
+DELETE FROM pc_source_cursors
+WHERE scope_id = sqlc.arg('scope_id');
+
+-- Guard: caller verified the erase's claim under its item lock; at most limit Sources of one scope.
+-- name: SourceDeleteBatch :execrows
+DELETE FROM pc_sources
+WHERE (scope_id, journal_position) IN (
+    SELECT s.scope_id, s.journal_position FROM pc_sources s
+    WHERE s.scope_id = sqlc.arg('scope_id')
+    ORDER BY s.journal_position
+    LIMIT sqlc.arg('limit')
+);
+
+-- Guard: caller holds the journal head lock of the scope.
+-- name: SourceJournalHeadDelete :execrows
+DELETE FROM pc_source_journal_heads
+WHERE scope_id = sqlc.arg('scope_id');
+
+-- No lock; finished (succeeded/cancelled) items of one scope except one kind (the erases: their audit rows stay).
+-- name: WorkItemListFinishedByScope :many
+SELECT work_id
+FROM pc_work_items
+WHERE scope_id = sqlc.arg('scope_id')
+  AND status IN ('succeeded', 'cancelled')
+  AND kind <> sqlc.arg('except_kind')
+LIMIT sqlc.arg('limit');
+
+-- Guard: caller holds the lane lock; only an idle lane (no head) is deleted.
+-- name: WorkLaneDeleteIdle :execrows
+DELETE FROM pc_work_lanes
+WHERE lane_key = sqlc.arg('lane_key')
+  AND head_sequence IS NULL;
