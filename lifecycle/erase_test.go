@@ -1,0 +1,180 @@
+package lifecycle_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
+	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// TestEraseScopeLeavesNoRow: erasing a scope cancels its pending work, refuses captures while it runs, and deletes
+// every row of the scope in batches — checked by SQL over every pc_* table of the catalog (a table the test does
+// not know fails it) — except the erase's own operation (the audit record: who asked and when). Another scope is
+// untouched, and a new capture starts a fresh journal at position 1.
+func TestEraseScopeLeavesNoRow(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		j := sources.NewJournal(s)
+		const gone, kept = "gone/scope", "kept"
+		for _, scope := range []string{gone, kept} {
+			for i := range 3 {
+				_, err := j.Capture(ctx, sources.CaptureRequest{ScopeID: scope, SourceID: fmt.Sprint("s", i),
+					Content: fmt.Sprintf("Fact %d of the team.", i), Metadata: json.RawMessage(`{"kind":"task-outcome"}`)})
+				require.NoError(t, err)
+			}
+		}
+		stop := runAll(t, l, s)
+		flushBoth(t, l, gone)
+		flushBoth(t, l, kept)
+		f := &lifecycle.Forgetter{Ledger: l, MaxAttempts: 3}
+		res, err := f.Forget(ctx, gone, "s0")
+		require.NoError(t, err)
+		waitStatus(t, l, res.Redaction.WorkID, db.StatusSucceeded)
+		stop()
+
+		// Enough Sources for several batches, and a window left queued (no worker runs).
+		for i := 3; i < 1100; i++ {
+			_, err := j.Capture(ctx, sources.CaptureRequest{ScopeID: gone, SourceID: fmt.Sprint("s", i), Content: fmt.Sprintf("Fact %d of the team.", i)})
+			require.NoError(t, err)
+		}
+		pending, err := l.Enqueue(ctx, memory.Consumer(3).EnqueueRequest(gone))
+		require.NoError(t, err)
+		require.True(t, pending.Created)
+
+		e := &lifecycle.Eraser{Ledger: l, MaxAttempts: 3}
+		erase, err := e.Erase(ctx, gone, "alice")
+		require.NoError(t, err)
+		joined, err := e.Erase(ctx, gone, "bob")
+		require.NoError(t, err)
+		require.Equal(t, erase.WorkID, joined.WorkID, "a live erase is joined")
+		_, err = j.Capture(ctx, sources.CaptureRequest{ScopeID: gone, Content: "late"})
+		require.ErrorIs(t, err, sources.ErrScopeErasing)
+		idle, err := l.Enqueue(ctx, experience.Consumer(3).EnqueueRequest(gone))
+		require.NoError(t, err)
+		require.True(t, idle.Idle, "no window of a scope being erased")
+
+		w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w-erase", Concurrency: 1, Poll: 10 * time.Millisecond,
+			Logger: zerolog.Nop()}, &lifecycle.EraseHandler{Ledger: l, Poll: 10 * time.Millisecond})
+		require.NoError(t, err)
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- w.Run(wctx) }()
+		finished := waitStatus(t, l, erase.WorkID, db.StatusSucceeded)
+		cancel()
+		require.NoError(t, <-done)
+		var r lifecycle.EraseResult
+		require.NoError(t, json.Unmarshal(finished.ResultPayload, &r))
+		require.Equal(t, lifecycle.EraseResult{Type: "scope_erase", RequestedBy: "alice", CancelledOperations: 1,
+			DeletedOperations: 4, DeletedSources: 1100, DeletedRevisions: 2, DeletedEntries: 5, DeletedCandidates: 3}, r)
+		require.Contains(t, string(finished.Payload), `"requested_by":"alice"`)
+		cancelled, err := l.Get(ctx, pending.Item.WorkID)
+		require.ErrorIs(t, err, db.ErrNotFound, "the cancelled window was deleted too (%v)", cancelled.Status)
+
+		requireNoRowOf(t, s, gone, erase.WorkID)
+
+		m, err := memory.Reader{Store: s}.Current(ctx, gone)
+		require.NoError(t, err)
+		require.Zero(t, m.Revision)
+		fresh, err := j.Capture(ctx, sources.CaptureRequest{ScopeID: gone, Content: "A new beginning."})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), fresh.JournalPosition, "a fresh journal")
+		next, err := l.Enqueue(ctx, memory.Consumer(3).EnqueueRequest(gone))
+		require.NoError(t, err)
+		require.True(t, next.Created)
+		require.Equal(t, int64(1), next.Item.LaneSequence, "a fresh memory lane")
+
+		keptMem, err := memory.Reader{Store: s}.Current(ctx, kept)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), keptMem.Revision)
+		require.Len(t, keptMem.Entries, 3)
+		keptSrc, err := j.List(ctx, kept, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, keptSrc, 3)
+	})
+}
+
+// requireNoRowOf checks every pc_* table of the database's catalog for rows of scope. Tables with a scope_id
+// column must hold none (except the erase operation eraseID itself); the others are classified below.
+func requireNoRowOf(t *testing.T, s db.Store, scope, eraseID string) {
+	t.Helper()
+	sqlDB := enginetest.OpenSQLDB(t, enginetest.URLOf(t, s))
+	ph := func(n int) string {
+		if s.Engine() == db.EnginePostgres {
+			return fmt.Sprintf("$%d", n)
+		}
+		return "?"
+	}
+	var tablesQ, scopeColQ string
+	switch s.Engine() {
+	case db.EnginePostgres:
+		tablesQ = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
+		scopeColQ = `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = 'scope_id'`
+	case db.EngineMySQL:
+		tablesQ = `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'`
+		scopeColQ = `SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'scope_id'`
+	default:
+		tablesQ = `SELECT name FROM sqlite_master WHERE type = 'table'`
+		scopeColQ = `SELECT count(*) FROM pragma_table_info(?) WHERE name = 'scope_id'`
+	}
+	rows, err := sqlDB.Query(tablesQ)
+	require.NoError(t, err)
+	var tables []string
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		if len(name) > 3 && name[:3] == "pc_" {
+			tables = append(tables, name)
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.NoError(t, rows.Close())
+	require.Contains(t, tables, "pc_sources")
+
+	count := func(q string, args ...any) int64 {
+		var n int64
+		require.NoError(t, sqlDB.QueryRow(q, args...).Scan(&n), q)
+		return n
+	}
+	lanes := []any{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope)}
+	deploymentWide := map[string]bool{"pc_scheduler_leases": true, "pc_scheduler_scans": true, "pc_runtime_members": true,
+		"pc_rate_limit_windows": true}
+	for _, table := range tables {
+		var n int64
+		switch {
+		case count(scopeColQ, table) == 1:
+			q := fmt.Sprintf("SELECT count(*) FROM %s WHERE scope_id = %s", table, ph(1))
+			args := []any{scope}
+			if table == "pc_work_items" {
+				q += " AND work_id <> " + ph(2)
+				args = append(args, eraseID)
+				require.EqualValues(t, 1, count("SELECT count(*) FROM pc_work_items WHERE work_id = "+ph(1), eraseID), "the erase's audit row stays")
+			}
+			n = count(q, args...)
+		case table == "pc_work_attempts":
+			n = count("SELECT count(*) FROM pc_work_attempts a WHERE a.work_id <> " + ph(1) +
+				" AND NOT EXISTS (SELECT 1 FROM pc_work_items w WHERE w.work_id = a.work_id)", eraseID)
+		case table == "pc_work_lanes":
+			n = count("SELECT count(*) FROM pc_work_lanes WHERE lane_key IN ("+ph(1)+", "+ph(2)+")", lanes...)
+		case table == "pc_work_keys":
+			n = count("SELECT count(*) FROM pc_work_keys WHERE lane_key IN ("+ph(1)+", "+ph(2)+", "+ph(3)+")", append(lanes, sources.EraseLaneKey(scope))...)
+		case deploymentWide[table]:
+			continue // no row of a scope: deployment coordination (a scan keeps only a keyset position)
+		default:
+			t.Fatalf("table %s is not classified: say how a scope's rows in it are found", table)
+		}
+		require.Zero(t, n, "rows of the erased scope left in %s", table)
+	}
+}
