@@ -164,7 +164,7 @@ func requireNoRowOf(t *testing.T, s db.Store, scope, eraseID string) {
 			}
 			n = count(q, args...)
 		case table == "pc_work_attempts":
-			n = count("SELECT count(*) FROM pc_work_attempts a WHERE a.work_id <> " + ph(1) +
+			n = count("SELECT count(*) FROM pc_work_attempts a WHERE a.work_id <> "+ph(1)+
 				" AND NOT EXISTS (SELECT 1 FROM pc_work_items w WHERE w.work_id = a.work_id)", eraseID)
 		case table == "pc_work_lanes":
 			n = count("SELECT count(*) FROM pc_work_lanes WHERE lane_key IN ("+ph(1)+", "+ph(2)+")", lanes...)
