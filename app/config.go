@@ -60,6 +60,7 @@ type Config struct {
 
 	// Data retention (docs/protocol.md#retention), done by maintenance; 0 keeps everything.
 	RetentionSourceContentDays float64
+	RetentionMemoryRevisions   int
 
 	RateLimitEnabled       bool
 	RateLimitRequests      int
@@ -125,6 +126,7 @@ func (c *Config) settings() []setting {
 		{"experience-schedule-seconds", "POWERCONTEXT_RUNTIME_EXPERIENCE_SCHEDULE_SECONDS", "experience discovery interval (0 = off)", &c.ExperienceScheduleSeconds},
 		{"maintenance-seconds", "POWERCONTEXT_RUNTIME_MAINTENANCE_SECONDS", "operation maintenance interval", &c.MaintenanceSeconds},
 		{"retention-source-content-days", "POWERCONTEXT_RETENTION_SOURCE_CONTENT_DAYS", "erase the content of Sources older than this once Memory (and Experience) consumed them (0 = keep)", &c.RetentionSourceContentDays},
+		{"retention-memory-revisions", "POWERCONTEXT_RETENTION_MEMORY_REVISIONS", "keep this many newest Memory revisions per scope, deleting older ones with their entries (0 = keep all)", &c.RetentionMemoryRevisions},
 		{"rate-limit-enabled", "POWERCONTEXT_RATE_LIMIT_ENABLED", "shared fixed-window rate limit per principal", &c.RateLimitEnabled},
 		{"rate-limit-requests", "POWERCONTEXT_RATE_LIMIT_REQUESTS", "requests per window per principal", &c.RateLimitRequests},
 		{"rate-limit-window-seconds", "POWERCONTEXT_RATE_LIMIT_WINDOW_SECONDS", "rate-limit window", &c.RateLimitWindowSeconds},
@@ -273,6 +275,8 @@ func (c *Config) Validate() error {
 		return refuse("schedule intervals must be >= 0 (0 = off)")
 	case c.RetentionSourceContentDays < 0:
 		return refuse("POWERCONTEXT_RETENTION_SOURCE_CONTENT_DAYS must be >= 0 (0 = keep)")
+	case c.RetentionMemoryRevisions < 0:
+		return refuse("POWERCONTEXT_RETENTION_MEMORY_REVISIONS must be >= 0 (0 = keep all)")
 	case c.MemberHeartbeatSeconds >= c.MemberTTLSeconds:
 		return refuse("member heartbeat (%gs) must be less than the member ttl (%gs)", c.MemberHeartbeatSeconds, c.MemberTTLSeconds)
 	case c.RateLimitEnabled && (c.RateLimitRequests < 1 || c.RateLimitWindowSeconds <= 0):
