@@ -199,7 +199,9 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 			&memory.Handler{Store: store, Provider: prov},
 			&experience.Handler{Store: store, Provider: prov},
 			coordinator.MaintenanceHandler{Ledger: r.ledger, Tasks: lifecycle.Retention{Store: store,
-				SourceContentAfter: Days(cfg.RetentionSourceContentDays)}.Tasks()},
+				SourceContentAfter: Days(cfg.RetentionSourceContentDays), MemoryRevisions: cfg.RetentionMemoryRevisions}.Tasks()},
+			&lifecycle.RedactHandler{Store: store},
+			&lifecycle.EraseHandler{Ledger: r.ledger},
 		)
 		if err != nil {
 			return nil, err
@@ -235,8 +237,11 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		Logger:           log,
 		Metrics:          r.tel.MetricsHandler(),
 	}
+	deps.Forgetter = &lifecycle.Forgetter{Ledger: r.ledger, MaxAttempts: maxAttempts}
+	deps.Eraser = &lifecycle.Eraser{Ledger: r.ledger, MaxAttempts: maxAttempts}
 	if r.worker != nil {
 		deps.Flusher.Wake = r.worker.Wake
+		deps.Forgetter.Wake, deps.Eraser.Wake = r.worker.Wake, r.worker.Wake
 	}
 	if cfg.RunsAPI() {
 		// MCP is stateless in distributed mode: any API replica answers any request, no session affinity.

@@ -8,6 +8,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 )
 
@@ -44,9 +45,11 @@ func rawJSON(b []byte, fallback string) json.RawMessage {
 // deployment's own upkeep, not any scope's work) are shown to admins only.
 var (
 	publicKindOf = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind,
-		coordinator.KindMaintenance: coordinator.PublicKindMaintenance}
+		coordinator.KindMaintenance: coordinator.PublicKindMaintenance, lifecycle.KindRedact: lifecycle.PublicKindRedact,
+		lifecycle.KindErase: lifecycle.PublicKindErase}
 	internalKind = map[string]string{memory.PublicKind: memory.Kind, experience.PublicKind: experience.Kind,
-		coordinator.PublicKindMaintenance: coordinator.KindMaintenance}
+		coordinator.PublicKindMaintenance: coordinator.KindMaintenance, lifecycle.PublicKindRedact: lifecycle.KindRedact,
+		lifecycle.PublicKindErase: lifecycle.KindErase}
 	systemKind = map[string]bool{coordinator.KindMaintenance: true}
 )
 

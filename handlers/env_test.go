@@ -21,6 +21,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/sources"
@@ -71,6 +72,8 @@ func newEnv(t testing.TB, mutate ...func(*Deps)) *env {
 		Memory:           memory.Reader{Store: store},
 		Experience:       experience.Reviews{Store: store},
 		Ledger:           ledger,
+		Forgetter:        &lifecycle.Forgetter{Ledger: ledger, MaxAttempts: 3},
+		Eraser:           &lifecycle.Eraser{Ledger: ledger, MaxAttempts: 3},
 		Store:            store,
 		FlushDefaultWait: 2 * time.Second,
 		FlushMaxWait:     5 * time.Second,
@@ -208,8 +211,10 @@ func (e *env) capture(scope, content string, metadata map[string]any) int64 {
 func (e *env) step(fail *coordinator.Failure) int {
 	e.t.Helper()
 	hs := map[string]coordinator.Handler{
-		memory.Kind:     &memory.Handler{Store: e.store, Provider: provider.NewLocal()},
-		experience.Kind: &experience.Handler{Store: e.store, Provider: provider.NewLocal()},
+		memory.Kind:          &memory.Handler{Store: e.store, Provider: provider.NewLocal()},
+		experience.Kind:      &experience.Handler{Store: e.store, Provider: provider.NewLocal()},
+		lifecycle.KindRedact: &lifecycle.RedactHandler{Store: e.store},
+		lifecycle.KindErase:  &lifecycle.EraseHandler{Ledger: e.ledger},
 	}
 	sup := coordinator.Supported{}
 	for k, h := range hs {

@@ -10,6 +10,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -34,6 +35,8 @@ const (
 	CodeOperationCancelled   = "operation_cancelled"
 	CodeCandidateNotFound    = "candidate_not_found"
 	CodeCandidateConflict    = "candidate_conflict"
+	CodeSourceNotFound       = "source_not_found"
+	CodeScopeErasing         = "scope_erasing"
 )
 
 // APIError is an error with its HTTP status and public body. Handlers return it; errorHandler writes it.
@@ -128,6 +131,12 @@ func toAPIError(err error) (*APIError, bool) {
 	if sc, ok := coordinator.IsStateConflict(err); ok {
 		return apiErr(http.StatusConflict, CodeOperationConflict, "the operation is in another state or version",
 			map[string]any{"operation_id": sc.WorkID, "status": sc.Status, "actual_version": sc.ActualVersion}), true
+	}
+	if errors.Is(err, lifecycle.ErrSourceNotFound) {
+		return apiErr(http.StatusNotFound, CodeSourceNotFound, "no such source in that scope", nil), true
+	}
+	if errors.Is(err, sources.ErrScopeErasing) {
+		return apiErr(http.StatusConflict, CodeScopeErasing, "the scope is being erased; retry once its scope_erase operation has finished", nil), true
 	}
 	var cc *experience.ErrCandidateConflict
 	if errors.As(err, &cc) {

@@ -14,6 +14,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/sources"
 )
@@ -44,6 +45,10 @@ type Deps struct {
 	Memory     memory.Reader
 	Experience experience.Reviews
 	Ledger     *coordinator.Ledger
+	// Forgetter and Eraser serve DELETE /v1/sources/{id} and DELETE /v1/scopes/{id}
+	// (docs/protocol.md#forgetting-and-erasing).
+	Forgetter *lifecycle.Forgetter
+	Eraser    *lifecycle.Eraser
 	// Store serves GET /v1/runtime/members (live membership on database time).
 	Store db.Store
 
