@@ -22,10 +22,10 @@ const (
 	DefaultServerURL = "http://127.0.0.1:8080"
 )
 
-// Commands returns the command groups that talk to a running server: sources, memory and ops. Each call builds a
+// Commands returns the command groups that talk to a running server: sources, scopes, memory and ops. Each call builds a
 // fresh tree (flags are bound to the returned commands).
 func Commands() []*cobra.Command {
-	return []*cobra.Command{newSourcesCommand(), newMemoryCommand(), newOpsCommand()}
+	return []*cobra.Command{newSourcesCommand(), newScopesCommand(), newMemoryCommand(), newOpsCommand()}
 }
 
 // UsageError is a bad command line found before any request was sent (a missing, malformed or contradictory flag or

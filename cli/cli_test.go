@@ -134,6 +134,20 @@ func (a *fakeAPI) handler() http.Handler {
 		rec["operation_id"] = r.PathValue("id")
 		reply(w, http.StatusOK, rec)
 	})
+	mux.HandleFunc("DELETE /v1/sources/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") != "s/1" {
+			apiError(w, 404, "source_not_found", "no such source in that scope", nil)
+			return
+		}
+		require.Equal(a.t, "team", r.URL.Query().Get("scope_id"))
+		reply(w, http.StatusAccepted, map[string]any{"scope_id": "team", "source_id": "s/1", "journal_position": 1,
+			"operation_id": "op-9", "status": "queued", "status_url": "/v1/operations/op-9"})
+	})
+	mux.HandleFunc("DELETE /v1/scopes/{id}", func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(a.t, "team/a", r.PathValue("id"))
+		reply(w, http.StatusAccepted, map[string]any{"scope_id": "team/a", "operation_id": "op-8", "status": "queued",
+			"status_url": "/v1/operations/op-8"})
+	})
 	mux.HandleFunc("GET /v1/memory", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("scope_id") == "empty" {
 			raw(w, http.StatusOK, `{"scope_id":"empty","revision":null,"created_at":null,"entries":[]}`)
@@ -216,6 +230,22 @@ func TestSourcesAdd(t *testing.T) {
 	t.Setenv(cli.EnvServerURL, url)
 	code, _, errOut = run("sources", "add", "--scope", "team", "y")
 	require.Equal(t, app.ExitOK, code, errOut)
+}
+
+func TestSourcesDeleteAndScopesErase(t *testing.T) {
+	t.Setenv(cli.EnvAuthToken, "")
+	_, url := newFakeAPI(t)
+	code, out, errOut := run("sources", "delete", "--server", url, "--scope", "team", "s/1")
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Equal(t, "forgot source s/1 of scope team (journal position 1); operation op-9 removes it from Memory (queued)\n", out)
+	code, _, errOut = run("sources", "delete", "--server", url, "--scope", "team", "nope")
+	require.Equal(t, app.ExitFailed, code)
+	require.Contains(t, errOut, "source_not_found")
+	code, _, errOut = run("sources", "delete", "--server", url, "s/1")
+	require.Equal(t, app.ExitConfig, code, errOut)
+	code, out, errOut = run("scopes", "erase", "--server", url, "team/a")
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Equal(t, "erasing scope team/a: operation op-8 (queued)\n", out)
 }
 
 func TestSourcesAddFromStdin(t *testing.T) {

@@ -15,8 +15,83 @@ func newSourcesCommand() *cobra.Command {
 	f := &clientFlags{}
 	cmd := group("sources", "Capture Sources into a scope's journal and list them",
 		`  powercontext sources add --scope team "The deploy window is Tuesday at noon."
-  powercontext sources list --scope team`, f)
-	cmd.AddCommand(newSourcesAddCommand(f), newSourcesListCommand(f))
+  powercontext sources list --scope team
+  powercontext sources delete --scope team msg-42`, f)
+	cmd.AddCommand(newSourcesAddCommand(f), newSourcesListCommand(f), newSourcesDeleteCommand(f))
+	return cmd
+}
+
+func newSourcesDeleteCommand(f *clientFlags) *cobra.Command {
+	var scope string
+	cmd := &cobra.Command{
+		Use:   "delete --scope SCOPE SOURCE_ID",
+		Short: "Forget one Source: erase its content and remove it from Memory",
+		Long: `Forget one Source (DELETE /v1/sources/{id}): its content is erased at once (the journal keeps its position as a
+tombstone), Experience candidates citing it are withdrawn, and a memory_redact operation writes a Memory revision
+without the entries only this Source supported. Repeating it is safe. Follow the operation with "powercontext ops
+get ID".`,
+		Example: `  powercontext sources delete --scope team msg-42`,
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := requireFlag("scope", scope); err != nil {
+				return err
+			}
+			s, err := f.connect()
+			if err != nil {
+				return err
+			}
+			res, err := s.c.ForgetSource(cmd.Context(), scope, a[0])
+			if err != nil {
+				return s.explain(err)
+			}
+			out := cmd.OutOrStdout()
+			if s.json {
+				return s.printJSON(out)
+			}
+			if res.OperationID == nil {
+				_, err = fmt.Fprintf(out, "forgot source %s of scope %s (journal position %d); nothing in Memory referenced it\n",
+					res.SourceID, res.ScopeID, res.JournalPosition)
+			} else {
+				_, err = fmt.Fprintf(out, "forgot source %s of scope %s (journal position %d); operation %s removes it from Memory (%s)\n",
+					res.SourceID, res.ScopeID, res.JournalPosition, *res.OperationID, res.Status)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", "", "scope of the source (required)")
+	return cmd
+}
+
+// newScopesCommand is "powercontext scopes": erasing a whole scope.
+func newScopesCommand() *cobra.Command {
+	f := &clientFlags{}
+	cmd := group("scopes", "Erase a whole scope", `  powercontext scopes erase team`, f)
+	cmd.AddCommand(&cobra.Command{
+		Use:   "erase SCOPE",
+		Short: "Erase a scope: its Sources, Memory, Experience candidates and operations",
+		Long: `Erase a scope (DELETE /v1/scopes/{id}): a scope_erase operation cancels the scope's pending work and deletes
+its Sources, Memory revisions, Experience candidates and finished operations; afterwards the scope is empty and a
+new capture starts a fresh journal. The operation records who asked and when. Captures into the scope are refused
+(scope_erasing) until it finishes. Follow it with "powercontext ops get ID".`,
+		Example: `  powercontext scopes erase team`,
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			s, err := f.connect()
+			if err != nil {
+				return err
+			}
+			res, err := s.c.EraseScope(cmd.Context(), a[0])
+			if err != nil {
+				return s.explain(err)
+			}
+			out := cmd.OutOrStdout()
+			if s.json {
+				return s.printJSON(out)
+			}
+			_, err = fmt.Fprintf(out, "erasing scope %s: operation %s (%s)\n", res.ScopeID, res.OperationID, res.Status)
+			return err
+		},
+	})
 	return cmd
 }
 

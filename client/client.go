@@ -264,6 +264,22 @@ func (c *Client) ListSources(ctx context.Context, p ListSourcesParams) (SourceLi
 	return out, err
 }
 
+// ForgetSource forgets one Source (DELETE /v1/sources/{id}?scope_id=): its content is erased at once and, when
+// Memory referenced it, a memory_redact operation removes it from Memory. 404 source_not_found is an *APIError.
+func (c *Client) ForgetSource(ctx context.Context, scope, sourceID string) (ForgetSourceResult, error) {
+	var out ForgetSourceResult
+	err := c.call(ctx, http.MethodDelete, "/v1/sources/"+url.PathEscape(sourceID), url.Values{"scope_id": {scope}}, nil, &out)
+	return out, err
+}
+
+// EraseScope erases a whole scope (DELETE /v1/scopes/{id}) and returns its scope_erase operation (follow it with
+// WaitOperation); a live erase is joined.
+func (c *Client) EraseScope(ctx context.Context, scope string) (EraseScopeResult, error) {
+	var out EraseScopeResult
+	err := c.call(ctx, http.MethodDelete, "/v1/scopes/"+url.PathEscape(scope), nil, nil, &out)
+	return out, err
+}
+
 // GetMemory returns a scope's current Memory revision and its entries (GET /v1/memory).
 func (c *Client) GetMemory(ctx context.Context, scope string) (Memory, error) {
 	var out Memory

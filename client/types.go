@@ -20,6 +20,8 @@ const (
 const (
 	KindMemoryFlush          = "memory_flush"
 	KindExperienceIncubation = "experience_incubation"
+	KindMemoryRedact         = "memory_redact"
+	KindScopeErase           = "scope_erase"
 )
 
 // Flush answer statuses (FlushResult.Status).
@@ -45,6 +47,23 @@ type CaptureSourceResult struct {
 	SourceID        string `json:"source_id"`
 	JournalPosition int64  `json:"journal_position"`
 	Created         bool   `json:"created"`
+}
+
+// ForgetSourceResult is the answer of ForgetSource. OperationID is the memory_redact operation that removes the
+// Source from Memory (follow it with WaitOperation), nil when nothing in Memory referenced it.
+type ForgetSourceResult struct {
+	ScopeID         string  `json:"scope_id"`
+	SourceID        string  `json:"source_id"`
+	JournalPosition int64   `json:"journal_position"`
+	OperationID     *string `json:"operation_id"`
+	Status          string  `json:"status"`
+}
+
+// EraseScopeResult is the answer of EraseScope: the scope_erase operation.
+type EraseScopeResult struct {
+	ScopeID     string `json:"scope_id"`
+	OperationID string `json:"operation_id"`
+	Status      string `json:"status"`
 }
 
 // ListSourcesParams selects a page of a scope's journal: positions after After, at most Limit (0 = server default).
