@@ -200,7 +200,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 			&experience.Handler{Store: store, Provider: prov},
 			coordinator.MaintenanceHandler{Ledger: r.ledger, Tasks: lifecycle.Retention{Store: store,
 				SourceContentAfter: Days(cfg.RetentionSourceContentDays), MemoryRevisions: cfg.RetentionMemoryRevisions}.Tasks()},
-			&lifecycle.RedactHandler{Store: store},
+			&lifecycle.RedactHandler{Ledger: r.ledger},
 			&lifecycle.EraseHandler{Ledger: r.ledger},
 		)
 		if err != nil {

@@ -32,7 +32,7 @@ func TestForgetAndEraseAgainstRealHandlers(t *testing.T) {
 		Logger: zerolog.Nop()}))
 	t.Cleanup(srv.Close)
 	w, err := coordinator.NewWorker(ledger, coordinator.WorkerConfig{Owner: "w", Poll: 5 * time.Millisecond, Logger: zerolog.Nop()},
-		&memory.Handler{Store: store, Provider: provider.NewLocal()}, &lifecycle.RedactHandler{Store: store},
+		&memory.Handler{Store: store, Provider: provider.NewLocal()}, &lifecycle.RedactHandler{Ledger: ledger},
 		&lifecycle.EraseHandler{Ledger: ledger, Poll: 5 * time.Millisecond})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -71,6 +71,44 @@ type ScopeLifecycleQueries interface {
 	MemoryEntryDeleteRevisionBatch(ctx context.Context, p MemoryEntryDeleteRevisionBatchParams) (int64, error)
 	// MemoryRevisionDelete deletes one revision row. Returns rows deleted.
 	MemoryRevisionDelete(ctx context.Context, p MemoryRevisionDeleteParams) (int64, error)
+
+	// The redaction's scrub of a forgotten Source from every revision: a keyset page of a scope's entries by
+	// (revision, entry_no) after (p.AfterRevision, p.AfterEntryNo), one entry deleted or given new positions, and
+	// a revision's entry_count lowered by the entries deleted from it. Writes return rows matched.
+	MemoryEntryListByScopeAfter(ctx context.Context, p MemoryEntryListByScopeAfterParams) ([]MemoryEntry, error)
+	MemoryEntryDelete(ctx context.Context, p MemoryEntryDeleteParams) (int64, error)
+	MemoryEntryUpdatePositions(ctx context.Context, p MemoryEntryUpdatePositionsParams) (int64, error)
+	MemoryRevisionSubtractEntries(ctx context.Context, p MemoryRevisionSubtractEntriesParams) (int64, error)
+}
+
+// MemoryEntryListByScopeAfterParams pages MemoryEntryListByScopeAfter (start at revision 0, entry 0).
+type MemoryEntryListByScopeAfterParams struct {
+	ScopeID       string
+	AfterRevision int64
+	AfterEntryNo  int32
+	Limit         int32
+}
+
+// MemoryEntryDeleteParams names one entry.
+type MemoryEntryDeleteParams struct {
+	ScopeID  string
+	Revision int64
+	EntryNo  int32
+}
+
+// MemoryEntryUpdatePositionsParams gives one entry new source positions (a JSON array).
+type MemoryEntryUpdatePositionsParams struct {
+	SourcePositions []byte
+	ScopeID         string
+	Revision        int64
+	EntryNo         int32
+}
+
+// MemoryRevisionSubtractEntriesParams lowers one revision's entry_count by Removed.
+type MemoryRevisionSubtractEntriesParams struct {
+	Removed  int32
+	ScopeID  string
+	Revision int64
 }
 
 // ExperienceCandidateListByScopeAfterParams pages ExperienceCandidateListByScopeAfter; start with

@@ -213,7 +213,7 @@ func (e *env) step(fail *coordinator.Failure) int {
 	hs := map[string]coordinator.Handler{
 		memory.Kind:          &memory.Handler{Store: e.store, Provider: provider.NewLocal()},
 		experience.Kind:      &experience.Handler{Store: e.store, Provider: provider.NewLocal()},
-		lifecycle.KindRedact: &lifecycle.RedactHandler{Store: e.store},
+		lifecycle.KindRedact: &lifecycle.RedactHandler{Ledger: e.ledger},
 		lifecycle.KindErase:  &lifecycle.EraseHandler{Ledger: e.ledger},
 	}
 	sup := coordinator.Supported{}

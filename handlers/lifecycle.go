@@ -21,7 +21,7 @@ func (s *server) addLifecycle(e *echo.Echo) {
 }
 
 // ForgetSourceResponse is the answer of DELETE /v1/sources/{source_id}: 202 with the memory_redact operation that
-// removes the Source from Memory, or 200 (operation_id null, status "forgotten") when nothing in Memory referenced it.
+// removes the Source from Memory, or 200 (operation_id null, status "forgotten") when Memory had not consumed it.
 type ForgetSourceResponse struct {
 	ScopeID         string  `json:"scope_id"`
 	SourceID        string  `json:"source_id"`

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestForgetSource: DELETE /v1/sources/{id}?scope_id= erases the Source (202 with the memory_redact operation while
-// Memory references it, 200 with operation_id null afterwards), 404 source_not_found for an unknown one.
+// TestForgetSource: DELETE /v1/sources/{id}?scope_id= erases the Source (202 with the memory_redact operation once
+// Memory consumed it, 200 with operation_id null before), 404 source_not_found for an unknown one.
 func TestForgetSource(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -31,16 +31,23 @@ func TestForgetSource(t *testing.T) {
 	op := e.get("/v1/operations/" + id).json(t)
 	require.Equal(t, "succeeded", op["status"])
 	require.Equal(t, map[string]any{"type": "memory_redact", "source_position": float64(1), "removed_entries": float64(1),
-		"updated_entries": float64(0), "memory": map[string]any{"revision": float64(2)}}, op["result"])
+		"updated_entries": float64(0), "scrubbed_entries": float64(1), "memory": map[string]any{"revision": float64(2)}}, op["result"])
 	mem := e.get("/v1/memory?scope_id=team%2Fx").json(t)
 	require.Len(t, mem["entries"], 1)
 	src := e.get("/v1/sources?scope_id=team%2Fx").json(t)["items"].([]any)[0].(map[string]any)
 	require.Equal(t, "", src["content"], "a tombstone")
 
 	r = e.do(http.MethodDelete, "/v1/sources/m%201?scope_id=team%2Fx", nil, nil)
-	require.Equal(t, http.StatusOK, r.Code, "idempotent: nothing left to redact")
-	require.Nil(t, r.json(t)["operation_id"])
-	require.Equal(t, "forgotten", r.json(t)["status"])
+	require.Equal(t, http.StatusAccepted, r.Code, "idempotent: the redaction runs again")
+	require.Equal(t, 1, e.step(nil))
+	require.Equal(t, "nothing_to_redact", e.item(r.json(t)["operation_id"].(string)).ResultCode)
+
+	// A Source Memory has not consumed: nothing to redact, 200.
+	require.Equal(t, http.StatusCreated, e.post("/v1/sources", `{"scope_id":"team/x","source_id":"m3","content":"Not flushed yet."}`).Code)
+	r = e.do(http.MethodDelete, "/v1/sources/m3?scope_id=team%2Fx", nil, nil)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, map[string]any{"scope_id": "team/x", "source_id": "m3", "journal_position": float64(3), "operation_id": nil,
+		"status": "forgotten", "status_url": nil}, r.json(t))
 
 	e.do(http.MethodDelete, "/v1/sources/nope?scope_id=team%2Fx", nil, nil).requireError(t, http.StatusNotFound, CodeSourceNotFound)
 	e.do(http.MethodDelete, "/v1/sources/m2?scope_id=other", nil, nil).requireError(t, http.StatusNotFound, CodeSourceNotFound)

@@ -2,8 +2,10 @@ package lifecycle_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,7 +80,8 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 		var r lifecycle.EraseResult
 		require.NoError(t, json.Unmarshal(finished.ResultPayload, &r))
 		require.Equal(t, lifecycle.EraseResult{Type: "scope_erase", RequestedBy: "alice", CancelledOperations: 1,
-			DeletedOperations: 4, DeletedSources: 1100, DeletedRevisions: 2, DeletedEntries: 5, DeletedCandidates: 3}, r)
+			DeletedOperations: 4, DeletedSources: 1100, DeletedRevisions: 2, DeletedEntries: 4, DeletedCandidates: 3}, r,
+			"revision 1 had 3 entries, the forgotten s0 left it with 2; revision 2 has 2")
 		require.Contains(t, string(finished.Payload), `"requested_by":"alice"`)
 		cancelled, err := l.Get(ctx, pending.Item.WorkID)
 		require.ErrorIs(t, err, db.ErrNotFound, "the cancelled window was deleted too (%v)", cancelled.Status)
@@ -110,37 +113,22 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 // column must hold none (except the erase operation eraseID itself); the others are classified below.
 func requireNoRowOf(t *testing.T, s db.Store, scope, eraseID string) {
 	t.Helper()
-	sqlDB := enginetest.OpenSQLDB(t, enginetest.URLOf(t, s))
+	sqlDB, tables := pcTables(t, s)
 	ph := func(n int) string {
 		if s.Engine() == db.EnginePostgres {
 			return fmt.Sprintf("$%d", n)
 		}
 		return "?"
 	}
-	var tablesQ, scopeColQ string
+	var scopeColQ string
 	switch s.Engine() {
 	case db.EnginePostgres:
-		tablesQ = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
 		scopeColQ = `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = 'scope_id'`
 	case db.EngineMySQL:
-		tablesQ = `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'`
 		scopeColQ = `SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'scope_id'`
 	default:
-		tablesQ = `SELECT name FROM sqlite_master WHERE type = 'table'`
 		scopeColQ = `SELECT count(*) FROM pragma_table_info(?) WHERE name = 'scope_id'`
 	}
-	rows, err := sqlDB.Query(tablesQ)
-	require.NoError(t, err)
-	var tables []string
-	for rows.Next() {
-		var name string
-		require.NoError(t, rows.Scan(&name))
-		if len(name) > 3 && name[:3] == "pc_" {
-			tables = append(tables, name)
-		}
-	}
-	require.NoError(t, rows.Err())
-	require.NoError(t, rows.Close())
 	require.Contains(t, tables, "pc_sources")
 
 	count := func(q string, args ...any) int64 {
@@ -176,5 +164,60 @@ func requireNoRowOf(t *testing.T, s db.Store, scope, eraseID string) {
 			t.Fatalf("table %s is not classified: say how a scope's rows in it are found", table)
 		}
 		require.Zero(t, n, "rows of the erased scope left in %s", table)
+	}
+}
+
+// pcTables lists the pc_* tables of the store's database from its catalog.
+func pcTables(t *testing.T, s db.Store) (*sql.DB, []string) {
+	t.Helper()
+	sqlDB := enginetest.OpenSQLDB(t, enginetest.URLOf(t, s))
+	var tablesQ string
+	switch s.Engine() {
+	case db.EnginePostgres:
+		tablesQ = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
+	case db.EngineMySQL:
+		tablesQ = `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'`
+	default:
+		tablesQ = `SELECT name FROM sqlite_master WHERE type = 'table'`
+	}
+	rows, err := sqlDB.Query(tablesQ)
+	require.NoError(t, err)
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		if strings.HasPrefix(name, "pc_") {
+			tables = append(tables, name)
+		}
+	}
+	require.NoError(t, rows.Err())
+	return sqlDB, tables
+}
+
+// requireNowhere reads every row of every pc_* table and fails if any column holds one of the phrases.
+func requireNowhere(t *testing.T, s db.Store, phrases ...string) {
+	t.Helper()
+	sqlDB, tables := pcTables(t, s)
+	for _, table := range tables {
+		rows, err := sqlDB.Query("SELECT * FROM " + table)
+		require.NoError(t, err)
+		cols, err := rows.Columns()
+		require.NoError(t, err)
+		vals := make([]sql.RawBytes, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			require.NoError(t, rows.Scan(ptrs...))
+			for i, v := range vals {
+				for _, p := range phrases {
+					require.NotContains(t, string(v), p, "%s.%s still holds forgotten content", table, cols[i])
+				}
+			}
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
 	}
 }

@@ -40,9 +40,8 @@ type ForgetResult struct {
 	ScopeID         string
 	SourceID        string
 	JournalPosition int64
-	// Redaction is the memory_redact operation that removes the Source from Memory; nil when nothing in Memory
-	// referenced it (the Source was not consumed by Memory yet and no memory work was in flight, or no entry of the
-	// latest revision cites it).
+	// Redaction is the memory_redact operation that removes the Source from Memory; nil when Memory cannot have
+	// seen it (Memory had not consumed it and no memory work was in flight).
 	Redaction *db.WorkItem
 }
 
@@ -58,7 +57,7 @@ type Forgetter struct {
 //     concurrently either sees the tombstone or is seen by step 1c), (b) erase the Source to a tombstone
 //     (SourceErase; a no-op when it already is one), (c) withdraw every Experience candidate citing its position;
 //  2. enqueue (or join) a memory_redact item in the scope's memory lane, after every flush already in it, unless
-//     nothing in Memory can reference the position.
+//     Memory cannot have seen the position.
 //
 // Forgetting is idempotent: a repeated call finds the tombstone, withdraws nothing new and joins the pending
 // redaction (or finds none needed).
@@ -138,12 +137,13 @@ func RedactLogicalKey(scope string, pos int64) string {
 }
 
 // RedactRequest is the enqueue of a memory_redact item in the scope's memory lane. Its spec runs under the memory
-// lane lock: it is idle (nothing enqueued) when no memory work is in the lane and either the memory cursor has not
-// reached the position (the next window reads the tombstone) or no entry of the latest revision cites it.
+// lane lock: it is idle (nothing enqueued) only when Memory cannot have seen the position — no memory work is in
+// the lane and the memory cursor has not reached it (the next window reads the tombstone) — and when the scope is
+// being erased (the erase removes everything).
 func RedactRequest(scope string, pos int64, maxAttempts int32) coordinator.EnqueueRequest {
 	laneKey := memory.Consumer(maxAttempts).LaneKey(scope)
 	return coordinator.EnqueueRequest{LaneKey: laneKey, Spec: func(ctx context.Context, q db.Queries) (*coordinator.EnqueueSpec, error) {
-		if erasing, err := sources.Erasing(ctx, q, scope); err != nil || erasing { // the erase removes it all
+		if erasing, err := sources.Erasing(ctx, q, scope); err != nil || erasing {
 			return nil, err
 		}
 		lane, err := q.WorkLaneGet(ctx, laneKey)
@@ -156,13 +156,6 @@ func RedactRequest(scope string, pos int64, maxAttempts int32) coordinator.Enque
 				return nil, err
 			}
 			if cur.Position < pos {
-				return nil, nil
-			}
-			_, entries, err := latestEntries(ctx, q, scope)
-			if err != nil {
-				return nil, err
-			}
-			if !slices.ContainsFunc(entries, func(e db.MemoryEntry) bool { return slices.Contains(positionsOf(e), pos) }) {
 				return nil, nil
 			}
 		}
@@ -190,23 +183,103 @@ func latestEntries(ctx context.Context, q db.Queries, scope string) (db.MemoryRe
 	return rev, entries, err
 }
 
-// RedactResult is the result payload of a memory_redact operation.
+// RedactResult is the result payload of a memory_redact operation: what changed in the latest revision (the new
+// revision holds the rest) and how many entries of earlier revisions were scrubbed.
 type RedactResult struct {
-	Type           string                 `json:"type"`
-	SourcePosition int64                  `json:"source_position"`
-	RemovedEntries int                    `json:"removed_entries"`
-	UpdatedEntries int                    `json:"updated_entries"`
-	Memory         *memory.RevisionResult `json:"memory"`
+	Type            string                 `json:"type"`
+	SourcePosition  int64                  `json:"source_position"`
+	RemovedEntries  int                    `json:"removed_entries"`
+	UpdatedEntries  int                    `json:"updated_entries"`
+	ScrubbedEntries int64                  `json:"scrubbed_entries"`
+	Memory          *memory.RevisionResult `json:"memory"`
 }
 
-// RedactHandler runs memory_redact items: a new Memory revision without the entries whose only support was the
-// forgotten position, and with the position removed from the entries that other Sources support too. It runs in
-// the scope's memory lane, so no flush commits between its Prepare and its commit.
-type RedactHandler struct{ Store db.Store }
+// scrubBatch bounds the entries one fenced scrub transaction reads.
+const scrubBatch = 500
+
+// RedactHandler runs memory_redact items (docs/protocol.md#forgetting-and-erasing). The forgotten position leaves
+// every revision of the scope: Prepare scrubs the revisions before the latest in fenced batches
+// (coordinator.Ledger.InClaim) — an entry only it supported is deleted (the revision's entry_count follows), an
+// entry other Sources support too loses the position — and the commit scrubs the latest revision the same way and
+// writes a new revision holding the result. It runs in the scope's memory lane, so no flush commits between its
+// Prepare and its commit; a retry rescans (a scrubbed entry no longer cites the position).
+type RedactHandler struct{ Ledger *coordinator.Ledger }
 
 func (h *RedactHandler) Kind() string { return KindRedact }
 func (h *RedactHandler) PayloadVersions() coordinator.VersionRange {
 	return coordinator.VersionRange{Min: RedactPayloadVersion, Max: RedactPayloadVersion}
+}
+
+// scrubEntry is what a redaction does to one entry citing the position: delete it (its only support) or keep it
+// with the position removed.
+func scrubEntry(ctx context.Context, q db.Queries, e db.MemoryEntry, pos int64) (deleted bool, changed bool, err error) {
+	p := positionsOf(e)
+	i := slices.Index(p, pos)
+	if i < 0 {
+		return false, false, nil
+	}
+	if len(p) == 1 {
+		_, err := q.MemoryEntryDelete(ctx, db.MemoryEntryDeleteParams{ScopeID: e.ScopeID, Revision: e.Revision, EntryNo: e.EntryNo})
+		return true, true, err
+	}
+	b, _ := json.Marshal(slices.Delete(p, i, i+1))
+	_, err = q.MemoryEntryUpdatePositions(ctx, db.MemoryEntryUpdatePositionsParams{SourcePositions: b, ScopeID: e.ScopeID, Revision: e.Revision, EntryNo: e.EntryNo})
+	return false, true, err
+}
+
+// scrubEntries scrubs entries (of any revisions) and lowers their revisions' entry counts; it returns how many it
+// changed.
+func scrubEntries(ctx context.Context, q db.Queries, entries []db.MemoryEntry, pos int64) (int64, error) {
+	var changed int64
+	removed := map[int64]int32{}
+	for _, e := range entries {
+		del, ch, err := scrubEntry(ctx, q, e, pos)
+		if err != nil {
+			return changed, err
+		}
+		if del {
+			removed[e.Revision]++
+		}
+		if ch {
+			changed++
+		}
+	}
+	for rev, n := range removed {
+		if _, err := q.MemoryRevisionSubtractEntries(ctx, db.MemoryRevisionSubtractEntriesParams{Removed: n, ScopeID: entries[0].ScopeID, Revision: rev}); err != nil {
+			return changed, err
+		}
+	}
+	return changed, nil
+}
+
+// scrubHistory scrubs the revisions before `before`, one fenced batch of at most scrubBatch entries at a time.
+func (h *RedactHandler) scrubHistory(ctx context.Context, item db.WorkItem, pos, before int64) (int64, error) {
+	var total int64
+	after := db.MemoryEntryListByScopeAfterParams{ScopeID: item.ScopeID, Limit: scrubBatch}
+	for {
+		var page []db.MemoryEntry
+		err := h.Ledger.InClaim(ctx, item, func(ctx context.Context, q db.Queries) error {
+			var err error
+			if page, err = q.MemoryEntryListByScopeAfter(ctx, after); err != nil {
+				return err
+			}
+			old := slices.DeleteFunc(slices.Clone(page), func(e db.MemoryEntry) bool { return e.Revision >= before })
+			if len(old) == 0 {
+				return nil
+			}
+			n, err := scrubEntries(ctx, q, old, pos)
+			total += n
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		if len(page) < scrubBatch || page[len(page)-1].Revision >= before {
+			return total, nil
+		}
+		last := page[len(page)-1]
+		after.AfterRevision, after.AfterEntryNo = last.Revision, last.EntryNo
+	}
 }
 
 func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
@@ -214,11 +287,17 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 	if item.PayloadVersion != RedactPayloadVersion || json.Unmarshal(item.Payload, &p) != nil || p.SourcePosition < 1 {
 		return coordinator.Prepared{}, coordinator.NewHandlerError(coordinator.CategoryPayload, coordinator.CodeInvalidPayload, false)
 	}
-	rev, entries, err := latestEntries(ctx, h.Store, item.ScopeID)
+	store := h.Ledger.Store()
+	rev, entries, err := latestEntries(ctx, store, item.ScopeID)
 	if err != nil {
 		return coordinator.Prepared{}, err
 	}
 	res := RedactResult{Type: PublicKindRedact, SourcePosition: p.SourcePosition}
+	if rev.Revision > 0 {
+		if res.ScrubbedEntries, err = h.scrubHistory(ctx, item, p.SourcePosition, rev.Revision); err != nil {
+			return coordinator.Prepared{}, err
+		}
+	}
 	type kept struct {
 		content   string
 		positions []int64
@@ -237,12 +316,13 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 			next = append(next, kept{e.Content, slices.Delete(pos, i, i+1)})
 		}
 	}
-	if res.RemovedEntries+res.UpdatedEntries == 0 { // nothing cites it (already redacted, or never extracted)
+	if res.RemovedEntries+res.UpdatedEntries == 0 { // the latest revision does not cite it
 		if rev.Revision > 0 {
 			res.Memory = &memory.RevisionResult{Revision: rev.Revision}
 		}
 		return coordinator.Prepared{Result: coordinator.Result{Code: "nothing_to_redact", Payload: res}}, nil
 	}
+	res.ScrubbedEntries += int64(res.RemovedEntries + res.UpdatedEntries)
 	revision := rev.Revision + 1
 	res.Memory = &memory.RevisionResult{Revision: revision}
 	commit := func(ctx context.Context, q db.Queries, item db.WorkItem) error {
@@ -251,6 +331,9 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 			if err == nil {
 				err = coordinator.NewHandlerError(coordinator.CategoryConflict, coordinator.CodeCursorChanged, true)
 			}
+			return err
+		}
+		if _, err := scrubEntries(ctx, q, entries, p.SourcePosition); err != nil {
 			return err
 		}
 		cur, err := sources.Cursor(ctx, q, item.ScopeID, memory.CursorName)

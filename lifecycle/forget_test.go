@@ -26,7 +26,7 @@ func runAll(t *testing.T, l *coordinator.Ledger, s db.Store) (stop func()) {
 	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w-all", Concurrency: 3, Poll: 10 * time.Millisecond,
 		RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, Logger: zerolog.Nop()},
 		&memory.Handler{Store: s, Provider: p}, &experience.Handler{Store: s, Provider: p},
-		&lifecycle.RedactHandler{Store: s}, &lifecycle.EraseHandler{Ledger: l, Poll: 10 * time.Millisecond})
+		&lifecycle.RedactHandler{Ledger: l}, &lifecycle.EraseHandler{Ledger: l, Poll: 10 * time.Millisecond})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -68,8 +68,9 @@ func flushBoth(t *testing.T, l *coordinator.Ledger, scope string) {
 // TestForgetSourceRedactsMemory: forgetting a Source erases its content at once (a tombstone keeps its position),
 // withdraws the candidates citing it, and a memory_redact operation in the scope's memory lane writes a revision
 // without the entries only it supported — an entry also supported by another Source stays, without the position.
-// Forgetting again is idempotent; a Source Memory has not consumed yet needs no redaction (200), and the next window
-// passes nothing of its tombstone to the provider.
+// Every earlier revision is scrubbed the same way, so the forgotten content is in no table any more. Forgetting
+// again is idempotent; a Source Memory has not consumed yet needs no redaction, and the next window passes nothing
+// of its tombstone to the provider.
 func TestForgetSourceRedactsMemory(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
 		ctx := context.Background()
@@ -115,7 +116,21 @@ func TestForgetSourceRedactsMemory(t *testing.T) {
 		item, err := l.Get(ctx, last.WorkID)
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(item.ResultPayload, &r))
-		require.Equal(t, lifecycle.RedactResult{Type: "memory_redact", SourcePosition: 4, RemovedEntries: 1, Memory: &memory.RevisionResult{Revision: 4}}, r)
+		require.Equal(t, lifecycle.RedactResult{Type: "memory_redact", SourcePosition: 4, RemovedEntries: 1, ScrubbedEntries: 3,
+			Memory: &memory.RevisionResult{Revision: 4}}, r, "revisions 1 and 2 were scrubbed too")
+		for rev, want := range map[int64][]entry{1: {{"The deploy script lives in ops/deploy.sh.", []int64{1}}},
+			2: {{"The deploy script lives in ops/deploy.sh.", []int64{1}}}, 3: {{"The deploy script lives in ops/deploy.sh.", []int64{1}}}} {
+			es, err := s.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: "team", Revision: rev})
+			require.NoError(t, err)
+			var got []entry
+			for _, e := range es {
+				var pos []int64
+				require.NoError(t, json.Unmarshal(e.SourcePositions, &pos))
+				got = append(got, entry{e.Content, pos})
+			}
+			require.Equal(t, want, got, "history of revision %d", rev)
+		}
+		requireNowhere(t, s, "Releases ship", "smoke tests")
 
 		srcs, err := s.SourceListRange(ctx, db.SourceListRangeParams{ScopeID: "team", AfterPosition: 0, ThroughPosition: 4})
 		require.NoError(t, err)
@@ -133,7 +148,10 @@ func TestForgetSourceRedactsMemory(t *testing.T) {
 
 		again, err := f.Forget(ctx, "team", "b")
 		require.NoError(t, err)
-		require.Nil(t, again.Redaction, "nothing in Memory cites it any more")
+		require.NotNil(t, again.Redaction, "Memory consumed it: the redaction runs again")
+		require.Equal(t, "nothing_to_redact", waitStatus(t, l, again.Redaction.WorkID, db.StatusSucceeded).ResultCode)
+		rev, _ = latest(t, s, "team")
+		require.Equal(t, int64(4), rev, "no new revision")
 		_, err = f.Forget(ctx, "team", "nope")
 		require.ErrorIs(t, err, lifecycle.ErrSourceNotFound)
 		_, err = f.Forget(ctx, "other", "a")

@@ -65,3 +65,20 @@ func (q queries) MemoryEntryDeleteRevisionBatch(ctx context.Context, p db.Memory
 func (q queries) MemoryRevisionDelete(ctx context.Context, p db.MemoryRevisionDeleteParams) (int64, error) {
 	return errs.Rows(q.q.MemoryRevisionDelete(ctx, mysqlgen.MemoryRevisionDeleteParams(p)))
 }
+
+func (q queries) MemoryEntryListByScopeAfter(ctx context.Context, p db.MemoryEntryListByScopeAfterParams) ([]db.MemoryEntry, error) {
+	rs, err := q.q.MemoryEntryListByScopeAfter(ctx, mysqlgen.MemoryEntryListByScopeAfterParams(p))
+	return conv.Many(errs, rs, err, conv.MemoryEntryFromGen)
+}
+
+func (q queries) MemoryEntryDelete(ctx context.Context, p db.MemoryEntryDeleteParams) (int64, error) {
+	return errs.Rows(q.q.MemoryEntryDelete(ctx, mysqlgen.MemoryEntryDeleteParams(p)))
+}
+
+func (q queries) MemoryEntryUpdatePositions(ctx context.Context, p db.MemoryEntryUpdatePositionsParams) (int64, error) {
+	return errs.Rows(q.q.MemoryEntryUpdatePositions(ctx, mysqlgen.MemoryEntryUpdatePositionsParams(p)))
+}
+
+func (q queries) MemoryRevisionSubtractEntries(ctx context.Context, p db.MemoryRevisionSubtractEntriesParams) (int64, error) {
+	return errs.Rows(q.q.MemoryRevisionSubtractEntries(ctx, mysqlgen.MemoryRevisionSubtractEntriesParams(p)))
+}

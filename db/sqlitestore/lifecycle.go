@@ -64,3 +64,20 @@ func (q *queries) MemoryEntryDeleteRevisionBatch(ctx context.Context, p db.Memor
 func (q *queries) MemoryRevisionDelete(ctx context.Context, p db.MemoryRevisionDeleteParams) (int64, error) {
 	return errs.Rows(q.w.MemoryRevisionDelete(ctx, sqlitegen.MemoryRevisionDeleteParams(p)))
 }
+
+func (q *queries) MemoryEntryListByScopeAfter(ctx context.Context, p db.MemoryEntryListByScopeAfterParams) ([]db.MemoryEntry, error) {
+	rs, err := q.r.MemoryEntryListByScopeAfter(ctx, sqlitegen.MemoryEntryListByScopeAfterParams(p))
+	return conv.Many(errs, rs, err, conv.MemoryEntryFromGen)
+}
+
+func (q *queries) MemoryEntryDelete(ctx context.Context, p db.MemoryEntryDeleteParams) (int64, error) {
+	return errs.Rows(q.w.MemoryEntryDelete(ctx, sqlitegen.MemoryEntryDeleteParams(p)))
+}
+
+func (q *queries) MemoryEntryUpdatePositions(ctx context.Context, p db.MemoryEntryUpdatePositionsParams) (int64, error) {
+	return errs.Rows(q.w.MemoryEntryUpdatePositions(ctx, sqlitegen.MemoryEntryUpdatePositionsParams(p)))
+}
+
+func (q *queries) MemoryRevisionSubtractEntries(ctx context.Context, p db.MemoryRevisionSubtractEntriesParams) (int64, error) {
+	return errs.Rows(q.w.MemoryRevisionSubtractEntries(ctx, sqlitegen.MemoryRevisionSubtractEntriesParams(p)))
+}

@@ -86,6 +86,8 @@ func (q *Queries) ExperienceCandidateListByScopeAfter(ctx context.Context, arg E
 const experienceCandidateWithdraw = `-- name: ExperienceCandidateWithdraw :execrows
 UPDATE pc_experience_candidates
 SET status = 'withdrawn',
+    title = '',
+    lesson = '',
     state_version = state_version + 1,
     updated_at = ?
 WHERE candidate_id = ?
@@ -97,9 +99,32 @@ type ExperienceCandidateWithdrawParams struct {
 	CandidateID string
 }
 
-// Guard: not withdrawn yet; the version moves on so a reviewer's stale expected_version conflicts.
+// Guard: not withdrawn yet; the version moves on so a reviewer's stale expected_version conflicts. The text goes:
+// it was derived from the forgotten Source.
 func (q *Queries) ExperienceCandidateWithdraw(ctx context.Context, arg ExperienceCandidateWithdrawParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, experienceCandidateWithdraw, arg.UpdatedAt, arg.CandidateID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const memoryEntryDelete = `-- name: MemoryEntryDelete :execrows
+DELETE FROM pc_memory_entries
+WHERE scope_id = ?
+  AND revision = ?
+  AND entry_no = ?
+`
+
+type MemoryEntryDeleteParams struct {
+	ScopeID  string
+	Revision int64
+	EntryNo  int32
+}
+
+// Guard: caller verified the redaction's claim under its item lock; one entry.
+func (q *Queries) MemoryEntryDelete(ctx context.Context, arg MemoryEntryDeleteParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, memoryEntryDelete, arg.ScopeID, arg.Revision, arg.EntryNo)
 	if err != nil {
 		return 0, err
 	}
@@ -142,6 +167,89 @@ type MemoryEntryDeleteRevisionBatchParams struct {
 // No lock (an old revision is never written again); at most limit entries of one revision.
 func (q *Queries) MemoryEntryDeleteRevisionBatch(ctx context.Context, arg MemoryEntryDeleteRevisionBatchParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, memoryEntryDeleteRevisionBatch, arg.ScopeID, arg.Revision, arg.Limit)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const memoryEntryListByScopeAfter = `-- name: MemoryEntryListByScopeAfter :many
+SELECT scope_id, revision, entry_no, content, source_positions, created_at
+FROM pc_memory_entries
+WHERE scope_id = ?
+  AND (revision > ? OR (revision = ? AND entry_no > ?))
+ORDER BY revision, entry_no
+LIMIT ?
+`
+
+type MemoryEntryListByScopeAfterParams struct {
+	ScopeID       string
+	AfterRevision int64
+	AfterEntryNo  int32
+	Limit         int32
+}
+
+// No lock (history is only rewritten by a redaction, in its scope's memory lane); keyset page of a scope's
+// entries by (revision, entry_no), for scrubbing a forgotten Source from every revision.
+func (q *Queries) MemoryEntryListByScopeAfter(ctx context.Context, arg MemoryEntryListByScopeAfterParams) ([]PcMemoryEntry, error) {
+	rows, err := q.db.QueryContext(ctx, memoryEntryListByScopeAfter,
+		arg.ScopeID,
+		arg.AfterRevision,
+		arg.AfterRevision,
+		arg.AfterEntryNo,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PcMemoryEntry
+	for rows.Next() {
+		var i PcMemoryEntry
+		if err := rows.Scan(
+			&i.ScopeID,
+			&i.Revision,
+			&i.EntryNo,
+			&i.Content,
+			&i.SourcePositions,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const memoryEntryUpdatePositions = `-- name: MemoryEntryUpdatePositions :execrows
+UPDATE pc_memory_entries
+SET source_positions = ?
+WHERE scope_id = ?
+  AND revision = ?
+  AND entry_no = ?
+`
+
+type MemoryEntryUpdatePositionsParams struct {
+	SourcePositions []byte
+	ScopeID         string
+	Revision        int64
+	EntryNo         int32
+}
+
+// Guard: caller verified the redaction's claim under its item lock; one entry.
+func (q *Queries) MemoryEntryUpdatePositions(ctx context.Context, arg MemoryEntryUpdatePositionsParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, memoryEntryUpdatePositions,
+		arg.SourcePositions,
+		arg.ScopeID,
+		arg.Revision,
+		arg.EntryNo,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -228,6 +336,28 @@ func (q *Queries) MemoryRevisionListExpired(ctx context.Context, arg MemoryRevis
 		return nil, err
 	}
 	return items, nil
+}
+
+const memoryRevisionSubtractEntries = `-- name: MemoryRevisionSubtractEntries :execrows
+UPDATE pc_memory_revisions
+SET entry_count = entry_count - ?
+WHERE scope_id = ?
+  AND revision = ?
+`
+
+type MemoryRevisionSubtractEntriesParams struct {
+	Removed  int32
+	ScopeID  string
+	Revision int64
+}
+
+// Guard: caller verified the redaction's claim under its item lock; the count follows the entries it deleted.
+func (q *Queries) MemoryRevisionSubtractEntries(ctx context.Context, arg MemoryRevisionSubtractEntriesParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, memoryRevisionSubtractEntries, arg.Removed, arg.ScopeID, arg.Revision)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const sourceCursorDeleteByScope = `-- name: SourceCursorDeleteByScope :execrows

@@ -19,14 +19,24 @@ WHERE scope_id = sqlc.arg('scope_id')
 ORDER BY candidate_id
 LIMIT CAST(sqlc.arg('limit') AS INT32);
 
--- Guard: not withdrawn yet; the version moves on so a reviewer's stale expected_version conflicts.
+-- Guard: not withdrawn yet; the version moves on so a reviewer's stale expected_version conflicts. The text goes:
+-- it was derived from the forgotten Source.
 -- name: ExperienceCandidateWithdraw :execrows
 UPDATE pc_experience_candidates
 SET status = 'withdrawn',
+    title = '',
+    lesson = '',
     state_version = state_version + 1,
     updated_at = sqlc.arg('updated_at')
 WHERE candidate_id = sqlc.arg('candidate_id')
   AND status <> 'withdrawn';
+
+-- Guard: caller verified the redaction's claim under its item lock; one entry.
+-- name: MemoryEntryDelete :execrows
+DELETE FROM pc_memory_entries
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision = sqlc.arg('revision')
+  AND entry_no = sqlc.arg('entry_no');
 
 -- Guard: caller verified the erase's claim under its item lock; at most limit entries of one scope.
 -- name: MemoryEntryDeleteBatch :execrows
@@ -45,6 +55,24 @@ WHERE rowid IN (
     WHERE e.scope_id = sqlc.arg('scope_id') AND e.revision = sqlc.arg('revision')
     LIMIT CAST(sqlc.arg('limit') AS INT32)
 );
+
+-- No lock (history is only rewritten by a redaction, in its scope's memory lane); keyset page of a scope's
+-- entries by (revision, entry_no), for scrubbing a forgotten Source from every revision.
+-- name: MemoryEntryListByScopeAfter :many
+SELECT scope_id, revision, entry_no, content, source_positions, created_at
+FROM pc_memory_entries
+WHERE scope_id = sqlc.arg('scope_id')
+  AND (revision > CAST(sqlc.arg('after_revision') AS INTEGER) OR (revision = CAST(sqlc.arg('after_revision') AS INTEGER) AND entry_no > CAST(sqlc.arg('after_entry_no') AS INT32)))
+ORDER BY revision, entry_no
+LIMIT CAST(sqlc.arg('limit') AS INT32);
+
+-- Guard: caller verified the redaction's claim under its item lock; one entry.
+-- name: MemoryEntryUpdatePositions :execrows
+UPDATE pc_memory_entries
+SET source_positions = sqlc.arg('source_positions')
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision = sqlc.arg('revision')
+  AND entry_no = sqlc.arg('entry_no');
 
 -- No lock (an old revision is never written again); one revision row.
 -- name: MemoryRevisionDelete :execrows
@@ -68,6 +96,13 @@ FROM pc_memory_revisions r
 WHERE r.revision <= (SELECT MAX(m.revision) FROM pc_memory_revisions m WHERE m.scope_id = r.scope_id) - CAST(sqlc.arg('keep') AS INTEGER)
 ORDER BY r.scope_id, r.revision
 LIMIT CAST(sqlc.arg('limit') AS INT32);
+
+-- Guard: caller verified the redaction's claim under its item lock; the count follows the entries it deleted.
+-- name: MemoryRevisionSubtractEntries :execrows
+UPDATE pc_memory_revisions
+SET entry_count = entry_count - CAST(sqlc.arg('removed') AS INT32)
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision = sqlc.arg('revision');
 
 -- Guard: caller holds the erase's lane, key and item locks and the consumers' lanes; one row per consumer.
 -- name: SourceCursorDeleteByScope :execrows
