@@ -11,6 +11,7 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/dburl"
+	"github.com/powercontext/powercontext/sources"
 )
 
 // Modes and roles (docs/architecture.md#configuration).
@@ -40,6 +41,8 @@ type Config struct {
 	ProviderModel   string
 	ProviderAPIKey  string
 	ProviderTimeout float64
+	// ProviderMaxRequestBytes is the byte budget of one provider request (docs/protocol.md#windows-that-fit); 0 = none.
+	ProviderMaxRequestBytes int
 
 	WorkerConcurrency          int
 	WorkerLeaseSeconds         float64
@@ -80,8 +83,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DatabaseURL: "sqlite://./data/powercontext.db", Mode: ModeSingleNode, Role: RoleAll, Listen: "127.0.0.1:8080",
-		Edge:              DefaultEdge(),
-		ProviderTimeout:   60,
+		Edge:            DefaultEdge(),
+		ProviderTimeout: 60, ProviderMaxRequestBytes: sources.DefaultMaxRequestBytes,
 		WorkerConcurrency: 4, WorkerLeaseSeconds: 120, WorkerHeartbeatSeconds: 30, WorkerPollSeconds: 1,
 		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
 		WorkerMaxSnoozes:      1000,
@@ -111,6 +114,7 @@ func (c *Config) settings() []setting {
 		{"provider-model", "POWERCONTEXT_PROVIDER_MODEL", "model name (provider openai)", &c.ProviderModel},
 		{"provider-api-key", "POWERCONTEXT_PROVIDER_API_KEY", "API key (provider openai; prefer the environment variable)", &c.ProviderAPIKey},
 		{"provider-timeout-seconds", "POWERCONTEXT_PROVIDER_TIMEOUT_SECONDS", "provider request timeout", &c.ProviderTimeout},
+		{"provider-max-request-bytes", "POWERCONTEXT_PROVIDER_MAX_REQUEST_BYTES", "byte budget of one provider request: a larger window is split into consecutive windows (0 = no budget)", &c.ProviderMaxRequestBytes},
 		{"worker-concurrency", "POWERCONTEXT_WORKER_CONCURRENCY", "execution slots per worker process", &c.WorkerConcurrency},
 		{"worker-lease-seconds", "POWERCONTEXT_WORKER_LEASE_SECONDS", "work lease length", &c.WorkerLeaseSeconds},
 		{"worker-heartbeat-seconds", "POWERCONTEXT_WORKER_HEARTBEAT_SECONDS", "lease heartbeat interval (< lease/3)", &c.WorkerHeartbeatSeconds},
@@ -275,6 +279,8 @@ func (c *Config) Validate() error {
 		return refuse("schedule intervals must be >= 0 (0 = off)")
 	case c.RetentionSourceContentDays < 0:
 		return refuse("POWERCONTEXT_RETENTION_SOURCE_CONTENT_DAYS must be >= 0 (0 = keep)")
+	case c.ProviderMaxRequestBytes < 0 || (c.ProviderMaxRequestBytes > 0 && c.ProviderMaxRequestBytes < 4096):
+		return refuse("POWERCONTEXT_PROVIDER_MAX_REQUEST_BYTES must be 0 (no budget) or >= 4096")
 	case c.RetentionMemoryRevisions < 0:
 		return refuse("POWERCONTEXT_RETENTION_MEMORY_REVISIONS must be >= 0 (0 = keep all)")
 	case c.MemberHeartbeatSeconds >= c.MemberTTLSeconds:

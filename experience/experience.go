@@ -50,6 +50,9 @@ type Result struct {
 type Handler struct {
 	Store    db.Store
 	Provider provider.Provider
+	// MaxRequestBytes is the byte budget of one provider request (0 = none), as for Memory: the window is narrowed
+	// to the prefix whose task outcomes fit (sources.Fit) and the rest becomes the next window.
+	MaxRequestBytes int
 }
 
 func (h *Handler) Kind() string { return Kind }
@@ -77,6 +80,10 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	window, err := sources.ReadWindow(ctx, h.Store, item.ScopeID, p)
 	if err != nil {
 		return coordinator.Prepared{}, err
+	}
+	if h.MaxRequestBytes > 0 {
+		// Only task outcomes are sent: the budget narrows the window after the last outcome that fits.
+		window, p = fitOutcomes(window, p, h.MaxRequestBytes)
 	}
 	var outcomes []provider.Source
 	inWindow := map[int64]bool{}
@@ -140,6 +147,41 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 		return nil
 	}
 	return coordinator.Prepared{Result: coordinator.Result{Code: "processed", Payload: result}, Commit: commit}, nil
+}
+
+// fitOutcomes narrows the window to the longest prefix whose live task outcomes fit budget (sources.Fit over the
+// outcomes; the Sources between them cost nothing, they are not sent). A single outcome over the budget is cut for
+// the provider.
+func fitOutcomes(window []db.Source, p sources.WindowPayload, budget int) ([]db.Source, sources.WindowPayload) {
+	var outcomes []db.Source
+	for _, s := range window {
+		if s.ErasedAt.IsZero() && IsTaskOutcome(s.Metadata) {
+			outcomes = append(outcomes, s)
+		}
+	}
+	fit, _, _ := sources.Fit(outcomes, p, budget)
+	// Stop just before the first outcome that did not fit (if any); replace the kept outcomes by their (maybe cut)
+	// copies.
+	stop := p.Through + 1
+	if len(fit) < len(outcomes) {
+		stop = outcomes[len(fit)].JournalPosition
+	}
+	cut := map[int64]db.Source{}
+	for _, s := range fit {
+		cut[s.JournalPosition] = s
+	}
+	var out []db.Source
+	for _, s := range window {
+		if s.JournalPosition >= stop {
+			break
+		}
+		if c, ok := cut[s.JournalPosition]; ok {
+			s = c
+		}
+		out = append(out, s)
+	}
+	p.Through = stop - 1
+	return out, p
 }
 
 // forgottenIn returns the positions of the window's Sources that are tombstones now.

@@ -44,6 +44,10 @@ type RevisionResult struct {
 type Handler struct {
 	Store    db.Store
 	Provider provider.Provider
+	// MaxRequestBytes is the byte budget of one provider request (0 = none): a window whose Sources do not fit is
+	// narrowed to the prefix that fits (sources.Fit) and the rest becomes the next window. The current entries,
+	// which every request carries, count against it, but the Sources always get sources.MinSourceBudget of it.
+	MaxRequestBytes int
 }
 
 func (h *Handler) Kind() string { return Kind }
@@ -75,6 +79,13 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	latest, existing, err := current(ctx, h.Store, item.ScopeID)
 	if err != nil {
 		return coordinator.Prepared{}, err
+	}
+	if h.MaxRequestBytes > 0 {
+		budget := h.MaxRequestBytes
+		for _, e := range existing {
+			budget -= len(e.Content) + len(e.SourcePositions) + entryOverheadBytes
+		}
+		window, p, _ = sources.Fit(window, p, max(budget, sources.MinSourceBudget(h.MaxRequestBytes)))
 	}
 	req := provider.ExtractMemoryRequest{ScopeID: item.ScopeID, Window: toProviderSources(window)}
 	for _, e := range existing {
@@ -122,6 +133,9 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	}
 	return coordinator.Prepared{Result: coordinator.Result{Code: "processed", Payload: result}, Commit: commit}, nil
 }
+
+// entryOverheadBytes is what one existing entry costs in a request beyond its content and positions.
+const entryOverheadBytes = 32
 
 func toProviderSources(srcs []db.Source) []provider.Source {
 	out := make([]provider.Source, 0, len(srcs))

@@ -6,7 +6,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 )
 
-// DefaultMaxRequestBytes is the default byte budget of one provider request (docs/protocol.md#windows-and-cursors):
+// DefaultMaxRequestBytes is the default byte budget of one provider request (docs/protocol.md#windows-that-fit):
 // 96 KiB, about 24k tokens of English or 32k of CJK text, so that a 32k-context model keeps room for the
 // instructions and its answer.
 const DefaultMaxRequestBytes = 96 << 10
@@ -19,7 +19,7 @@ const sourceOverheadBytes = 64
 // (for Memory: the current entries) is.
 func MinSourceBudget(budget int) int { return budget / 4 }
 
-// Fit narrows a window to the Sources that fit budget bytes (docs/protocol.md#windows-and-cursors). It returns the
+// Fit narrows a window to the Sources that fit budget bytes (docs/protocol.md#windows-that-fit). It returns the
 // longest prefix of srcs whose content, metadata and framing fit, and the payload with Through moved to the last
 // position included: committing it advances the cursor that far only, and the rest of the window becomes the next
 // window, committed after it in lane order. The first Source is always included; when it alone is over budget its
