@@ -57,12 +57,9 @@ type ScopeLifecycleQueries interface {
 	MemoryEntryDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
 	MemoryRevisionDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
 	SourceCursorDeleteByScope(ctx context.Context, scopeID string) (int64, error)
-	SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error)
 	// WorkItemListFinishedByScope lists up to p.Limit succeeded or cancelled items of a scope, except those of
 	// p.ExceptKind.
 	WorkItemListFinishedByScope(ctx context.Context, p WorkItemListFinishedByScopeParams) ([]string, error)
-	// WorkLaneDeleteIdle deletes a lane that has no head. Returns rows deleted.
-	WorkLaneDeleteIdle(ctx context.Context, laneKey string) (int64, error)
 
 	// MemoryRevisionListExpired lists up to p.Limit revisions older than the newest p.Keep of their scope, by
 	// scope and revision.

@@ -95,8 +95,8 @@ var scopeKinds = []string{memory.Kind, experience.Kind, KindRedact}
 // waits until it is finished, then deletes the scope's finished operations, candidates, Memory entries and
 // revisions and Sources in batches of at most 500 rows, each batch its own transaction fenced by the erase's claim
 // (coordinator.Ledger.InClaim): a retried erase continues where the last one stopped, and a deposed attempt deletes
-// nothing. The commit, in the erase's final transaction, deletes what is left: the journal head, the cursors and
-// the scope's memory and experience lanes.
+// nothing. The commit, in the erase's final transaction, deletes what is left and the cursors, and resets the
+// journal head to position 0.
 type EraseHandler struct {
 	Ledger *coordinator.Ledger
 	// Poll is how often Prepare re-reads the scope's cancelled work while it converges (default 100 ms).
@@ -233,13 +233,16 @@ func deleteFinishedWork(ctx context.Context, q db.Queries, scope string) (int64,
 
 // finishErase is the erase's domain commit, after its lane, key and item locks: lock the scope's memory and
 // experience lanes (ascending lane key) and its journal head, check that nothing arrived after the batches (else
-// conflict/scope_busy, retryable: the next attempt erases it), and delete the rest (the result counts the batches only) — the leftover finished work,
-// the journal head, the cursors and the two lanes — so the next capture starts a fresh journal at position 1.
+// conflict/scope_busy, retryable: the next attempt erases it), and delete the rest (the result counts the batches
+// only): the leftover finished work and Sources and the cursors. The journal head is reset to position 0 and the
+// lanes stay (idle, holding only a sequence counter), so the next capture starts a fresh journal at position 1.
+// Those two rows are kept, not deleted, because each is re-created by an insert-if-absent that may run
+// concurrently (docs/protocol.md#creating-rows): on InnoDB two such inserts racing over a just-deleted row take
+// shared locks on its delete-marked record and then deadlock upgrading them (TestEraseRacesCaptures found it).
 func finishErase(ctx context.Context, q db.Queries, scope string) error {
 	busy := coordinator.NewHandlerError(coordinator.CategoryConflict, CodeScopeBusy, true)
 	lanes := []string{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope)}
 	slices.Sort(lanes)
-	var present []string
 	for _, key := range lanes {
 		lane, _, err := q.WorkLaneLock(ctx, key)
 		if errors.Is(err, db.ErrNotFound) {
@@ -251,9 +254,10 @@ func finishErase(ctx context.Context, q db.Queries, scope string) error {
 		if lane.HeadSequence != 0 {
 			return busy
 		}
-		present = append(present, key)
 	}
-	if _, err := q.SourceJournalHeadLock(ctx, scope); err != nil && !errors.Is(err, db.ErrNotFound) {
+	head, err := q.SourceJournalHeadLock(ctx, scope)
+	hasHead := err == nil
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return err
 	}
 	n, err := deleteFinishedWork(ctx, q, scope)
@@ -269,16 +273,16 @@ func finishErase(ctx context.Context, q db.Queries, scope string) error {
 	if n == eraseBatch {
 		return busy
 	}
-	if _, err := q.SourceJournalHeadDelete(ctx, scope); err != nil {
-		return err
-	}
 	if _, err := q.SourceCursorDeleteByScope(ctx, scope); err != nil {
 		return err
 	}
-	for _, key := range present {
-		if _, err := q.WorkLaneDeleteIdle(ctx, key); err != nil {
+	if hasHead && head.Position != 0 {
+		now, err := q.DBNow(ctx)
+		if err != nil {
 			return err
 		}
+		head.Position, head.UpdatedAt = 0, now
+		return q.SourceJournalHeadUpdate(ctx, head)
 	}
 	return nil
 }

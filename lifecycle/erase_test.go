@@ -3,9 +3,12 @@ package lifecycle_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,7 +26,8 @@ import (
 
 // TestEraseScopeLeavesNoRow: erasing a scope cancels its pending work, refuses captures while it runs, and deletes
 // every row of the scope in batches — checked by SQL over every pc_* table of the catalog (a table the test does
-// not know fails it) — except the erase's own operation (the audit record: who asked and when). Another scope is
+// not know fails it) — except the erase's own operation (the audit record: who asked and when) and two rows without
+// data (the journal head at position 0, the idle lanes). Another scope is
 // untouched, and a new capture starts a fresh journal at position 1.
 func TestEraseScopeLeavesNoRow(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
@@ -97,7 +101,8 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 		next, err := l.Enqueue(ctx, memory.Consumer(3).EnqueueRequest(gone))
 		require.NoError(t, err)
 		require.True(t, next.Created)
-		require.Equal(t, int64(1), next.Item.LaneSequence, "a fresh memory lane")
+		require.Equal(t, sources.WindowPayload{CursorName: memory.CursorName, After: 0, Through: 1, HighWatermark: 1}, decode(t, next.Item),
+			"a fresh cursor")
 
 		keptMem, err := memory.Reader{Store: s}.Current(ctx, kept)
 		require.NoError(t, err)
@@ -110,7 +115,8 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 }
 
 // requireNoRowOf checks every pc_* table of the database's catalog for rows of scope. Tables with a scope_id
-// column must hold none (except the erase operation eraseID itself); the others are classified below.
+// column must hold none, except the erase operation eraseID itself (the audit record) and the journal head reset to
+// position 0; the others are classified below (the scope's lanes may stay, idle and empty).
 func requireNoRowOf(t *testing.T, s db.Store, scope, eraseID string) {
 	t.Helper()
 	sqlDB, tables := pcTables(t, s)
@@ -145,6 +151,9 @@ func requireNoRowOf(t *testing.T, s db.Store, scope, eraseID string) {
 		case count(scopeColQ, table) == 1:
 			q := fmt.Sprintf("SELECT count(*) FROM %s WHERE scope_id = %s", table, ph(1))
 			args := []any{scope}
+			if table == "pc_source_journal_heads" { // kept at position 0: the next capture starts at 1
+				q += " AND position <> 0"
+			}
 			if table == "pc_work_items" {
 				q += " AND work_id <> " + ph(2)
 				args = append(args, eraseID)
@@ -154,8 +163,9 @@ func requireNoRowOf(t *testing.T, s db.Store, scope, eraseID string) {
 		case table == "pc_work_attempts":
 			n = count("SELECT count(*) FROM pc_work_attempts a WHERE a.work_id <> "+ph(1)+
 				" AND NOT EXISTS (SELECT 1 FROM pc_work_items w WHERE w.work_id = a.work_id)", eraseID)
-		case table == "pc_work_lanes":
-			n = count("SELECT count(*) FROM pc_work_lanes WHERE lane_key IN ("+ph(1)+", "+ph(2)+")", lanes...)
+		case table == "pc_work_lanes": // kept idle: a sequence counter under a hash, no item left in it
+			n = count("SELECT count(*) FROM pc_work_lanes l WHERE l.lane_key IN ("+ph(1)+", "+ph(2)+") AND (l.head_sequence IS NOT NULL"+
+				" OR EXISTS (SELECT 1 FROM pc_work_items w WHERE w.lane_key = l.lane_key))", lanes...)
 		case table == "pc_work_keys":
 			n = count("SELECT count(*) FROM pc_work_keys WHERE lane_key IN ("+ph(1)+", "+ph(2)+", "+ph(3)+")", append(lanes, sources.EraseLaneKey(scope))...)
 		case deploymentWide[table]:
@@ -220,4 +230,72 @@ func requireNowhere(t *testing.T, s db.Store, phrases ...string) {
 		require.NoError(t, rows.Err())
 		require.NoError(t, rows.Close())
 	}
+}
+
+// TestEraseRacesCaptures: goroutines keep capturing into a scope while it is erased by a real worker. Every capture
+// either lands or is refused with ErrScopeErasing (never a deadlock or another error), and afterwards the scope's
+// journal is dense from position 1 with its head at the last position: nothing captured during the erase survived
+// half-deleted, and the captures after it started a fresh journal.
+func TestEraseRacesCaptures(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		j := sources.NewJournal(s)
+		const scope = "racy"
+		for i := range 50 {
+			_, err := j.Capture(ctx, sources.CaptureRequest{ScopeID: scope, Content: fmt.Sprintf("Fact %d.", i)})
+			require.NoError(t, err)
+		}
+		stop := runAll(t, l, s)
+		defer stop()
+		erase, err := (&lifecycle.Eraser{Ledger: l, MaxAttempts: 5}).Erase(ctx, scope, "ops")
+		require.NoError(t, err)
+
+		var refused, landed atomic.Int64
+		errs := make(chan error, 4)
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					_, err := j.Capture(ctx, sources.CaptureRequest{ScopeID: scope, Content: fmt.Sprintf("Late %d/%d.", g, i)})
+					switch {
+					case err == nil:
+						landed.Add(1)
+					case errors.Is(err, sources.ErrScopeErasing):
+						refused.Add(1)
+					default:
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		waitStatus(t, l, erase.WorkID, db.StatusSucceeded)
+		time.Sleep(50 * time.Millisecond) // some captures after the erase
+		close(done)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.Positive(t, refused.Load(), "captures were refused while the erase ran")
+		list, err := s.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, AfterPosition: 0, Limit: 100000})
+		require.NoError(t, err)
+		head, err := sources.Head(ctx, s, scope)
+		require.NoError(t, err)
+		require.Equal(t, int64(len(list)), head, "the head is the last position")
+		for i, src := range list {
+			require.Equal(t, int64(i+1), src.JournalPosition, "dense from 1")
+			require.True(t, strings.HasPrefix(src.Content, "Late "), "nothing from before the erase")
+		}
+		t.Logf("%d captures landed, %d refused; %d Sources after the erase", landed.Load(), refused.Load(), len(list))
+	})
 }

@@ -395,20 +395,6 @@ func (q *Queries) SourceDeleteBatch(ctx context.Context, arg SourceDeleteBatchPa
 	return result.RowsAffected()
 }
 
-const sourceJournalHeadDelete = `-- name: SourceJournalHeadDelete :execrows
-DELETE FROM pc_source_journal_heads
-WHERE scope_id = ?
-`
-
-// Guard: caller holds the journal head lock of the scope.
-func (q *Queries) SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error) {
-	result, err := q.db.ExecContext(ctx, sourceJournalHeadDelete, scopeID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const workItemListFinishedByScope = `-- name: WorkItemListFinishedByScope :many
 SELECT work_id
 FROM pc_work_items
@@ -446,19 +432,4 @@ func (q *Queries) WorkItemListFinishedByScope(ctx context.Context, arg WorkItemL
 		return nil, err
 	}
 	return items, nil
-}
-
-const workLaneDeleteIdle = `-- name: WorkLaneDeleteIdle :execrows
-DELETE FROM pc_work_lanes
-WHERE lane_key = ?
-  AND head_sequence IS NULL
-`
-
-// Guard: caller holds the lane lock; only an idle lane (no head) is deleted.
-func (q *Queries) WorkLaneDeleteIdle(ctx context.Context, laneKey string) (int64, error) {
-	result, err := q.db.ExecContext(ctx, workLaneDeleteIdle, laneKey)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
 }

@@ -399,20 +399,6 @@ func (q *Queries) SourceDeleteBatch(ctx context.Context, arg SourceDeleteBatchPa
 	return result.RowsAffected(), nil
 }
 
-const sourceJournalHeadDelete = `-- name: SourceJournalHeadDelete :execrows
-DELETE FROM pc_source_journal_heads
-WHERE scope_id = $1
-`
-
-// Guard: caller holds the journal head lock of the scope.
-func (q *Queries) SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error) {
-	result, err := q.db.Exec(ctx, sourceJournalHeadDelete, scopeID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const workItemListFinishedByScope = `-- name: WorkItemListFinishedByScope :many
 SELECT work_id
 FROM pc_work_items
@@ -447,19 +433,4 @@ func (q *Queries) WorkItemListFinishedByScope(ctx context.Context, arg WorkItemL
 		return nil, err
 	}
 	return items, nil
-}
-
-const workLaneDeleteIdle = `-- name: WorkLaneDeleteIdle :execrows
-DELETE FROM pc_work_lanes
-WHERE lane_key = $1
-  AND head_sequence IS NULL
-`
-
-// Guard: caller holds the lane lock; only an idle lane (no head) is deleted.
-func (q *Queries) WorkLaneDeleteIdle(ctx context.Context, laneKey string) (int64, error) {
-	result, err := q.db.Exec(ctx, workLaneDeleteIdle, laneKey)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }

@@ -119,11 +119,6 @@ WHERE (scope_id, journal_position) IN (
     LIMIT sqlc.arg('limit')
 );
 
--- Guard: caller holds the journal head lock of the scope.
--- name: SourceJournalHeadDelete :execrows
-DELETE FROM pc_source_journal_heads
-WHERE scope_id = sqlc.arg('scope_id');
-
 -- No lock; finished (succeeded/cancelled) items of one scope except one kind (the erases: their audit rows stay).
 -- name: WorkItemListFinishedByScope :many
 SELECT work_id
@@ -132,9 +127,3 @@ WHERE scope_id = sqlc.arg('scope_id')
   AND status IN ('succeeded', 'cancelled')
   AND kind <> sqlc.arg('except_kind')
 LIMIT sqlc.arg('limit');
-
--- Guard: caller holds the lane lock; only an idle lane (no head) is deleted.
--- name: WorkLaneDeleteIdle :execrows
-DELETE FROM pc_work_lanes
-WHERE lane_key = sqlc.arg('lane_key')
-  AND head_sequence IS NULL;
