@@ -40,12 +40,10 @@ func (q queries) SourceCursorDeleteByScope(ctx context.Context, scopeID string) 
 	return errs.Rows(q.q.SourceCursorDeleteByScope(ctx, scopeID))
 }
 
-
 func (q queries) WorkItemListFinishedByScope(ctx context.Context, p db.WorkItemListFinishedByScopeParams) ([]string, error) {
 	rs, err := q.q.WorkItemListFinishedByScope(ctx, postgresgen.WorkItemListFinishedByScopeParams(p))
 	return conv.Many(errs, rs, err, func(s string) string { return s })
 }
-
 
 func (q queries) MemoryRevisionListExpired(ctx context.Context, p db.MemoryRevisionListExpiredParams) ([]db.MemoryRevisionRef, error) {
 	rs, err := q.q.MemoryRevisionListExpired(ctx, postgresgen.MemoryRevisionListExpiredParams(p))
