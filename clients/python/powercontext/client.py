@@ -20,6 +20,8 @@ from .errors import (
 from .types import (
     Candidate,
     CaptureResult,
+    EraseResult,
+    ForgetResult,
     FlushResult,
     Health,
     Member,
@@ -166,6 +168,17 @@ class Client:
         """A page of the scope's journal in journal order (GET /v1/sources)."""
         q = {"scope_id": scope_id, "after": after or None, "limit": limit}
         return SourceList.from_json(self._call("GET", "/v1/sources", q))
+
+    def forget_source(self, scope_id: str, source_id: str) -> ForgetResult:
+        """Forgets one Source (DELETE /v1/sources/{id}?scope_id=): its content is erased at once and, when Memory
+        consumed it, a memory_redact operation removes it from every revision (follow it with wait_operation)."""
+        path = "/v1/sources/" + urllib.parse.quote(source_id, safe="")
+        return ForgetResult.from_json(self._call("DELETE", path, {"scope_id": scope_id}))
+
+    def erase_scope(self, scope_id: str) -> EraseResult:
+        """Erases a whole scope (DELETE /v1/scopes/{id}): returns its scope_erase operation (a live one is joined);
+        follow it with wait_operation."""
+        return EraseResult.from_json(self._call("DELETE", "/v1/scopes/" + urllib.parse.quote(scope_id, safe="")))
 
     # --- Memory ----------------------------------------------------------------------------------------------
 

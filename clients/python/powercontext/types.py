@@ -181,12 +181,51 @@ class ExperienceIncubationOperationResult:
     type: Literal["experience_incubation"] = "experience_incubation"
 
 
-OperationResult = Union[MemoryFlushOperationResult, ExperienceIncubationOperationResult]
+@dataclass(frozen=True)
+class OtherOperationResult:
+    """The result of another kind (memory_redact, scope_erase, maintenance, a skipped window): its fields as sent."""
+
+    type: str
+    fields: Dict[str, Any]
+
+
+OperationResult = Union[MemoryFlushOperationResult, ExperienceIncubationOperationResult, OtherOperationResult]
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    """Answer of forget_source: ``operation_id`` is the memory_redact operation that removes the Source from Memory
+    (None when Memory had not consumed it)."""
+
+    scope_id: str
+    source_id: str
+    journal_position: int
+    operation_id: Optional[str]
+    status: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ForgetResult":
+        return cls(d["scope_id"], d["source_id"], int(d["journal_position"]), d.get("operation_id"), d["status"])
+
+
+@dataclass(frozen=True)
+class EraseResult:
+    """Answer of erase_scope: the scope_erase operation."""
+
+    scope_id: str
+    operation_id: str
+    status: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "EraseResult":
+        return cls(d["scope_id"], d["operation_id"], d["status"])
 
 
 def _operation_result(d: Optional[Dict[str, Any]]) -> Optional[OperationResult]:
     if d is None:
         return None
+    if d.get("type") not in ("memory_flush", "experience_incubation") or "skipped_source_count" in d:
+        return OtherOperationResult(str(d.get("type")), dict(d))
     common = (int(d["previous_cursor"]), int(d["current_cursor"]), int(d["high_watermark"]),
               int(d["processed_source_count"]))
     if d.get("type") == "experience_incubation":

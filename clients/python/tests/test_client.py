@@ -94,6 +94,26 @@ class ClientTest(unittest.TestCase):
         listed = self.pc.list_operations(scope_id=scope, kind="memory_flush")
         self.assertIn(result.operation_id, [o.operation_id for o in listed.items])
 
+    def test_forget_source_and_erase_scope(self) -> None:
+        scope = new_scope() + "/sub"
+        self.pc.capture_source(scope, "The user prefers metric units.", source_id="m/1")
+        self.pc.flush_memory(scope)
+        forgotten = self.pc.forget_source(scope, "m/1")
+        self.assertEqual(forgotten.journal_position, 1)
+        self.assertIsNotNone(forgotten.operation_id)
+        op = self.pc.wait_operation(forgotten.operation_id)
+        self.assertEqual((op.kind, op.status), ("memory_redact", "succeeded"))
+        self.assertEqual(op.result.type, "memory_redact")
+        self.assertEqual(self.pc.get_memory(scope).entries, [])
+        with self.assertRaises(APIError) as ctx:
+            self.pc.forget_source(scope, "nope")
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (404, "source_not_found"))
+        erased = self.pc.erase_scope(scope)
+        self.assertEqual(erased.scope_id, scope)
+        op = self.pc.wait_operation(erased.operation_id)
+        self.assertEqual((op.kind, op.status), ("scope_erase", "succeeded"))
+        self.assertEqual(self.pc.list_sources(scope).items, [])
+
     def test_deadline_raises_pending_then_wait_operation_finishes(self) -> None:
         scope = new_scope()
         self.pc.capture_source(scope, "A fact to flush.")

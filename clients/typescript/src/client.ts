@@ -10,9 +10,11 @@ import {
   type Candidate,
   type CaptureResult,
   type CaptureSourceRequest,
+  type EraseResult,
   type ErrorBody,
   type FlushAccepted,
   type FlushResult,
+  type ForgetResult,
   type Health,
   type ListOperationsParams,
   type Member,
@@ -147,6 +149,19 @@ export class Client {
   /** A page of a scope's journal in journal order (GET /v1/sources). */
   listSources(scopeId: string, params: { after?: number; limit?: number } = {}): Promise<SourceList> {
     return this.#call("GET", "/v1/sources", { scope_id: scopeId, after: params.after || undefined, limit: params.limit });
+  }
+
+  /**
+   * Forgets one Source (DELETE /v1/sources/{id}?scope_id=): its content is erased at once and, when Memory consumed
+   * it, a memory_redact operation removes it from every revision (follow it with waitOperation).
+   */
+  forgetSource(scopeId: string, sourceId: string): Promise<ForgetResult> {
+    return this.#call("DELETE", "/v1/sources/" + encodeURIComponent(sourceId), { scope_id: scopeId });
+  }
+
+  /** Erases a whole scope (DELETE /v1/scopes/{id}); returns its scope_erase operation (a live one is joined). */
+  eraseScope(scopeId: string): Promise<EraseResult> {
+    return this.#call("DELETE", "/v1/scopes/" + encodeURIComponent(scopeId));
   }
 
   // --- Memory ---------------------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ export type OperationStatus =
   | "succeeded"
   | "failed"
   | "cancelled";
-export type OperationKind = "memory_flush" | "experience_incubation";
-export type CandidateStatus = "pending" | "approved" | "rejected";
+export type OperationKind = "memory_flush" | "experience_incubation" | "memory_redact" | "scope_erase" | "maintenance";
+export type CandidateStatus = "pending" | "approved" | "rejected" | "withdrawn";
 
 /** Statuses after which an operation changes no more (unless retried). */
 export const TERMINAL_STATUSES: ReadonlySet<OperationStatus> = new Set(["succeeded", "failed", "cancelled"]);
@@ -25,6 +25,24 @@ export interface CaptureSourceRequest {
   source_id?: string;
   source_type?: string;
   metadata?: Metadata;
+}
+
+/** Answer of forgetSource: operation_id is the memory_redact operation (null when Memory had not consumed it). */
+export interface ForgetResult {
+  scope_id: string;
+  source_id: string;
+  journal_position: number;
+  operation_id: string | null;
+  status: string;
+  status_url: string | null;
+}
+
+/** Answer of eraseScope: the scope_erase operation. */
+export interface EraseResult {
+  scope_id: string;
+  operation_id: string;
+  status: OperationStatus;
+  status_url: string;
 }
 
 export interface CaptureResult {
@@ -105,6 +123,12 @@ export interface ExperienceIncubationOperationResult {
   candidate_count: number;
 }
 
+/** The result of the other kinds: memory_redact, scope_erase and maintenance, with their own counts. */
+export interface OtherOperationResult {
+  type: "memory_redact" | "scope_erase" | "maintenance";
+  [field: string]: unknown;
+}
+
 /** The bounded failure of an operation (never error text). */
 export interface OperationError {
   category: string;
@@ -123,7 +147,7 @@ export interface OperationRecord {
   updated_at: string;
   completed_at: string | null;
   available_at: string;
-  result: MemoryFlushOperationResult | ExperienceIncubationOperationResult | null;
+  result: MemoryFlushOperationResult | ExperienceIncubationOperationResult | OtherOperationResult | null;
   error: OperationError | null;
 }
 

@@ -47,6 +47,26 @@ describe("powercontext client against a real server", () => {
     assert.equal(rest.next_after, null);
   });
 
+  test("forgetSource redacts Memory and eraseScope empties the scope", async () => {
+    const scope = newScope() + "/sub";
+    await pc.captureSource({ scope_id: scope, content: "The user prefers metric units.", source_id: "m/1" });
+    await pc.flushMemory(scope);
+    const forgotten = await pc.forgetSource(scope, "m/1");
+    assert.equal(forgotten.journal_position, 1);
+    assert.ok(forgotten.operation_id);
+    let op = await pc.waitOperation(forgotten.operation_id);
+    assert.deepEqual([op.kind, op.status, op.result?.type], ["memory_redact", "succeeded", "memory_redact"]);
+    assert.deepEqual((await pc.getMemory(scope)).entries, []);
+    const missing = await pc.forgetSource(scope, "nope").then(() => undefined, (e: unknown) => e);
+    assert.ok(missing instanceof APIError);
+    assert.deepEqual([missing.status, missing.code], [404, "source_not_found"]);
+    const erased = await pc.eraseScope(scope);
+    assert.equal(erased.scope_id, scope);
+    op = await pc.waitOperation(erased.operation_id);
+    assert.deepEqual([op.kind, op.status], ["scope_erase", "succeeded"]);
+    assert.deepEqual((await pc.listSources(scope)).items, []);
+  });
+
   test("flushMemory polls the operation, then Memory reads and searches", async () => {
     const scope = newScope();
     await pc.captureSource({ scope_id: scope, content: "The user prefers metric units." });
