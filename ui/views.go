@@ -14,6 +14,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/sources"
 )
@@ -23,6 +24,8 @@ var publicKinds = []struct{ Internal, Public string }{
 	{memory.Kind, memory.PublicKind},
 	{experience.Kind, experience.PublicKind},
 	{coordinator.KindMaintenance, coordinator.PublicKindMaintenance},
+	{lifecycle.KindRedact, lifecycle.PublicKindRedact},
+	{lifecycle.KindErase, lifecycle.PublicKindErase},
 }
 
 func publicOf(internal string) (string, bool) {
