@@ -3,6 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 SQLC := bin/sqlc
 SQLC_VERSION := v1.31.1
+GOLANGCI_LINT := bin/golangci-lint
 
 # Local test databases (CI exports the same values). An engine whose
 # server is unreachable is skipped on a laptop unless PC_TEST_REQUIRE_ENGINES names it (CI requires all three).
@@ -11,7 +12,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: help run test check generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test image migrate-lint
+.PHONY: help run test check lint generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test image migrate-lint
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -44,6 +45,13 @@ check: generate-check fmt-check tidy-check vet test clients-test ## what CI runs
 $(SQLC):
 	@mkdir -p bin
 	cd tools && $(GO) build -o ../$(SQLC) github.com/sqlc-dev/sqlc/cmd/sqlc
+
+$(GOLANGCI_LINT):
+	@mkdir -p bin
+	cd tools && $(GO) build -o ../$(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+lint: $(GOLANGCI_LINT) ## golangci-lint (.golangci.yml: staticcheck, errcheck, unused, revive, gosec, depguard layering)
+	$(GOLANGCI_LINT) run ./...
 
 generate: $(SQLC) ## regenerate db/gen from sql/queries and sql/schema (sqlc $(SQLC_VERSION))
 	$(SQLC) generate
