@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/migrate"
+	"github.com/powercontext/powercontext/internal/buildinfo"
 )
 
 // Exit codes of the powercontext command.
@@ -64,7 +66,9 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	// `powercontext --version` prints the one-line version; `powercontext version` the whole build record.
+	root.Version = buildinfo.Version()
+	root.SetVersionTemplate("powercontext {{.Version}}\n")
 	// Bad flags and arguments are configuration errors (exit 2).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ConfigError{Err: err} })
 
@@ -74,9 +78,47 @@ func NewRootCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	server.AddCommand(newMigrateCommand(), newRunCommand(), newHealthCommand())
-	root.AddCommand(server)
+	root.AddCommand(server, newVersionCommand())
 	root.AddCommand(cli.Commands()...)
+	// cobra's own `completion bash|zsh|fish|powershell` command stays enabled.
 	return root
+}
+
+// newVersionCommand prints the build record (internal/buildinfo): text by default, the JSON object with -o json.
+func newVersionCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "version",
+		Short:   "Print the version, VCS revision and build time of this binary",
+		Example: "  powercontext version\n  powercontext version -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info := buildinfo.Get()
+			w := cmd.OutOrStdout()
+			switch output {
+			case "json":
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			case "", "text":
+				_, err := fmt.Fprintf(w, "powercontext %s\nmodule:     %s\nrevision:   %s (modified: %t)\ncommitted:  %s\nbuilt:      %s\ngo:         %s %s\n",
+					info.Version, info.Module, orUnknown(info.Revision), info.Modified, orUnknown(info.CommitTime),
+					orUnknown(info.BuildTime), info.GoVersion, info.Platform)
+				return err
+			default:
+				return &ConfigError{Err: fmt.Errorf("--output must be text or json, got %q", output)}
+			}
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 func newMigrateCommand() *cobra.Command {
