@@ -268,7 +268,18 @@ func TestSourcesAddFromStdin(t *testing.T) {
 func TestMemoryFlushShowsLiveStatus(t *testing.T) {
 	t.Setenv(cli.EnvAuthToken, "")
 	api, url := newFakeAPI(t)
+	// Not a terminal (a buffer, as in a pipe): no status line at all, the result alone.
 	code, out, errOut := run("memory", "flush", "--server", url, "--scope", "team", "--poll", "1ms")
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Equal(t, "flushed 3 sources of scope team: journal 0 → 3 of 3; memory revision 4 (operation op-1)\n", out)
+	require.Empty(t, errOut)
+
+	// A terminal: the live line, finished with a newline before the result is printed.
+	orig := cli.IsTerminal
+	cli.IsTerminal = func(io.Writer) bool { return true }
+	t.Cleanup(func() { cli.IsTerminal = orig })
+	api.polls = 0
+	code, out, errOut = run("memory", "flush", "--server", url, "--scope", "team", "--poll", "1ms")
 	require.Equal(t, app.ExitOK, code, errOut)
 	require.Equal(t, "flushed 3 sources of scope team: journal 0 → 3 of 3; memory revision 4 (operation op-1)\n", out)
 	require.Contains(t, errOut, "\roperation op-1: queued")
@@ -422,7 +433,8 @@ func TestEveryClientCommandHasHelpWithExamples(t *testing.T) {
 	var paths [][]string
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {
-			if sub.Name() == "help" || sub.Name() == "server" {
+			// server, version and completion run locally: they take no --server.
+			if sub.Name() == "help" || sub.Name() == "server" || sub.Name() == "version" || sub.Name() == "completion" {
 				continue
 			}
 			paths = append(paths, strings.Fields(sub.CommandPath())[1:])

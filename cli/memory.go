@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/powercontext/powercontext/client"
@@ -51,7 +53,7 @@ scope whose next window is held by a failed operation is blocked until that oper
 			if err != nil {
 				return err
 			}
-			status := &statusLine{w: cmd.ErrOrStderr()}
+			status := &statusLine{w: cmd.ErrOrStderr(), live: IsTerminal(cmd.ErrOrStderr())}
 			res, err := s.c.FlushMemoryWith(cmd.Context(), scope, status.show)
 			status.end()
 			if err != nil {
@@ -97,14 +99,27 @@ func printFlush(w io.Writer, scope string, r client.FlushResult) error {
 	return err
 }
 
-// statusLine rewrites one line on standard error ("\r") each time an operation's status or attempt changes.
+// statusLine rewrites one line on standard error ("\r") each time an operation's status or attempt changes. It
+// writes only when standard error is a terminal (live): in a pipe or a log file a carriage-return line is noise.
+// It is finished (end) before the result is printed, so it never follows the result.
 type statusLine struct {
 	w     io.Writer
+	live  bool
 	last  string
 	width int
 }
 
+// IsTerminal reports whether w is a terminal; the live status line is drawn only then. A variable so that tests
+// can draw it into a buffer.
+var IsTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
 func (s *statusLine) show(r client.OperationRecord) {
+	if !s.live {
+		return
+	}
 	line := "operation " + r.OperationID + ": " + r.Status
 	if r.AttemptCount > 0 {
 		line += fmt.Sprintf(" (attempt %d)", r.AttemptCount)
