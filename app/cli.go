@@ -123,7 +123,7 @@ func orUnknown(s string) string {
 
 func newMigrateCommand() *cobra.Command {
 	var databaseURL string
-	var force bool
+	var force, status, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply the pending forward-only schema migrations",
@@ -137,20 +137,96 @@ previous release. Any other migration is refused while a live member of the depl
 advertised schema range ends below it): roll those processes to this release first, or pass --force.
 
 Database URLs: sqlite://PATH, postgres://user:pass@host:port/db?sslmode=disable,
-mysql://user:pass@host:port/db (oceanbase:// is an alias of mysql://).`,
+mysql://user:pass@host:port/db (oceanbase:// is an alias of mysql://).
+
+--status prints the schema revision and what is pending without writing anything; it exits 1 when this binary
+cannot run against the database. --dry-run prints what a run would apply (and whether it would be refused) and
+writes nothing.`,
+		Example: `  powercontext server migrate --database-url postgres://migrator@db:5432/pc
+  powercontext server migrate --status --database-url mysql://migrator@db:3306/pc
+  powercontext server migrate --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if databaseURL == "" {
 				databaseURL = envOr(EnvDatabaseURL, dburl.DefaultURL)
 			}
+			if status && dryRun {
+				return &ConfigError{Err: errors.New("--status and --dry-run are exclusive")}
+			}
+			if status || dryRun {
+				return runMigrateStatus(cmd.Context(), cmd.OutOrStdout(), databaseURL, dryRun, force)
+			}
 			return runMigrate(cmd.Context(), cmd.OutOrStdout(), databaseURL, force)
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "apply even while live members cannot run against the result")
+	cmd.Flags().BoolVar(&status, "status", false, "print the schema revision and pending migrations; write nothing")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be applied; write nothing")
 	// The default is resolved at run time so that --help never prints a password from the environment.
 	cmd.Flags().StringVar(&databaseURL, "database-url", "",
 		"database URL of the migration account (default $"+EnvDatabaseURL+", else "+dburl.DefaultURL+")")
 	return cmd
+}
+
+// runMigrateStatus reads the schema revision (migrate.Status never writes) and prints it: with dryRun, as the list
+// of files a run would apply and whether the rolling-upgrade guard would refuse it.
+func runMigrateStatus(ctx context.Context, out io.Writer, rawURL string, dryRun, force bool) error {
+	u, err := dburl.Parse(rawURL)
+	if err != nil {
+		return &ConfigError{Err: err}
+	}
+	sqlDB, err := OpenSQLDB(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer sqlDB.Close()
+	rep, err := migrate.Status(ctx, u.Engine, sqlDB)
+	if err != nil {
+		return err
+	}
+	current := rep.Current
+	if current == "" {
+		current = "none"
+	}
+	if dryRun {
+		if len(rep.Pending) == 0 && rep.Dirty == nil {
+			fmt.Fprintf(out, "nothing pending: %s schema at version %s (%s)\n", u.Engine, current, u.Redacted)
+			return nil
+		}
+		if rep.Dirty != nil {
+			fmt.Fprintf(out, "would resume %s (applied %d of %d statements)\n", rep.Dirty.Name(), rep.Dirty.Applied, rep.Dirty.Total)
+		}
+		for _, name := range rep.Pending {
+			fmt.Fprintf(out, "would apply %s\n", name)
+		}
+		if !force {
+			store, err := OpenStore(ctx, u)
+			if err != nil {
+				return fmt.Errorf("open %s: %w", u.Redacted, err)
+			}
+			defer store.Close()
+			if err := refuseLeavingMembersBehind(ctx, u.Engine, sqlDB, store); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(out, "%s schema would go from version %s to %s (dry run: nothing written)\n", u.Engine, current, rep.Expected)
+		return nil
+	}
+	fmt.Fprintf(out, "engine:   %s (%s)\ncurrent:  %s\nexpected: %s\n", u.Engine, u.Redacted, current, rep.Expected)
+	for _, name := range rep.Pending {
+		fmt.Fprintf(out, "pending:  %s\n", name)
+	}
+	for _, name := range rep.Unknown {
+		fmt.Fprintf(out, "unknown:  %s (applied by a newer release)\n", name)
+	}
+	if rep.Dirty != nil {
+		fmt.Fprintf(out, "dirty:    %s (applied %d of %d statements)\n", rep.Dirty.Name(), rep.Dirty.Applied, rep.Dirty.Total)
+	}
+	if err := migrate.Verify(ctx, u.Engine, sqlDB); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "status:   this binary can run against the database")
+	return nil
 }
 
 func runMigrate(ctx context.Context, out io.Writer, rawURL string, force bool) error {

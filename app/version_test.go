@@ -51,3 +51,31 @@ func TestShellCompletionIsEnabled(t *testing.T) {
 		require.Contains(t, out, "powercontext", shell)
 	}
 }
+
+func TestMigrateStatusAndDryRunWriteNothing(t *testing.T) {
+	url := "sqlite://" + t.TempDir() + "/pc.db"
+	out, err := runRoot(t, "server", "migrate", "--dry-run", "--database-url", url)
+	require.NoError(t, err)
+	require.Contains(t, out, "would apply 20261202000000_baseline.sql\n")
+	require.Contains(t, out, "dry run: nothing written")
+
+	// Still nothing applied: --status lists every file as pending and fails (this binary cannot run yet).
+	out, err = runRoot(t, "server", "migrate", "--status", "--database-url", url)
+	require.Error(t, err)
+	require.Contains(t, out, "current:  none\n")
+	require.Contains(t, out, "pending:  20261202000000_baseline.sql\n")
+
+	out, err = runRoot(t, "server", "migrate", "--database-url", url)
+	require.NoError(t, err, out)
+	out, err = runRoot(t, "server", "migrate", "--status", "--database-url", url)
+	require.NoError(t, err)
+	require.NotContains(t, out, "pending:")
+	require.Contains(t, out, "status:   this binary can run against the database\n")
+	out, err = runRoot(t, "server", "migrate", "--dry-run", "--database-url", url)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(out, "nothing pending: sqlite schema at version "), out)
+
+	_, err = runRoot(t, "server", "migrate", "--dry-run", "--status", "--database-url", url)
+	var ce *ConfigError
+	require.True(t, errors.As(err, &ce), "exclusive flags are a configuration error: %v", err)
+}
