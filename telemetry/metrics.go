@@ -22,6 +22,13 @@ type metrics struct {
 	providerDuration *prometheus.HistogramVec
 }
 
+// collectors are every metric of m, in registration order.
+func (m *metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.enqueues, m.claimLatency, m.claimPass, m.attempts, m.attemptDuration,
+		m.leaseExpirations, m.leadership, m.leader, m.queueDepth, m.queueOldest, m.members, m.httpRequests,
+		m.httpDuration, m.providerCalls, m.providerDuration}
+}
+
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		enqueues: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "work_enqueues_total",
@@ -59,9 +66,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		providerDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "provider_call_duration_seconds",
 			Help: "Model provider call latency.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 15)}, []string{"provider", "outcome"}),
 	}
-	reg.MustRegister(m.enqueues, m.claimLatency, m.claimPass, m.attempts, m.attemptDuration, m.leaseExpirations,
-		m.leadership, m.leader, m.queueDepth, m.queueOldest, m.members, m.httpRequests, m.httpDuration,
-		m.providerCalls, m.providerDuration)
+	reg.MustRegister(m.collectors()...)
 	for _, o := range LeadershipOutcomes {
 		m.leadership.WithLabelValues(o)
 	}

@@ -399,3 +399,11 @@ func TestNewTraceIDsAreValidAndDistinct(t *testing.T) {
 		require.False(t, dup)
 	}
 }
+
+func TestMetricFamiliesListsEveryMetric(t *testing.T) {
+	f := telemetry.MetricFamilies()
+	require.Len(t, f, 15)
+	require.Equal(t, []string{"kind", "status"}, f["powercontext_work_queue_depth"])
+	require.Equal(t, []string(nil), f["powercontext_scheduler_leader"])
+	require.Equal(t, []string{"method", "route", "status_class"}, f["powercontext_http_requests_total"])
+}
