@@ -97,9 +97,7 @@ func newVersionCommand() *cobra.Command {
 			w := cmd.OutOrStdout()
 			switch output {
 			case "json":
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(info)
+				return writeJSON(w, info)
 			case "", "text":
 				_, err := fmt.Fprintf(w, "powercontext %s\nmodule:     %s\nrevision:   %s (modified: %t)\ncommitted:  %s\nbuilt:      %s\ngo:         %s %s\n",
 					info.Version, info.Module, orUnknown(info.Revision), info.Modified, orUnknown(info.CommitTime),
@@ -110,8 +108,26 @@ func newVersionCommand() *cobra.Command {
 			}
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	addOutputFlag(cmd, &output)
 	return cmd
+}
+
+// addOutputFlag gives a server-side command the same --output/-o text|json flag as the client commands.
+func addOutputFlag(cmd *cobra.Command, output *string) {
+	cmd.Flags().StringVarP(output, "output", "o", "text", "output format: text or json")
+}
+
+func checkOutput(output string) error {
+	if output != "text" && output != "json" {
+		return &ConfigError{Err: fmt.Errorf("--output must be text or json, got %q", output)}
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func orUnknown(s string) string {
@@ -124,6 +140,7 @@ func orUnknown(s string) string {
 func newMigrateCommand() *cobra.Command {
 	var databaseURL string
 	var force, status, dryRun bool
+	var output string
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply the pending forward-only schema migrations",
@@ -153,15 +170,19 @@ writes nothing.`,
 			if status && dryRun {
 				return &ConfigError{Err: errors.New("--status and --dry-run are exclusive")}
 			}
-			if status || dryRun {
-				return runMigrateStatus(cmd.Context(), cmd.OutOrStdout(), databaseURL, dryRun, force)
+			if err := checkOutput(output); err != nil {
+				return err
 			}
-			return runMigrate(cmd.Context(), cmd.OutOrStdout(), databaseURL, force)
+			if status || dryRun {
+				return runMigrateStatus(cmd.Context(), cmd.OutOrStdout(), databaseURL, dryRun, force, output == "json")
+			}
+			return runMigrate(cmd.Context(), cmd.OutOrStdout(), databaseURL, force, output == "json")
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "apply even while live members cannot run against the result")
 	cmd.Flags().BoolVar(&status, "status", false, "print the schema revision and pending migrations; write nothing")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be applied; write nothing")
+	addOutputFlag(cmd, &output)
 	// The default is resolved at run time so that --help never prints a password from the environment.
 	cmd.Flags().StringVar(&databaseURL, "database-url", "",
 		"database URL of the migration account (default $"+EnvDatabaseURL+", else "+dburl.DefaultURL+")")
@@ -170,7 +191,22 @@ writes nothing.`,
 
 // runMigrateStatus reads the schema revision (migrate.Status never writes) and prints it: with dryRun, as the list
 // of files a run would apply and whether the rolling-upgrade guard would refuse it.
-func runMigrateStatus(ctx context.Context, out io.Writer, rawURL string, dryRun, force bool) error {
+// migrateReport is the -o json form of every `server migrate` run.
+type migrateReport struct {
+	Engine   string   `json:"engine"`
+	Current  string   `json:"current"`
+	Expected string   `json:"expected,omitempty"`
+	Applied  []string `json:"applied,omitempty"`
+	Pending  []string `json:"pending,omitempty"`
+	Unknown  []string `json:"unknown,omitempty"`
+	Dirty    string   `json:"dirty,omitempty"`
+	DryRun   bool     `json:"dry_run,omitempty"`
+	// Compatible: this binary can run against the database as it is (--status only).
+	Compatible *bool  `json:"compatible,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+func runMigrateStatus(ctx context.Context, out io.Writer, rawURL string, dryRun, force, asJSON bool) error {
 	u, err := dburl.Parse(rawURL)
 	if err != nil {
 		return &ConfigError{Err: err}
@@ -187,6 +223,35 @@ func runMigrateStatus(ctx context.Context, out io.Writer, rawURL string, dryRun,
 	current := rep.Current
 	if current == "" {
 		current = "none"
+	}
+	if asJSON {
+		jr := migrateReport{Engine: string(u.Engine), Current: rep.Current, Expected: rep.Expected, Pending: rep.Pending,
+			Unknown: rep.Unknown, DryRun: dryRun}
+		if rep.Dirty != nil {
+			jr.Dirty = rep.Dirty.Name()
+		}
+		var verr error
+		if dryRun {
+			if !force && (len(rep.Pending) > 0 || rep.Dirty != nil) {
+				store, err := OpenStore(ctx, u)
+				if err != nil {
+					return fmt.Errorf("open %s: %w", u.Redacted, err)
+				}
+				defer store.Close()
+				verr = refuseLeavingMembersBehind(ctx, u.Engine, sqlDB, store)
+			}
+		} else {
+			verr = migrate.Verify(ctx, u.Engine, sqlDB)
+			ok := verr == nil
+			jr.Compatible = &ok
+		}
+		if verr != nil {
+			jr.Error = verr.Error()
+		}
+		if err := writeJSON(out, jr); err != nil {
+			return err
+		}
+		return verr
 	}
 	if dryRun {
 		if len(rep.Pending) == 0 && rep.Dirty == nil {
@@ -229,7 +294,7 @@ func runMigrateStatus(ctx context.Context, out io.Writer, rawURL string, dryRun,
 	return nil
 }
 
-func runMigrate(ctx context.Context, out io.Writer, rawURL string, force bool) error {
+func runMigrate(ctx context.Context, out io.Writer, rawURL string, force, asJSON bool) error {
 	u, err := dburl.Parse(rawURL)
 	if err != nil {
 		return &ConfigError{Err: err}
@@ -251,6 +316,16 @@ func runMigrate(ctx context.Context, out io.Writer, rawURL string, force bool) e
 		}
 	}
 	res, err := migrate.Apply(ctx, u.Engine, sqlDB, store, migrationOwner())
+	if asJSON {
+		jr := migrateReport{Engine: string(u.Engine), Current: res.Current, Applied: res.Applied}
+		if err != nil {
+			jr.Error = err.Error()
+		}
+		if werr := writeJSON(out, jr); werr != nil {
+			return werr
+		}
+		return err
+	}
 	for _, name := range res.Applied {
 		fmt.Fprintf(out, "applied %s\n", name)
 	}

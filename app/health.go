@@ -22,6 +22,7 @@ func newHealthCommand() *cobra.Command {
 	var target string
 	var live bool
 	var timeout time.Duration
+	var output string
 	cmd := &cobra.Command{
 		Use:   "health",
 		Short: "Probe this server's readiness (exit 0 when ready or degraded); for container health checks",
@@ -37,9 +38,13 @@ func newHealthCommand() *cobra.Command {
 			if live {
 				path = "/health/live"
 			}
-			return probe(cmd.Context(), cmd.OutOrStdout(), strings.TrimRight(target, "/")+path, timeout)
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			return probe(cmd.Context(), cmd.OutOrStdout(), strings.TrimRight(target, "/")+path, timeout, output == "json")
 		},
 	}
+	addOutputFlag(cmd, &output)
 	cmd.Flags().StringVar(&target, "url", "", "base URL to probe (default from $"+EnvListen+")")
 	cmd.Flags().BoolVar(&live, "live", false, "probe liveness (/health/live) instead of readiness")
 	cmd.Flags().DurationVar(&timeout, "timeout", 3*time.Second, "give up after this long")
@@ -58,7 +63,8 @@ func probeAddress(listen string) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-func probe(ctx context.Context, out io.Writer, url string, timeout time.Duration) error {
+// probe prints the status word, or with asJSON the server's health body as it answered (any status).
+func probe(ctx context.Context, out io.Writer, url string, timeout time.Duration, asJSON bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -70,16 +76,22 @@ func probe(ctx context.Context, out io.Writer, url string, timeout time.Duration
 		return fmt.Errorf("%s: %w", url, err)
 	}
 	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	var body struct {
 		Status string `json:"status"`
 	}
-	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&body)
+	_ = json.Unmarshal(raw, &body)
+	if asJSON && json.Valid(raw) {
+		fmt.Fprintln(out, strings.TrimSpace(string(raw)))
+	}
 	if body.Status == "" {
 		body.Status = http.StatusText(resp.StatusCode)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %d %s", url, resp.StatusCode, body.Status)
 	}
-	fmt.Fprintln(out, body.Status)
+	if !asJSON {
+		fmt.Fprintln(out, body.Status)
+	}
 	return nil
 }

@@ -54,14 +54,14 @@ func TestMigrateRefusesToLeaveLiveMembersBehind(t *testing.T) {
 		require.NoError(t, member.Beat(ctx))
 
 		var out bytes.Buffer
-		err = runMigrate(ctx, &out, raw, false)
+		err = runMigrate(ctx, &out, raw, false, false)
 		require.ErrorContains(t, err, files[stop].Name())
 		require.ErrorContains(t, err, "worker/old (old)")
 		rep, err := migrate.Status(ctx, engine, sqlDB)
 		require.NoError(t, err)
 		require.Len(t, rep.Pending, len(files)-stop, "nothing was applied")
 
-		require.NoError(t, runMigrate(ctx, &out, raw, true), "--force applies it anyway")
+		require.NoError(t, runMigrate(ctx, &out, raw, true, false), "--force applies it anyway")
 		require.Contains(t, out.String(), "applied "+files[stop].Name())
 	})
 }

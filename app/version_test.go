@@ -79,3 +79,41 @@ func TestMigrateStatusAndDryRunWriteNothing(t *testing.T) {
 	var ce *ConfigError
 	require.True(t, errors.As(err, &ce), "exclusive flags are a configuration error: %v", err)
 }
+
+func TestServerCommandsSpeakJSON(t *testing.T) {
+	url := "sqlite://" + t.TempDir() + "/pc.db"
+	decode := func(out string) migrateReport {
+		var r migrateReport
+		require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+		return r
+	}
+	out, err := runRoot(t, "server", "migrate", "--dry-run", "-o", "json", "--database-url", url)
+	require.NoError(t, err)
+	r := decode(out)
+	require.True(t, r.DryRun)
+	require.Equal(t, "", r.Current)
+	require.Contains(t, r.Pending, "20261202000000_baseline.sql")
+
+	out, err = runRoot(t, "server", "migrate", "--status", "-o", "json", "--database-url", url)
+	require.Error(t, err, "behind: this binary cannot run against it yet")
+	r = decode(out)
+	require.NotNil(t, r.Compatible)
+	require.False(t, *r.Compatible)
+	require.NotEmpty(t, r.Error)
+
+	out, err = runRoot(t, "server", "migrate", "-o", "json", "--database-url", url)
+	require.NoError(t, err)
+	r = decode(out)
+	require.Contains(t, r.Applied, "20261202000000_baseline.sql")
+	require.Equal(t, r.Applied[len(r.Applied)-1][:14], r.Current)
+
+	out, err = runRoot(t, "server", "migrate", "--status", "-o", "json", "--database-url", url)
+	require.NoError(t, err)
+	r = decode(out)
+	require.True(t, *r.Compatible)
+	require.Empty(t, r.Pending)
+
+	_, err = runRoot(t, "server", "health", "-o", "yaml")
+	var ce *ConfigError
+	require.True(t, errors.As(err, &ce), "%v", err)
+}
