@@ -203,10 +203,14 @@ func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 // Days converts a days setting to a duration.
 func Days(d float64) time.Duration { return time.Duration(d * 24 * float64(time.Hour)) }
 
-// RunsAPI, RunsScheduler and RunsWorker tell which parts a role runs.
-func (c *Config) RunsAPI() bool       { return c.Role == RoleAll || c.Role == RoleAPI }
+// RunsAPI reports whether this process serves the HTTP API (role api or all).
+func (c *Config) RunsAPI() bool { return c.Role == RoleAll || c.Role == RoleAPI }
+
+// RunsScheduler reports whether this process runs the scheduler (role scheduler or all).
 func (c *Config) RunsScheduler() bool { return c.Role == RoleAll || c.Role == RoleScheduler }
-func (c *Config) RunsWorker() bool    { return c.Role == RoleAll || c.Role == RoleWorker }
+
+// RunsWorker reports whether this process runs workers (role worker or all).
+func (c *Config) RunsWorker() bool { return c.Role == RoleAll || c.Role == RoleWorker }
 
 // Validate refuses a configuration before anything starts (docs/architecture.md#configuration). It returns a *ConfigError.
 func (c *Config) Validate() error {

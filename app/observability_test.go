@@ -276,23 +276,23 @@ func spanText(spans tracetest.SpanStubs) string {
 	for _, s := range spans {
 		fmt.Fprintf(&sb, "%s %s %s %v %s\n", s.Name, s.SpanContext.TraceID(), s.SpanContext.SpanID(), s.Status.Code, s.Status.Description)
 		for _, a := range s.Attributes {
-			fmt.Fprintf(&sb, "  attr %s=%s\n", a.Key, a.Value.Emit())
+			fmt.Fprintf(&sb, "  attr %s=%s\n", a.Key, a.Value.String())
 		}
 		for _, ev := range s.Events {
 			fmt.Fprintf(&sb, "  event %s\n", ev.Name)
 			for _, a := range ev.Attributes {
-				fmt.Fprintf(&sb, "    attr %s=%s\n", a.Key, a.Value.Emit())
+				fmt.Fprintf(&sb, "    attr %s=%s\n", a.Key, a.Value.String())
 			}
 		}
 		for _, l := range s.Links {
 			fmt.Fprintf(&sb, "  link %s %s\n", l.SpanContext.TraceID(), l.SpanContext.SpanID())
 			for _, a := range l.Attributes {
-				fmt.Fprintf(&sb, "    attr %s=%s\n", a.Key, a.Value.Emit())
+				fmt.Fprintf(&sb, "    attr %s=%s\n", a.Key, a.Value.String())
 			}
 		}
 		if s.Resource != nil {
 			for _, a := range s.Resource.Attributes() {
-				fmt.Fprintf(&sb, "  resource %s=%s\n", a.Key, a.Value.Emit())
+				fmt.Fprintf(&sb, "  resource %s=%s\n", a.Key, a.Value.String())
 			}
 		}
 	}

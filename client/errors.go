@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Error codes the client itself uses on an APIError whose body was not the API's error envelope.
+// CodeUnexpectedResponse is the code the client itself puts on an APIError whose body was not the API's error
+// envelope.
 const CodeUnexpectedResponse = "unexpected_response"
 
 // APIError is an error answered by the server: {"error":{"code","message","details"}} with its HTTP status and the

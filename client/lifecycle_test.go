@@ -38,7 +38,7 @@ func TestForgetAndEraseAgainstRealHandlers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); <-done }) //nolint:errcheck // Run returns the cancellation, not the subject here
 
 	c := client.New(srv.URL)
 	_, err = c.CaptureSource(ctx, client.CaptureSourceRequest{ScopeID: "team/a", SourceID: "m/1", Content: "Releases ship on Tuesdays."})

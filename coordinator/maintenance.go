@@ -36,8 +36,10 @@ var (
 // MaintenanceDiscoverer enqueues the one maintenance item every Every (default hourly).
 type MaintenanceDiscoverer struct{ Every time.Duration }
 
+// Name implements coordinator.Discoverer: the name of its scan.
 func (d MaintenanceDiscoverer) Name() string { return "maintenance" }
 
+// Interval implements coordinator.Discoverer: how often it runs.
 func (d MaintenanceDiscoverer) Interval() time.Duration {
 	if d.Every <= 0 {
 		return time.Hour
@@ -45,6 +47,7 @@ func (d MaintenanceDiscoverer) Interval() time.Duration {
 	return d.Every
 }
 
+// Page implements coordinator.Discoverer: one page of enqueue requests.
 func (d MaintenanceDiscoverer) Page(context.Context, string, int) ([]EnqueueRequest, string, error) {
 	return []EnqueueRequest{MaintenanceRequest()}, "", nil
 }
@@ -102,9 +105,13 @@ type MaintenanceTask struct {
 	Run  func(ctx context.Context, now time.Time) (int64, error)
 }
 
-func (h MaintenanceHandler) Kind() string                  { return KindMaintenance }
+// Kind implements coordinator.Handler: the work kind it runs.
+func (h MaintenanceHandler) Kind() string { return KindMaintenance }
+
+// PayloadVersions implements coordinator.Handler: the payload versions it accepts.
 func (h MaintenanceHandler) PayloadVersions() VersionRange { return VersionRange{Min: 1, Max: 1} }
 
+// Prepare implements coordinator.Handler: the work done outside any transaction.
 func (h MaintenanceHandler) Prepare(ctx context.Context, _ db.WorkItem) (Prepared, error) {
 	retention := h.Retention
 	if retention <= 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 )
 
-// ErrSnoozeLimit: the item has been snoozed MaxSnoozes times in its recovery generation; Snooze changed nothing and
+// ErrSnoozeLimit means the item has been snoozed MaxSnoozes times in its recovery generation; Snooze changed nothing and
 // the failure is to be recorded with Fail, which spends the retry budget (docs/protocol.md#snooze).
 var ErrSnoozeLimit = errors.New("coordinator: snooze limit reached")
 

@@ -27,6 +27,7 @@ import (
 // Engine names a supported database engine.
 type Engine string
 
+// The engines, by the name URLs, migration directories and query directories use.
 const (
 	EnginePostgres Engine = "postgres"
 	EngineMySQL    Engine = "mysql"

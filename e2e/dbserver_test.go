@@ -181,7 +181,22 @@ func (s *dbServer) serverArgs() []string {
 
 // start starts the server (a new generation, its own log file) and waits until it accepts connections; crash
 // recovery after a kill happens here.
+// start starts the server and waits until it accepts connections. PostgreSQL backends put themselves in sessions
+// of their own, so killing the postmaster's group leaves them running until they notice the postmaster is gone; a
+// restart before the last one exits is refused ("pre-existing shared memory block ... is still in use"), as it
+// would be for an operator. Like an operator (or a service manager), start then tries again, for up to a minute.
 func (s *dbServer) start() error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := s.startOnce()
+		if err == nil || !strings.Contains(err.Error(), "pre-existing shared memory block") || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func (s *dbServer) startOnce() error {
 	s.mu.Lock()
 	s.gen++
 	logPath := filepath.Join(s.dir, fmt.Sprintf("server.%02d.log", s.gen))

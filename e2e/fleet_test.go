@@ -34,7 +34,7 @@ type roundMode int
 
 const (
 	// modeChaos kills, freezes, partitions and drains processes (chaos_test.go).
-	modeChaos roundMode = iota
+	modeChaos roundMode = iota //nolint:unused // the zero value: a round that names no mode is a chaos round
 	// modeDatabase kills and stops the round's private database server (dbfault_test.go).
 	modeDatabase
 	// modeSkew is modeChaos with the clocks of some processes shifted and stepped (skew_test.go).

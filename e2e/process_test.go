@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +24,7 @@ func buildBinary(t *testing.T, dir, name string, tags ...string) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goBin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	out := filepath.Join(dir, name)
 	args := []string{"build", "-o", out}
@@ -125,16 +124,6 @@ func (f *fleet) add(role string, n int) []*proc {
 		p := &proc{role: role, idx: i, port: freePort(f.t)}
 		f.procs = append(f.procs, p)
 		out = append(out, p)
-	}
-	return out
-}
-
-func (f *fleet) byRole(role string) []*proc {
-	var out []*proc
-	for _, p := range f.procs {
-		if p.role == role {
-			out = append(out, p)
-		}
 	}
 	return out
 }
@@ -268,12 +257,6 @@ func (p *proc) unexpectedExit() (bool, string) {
 	default:
 		return false, ""
 	}
-}
-
-func (p *proc) isPaused() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.paused
 }
 
 // terminate sends SIGTERM and waits up to timeout for a clean exit; it returns the exit error and how long it took.

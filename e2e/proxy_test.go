@@ -64,12 +64,6 @@ func (p *dbProxy) heal() {
 	p.until = time.Time{}
 }
 
-func (p *dbProxy) partitioned() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return time.Now().Before(p.until)
-}
-
 func (p *dbProxy) waitHealed() {
 	for {
 		p.mu.Lock()

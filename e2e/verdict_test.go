@@ -101,12 +101,4 @@ func newBudget(t *testing.T) budget {
 	return budget{deadline: d.Add(-90 * time.Second)} // checks, logs, stopping the fleet
 }
 
-// until returns the earlier of want and the binary's deadline, and whether want was cut.
-func (b budget) until(want time.Time) (time.Time, bool) {
-	if b.deadline.IsZero() || want.Before(b.deadline) {
-		return want, false
-	}
-	return b.deadline, true
-}
-
 func (b budget) exhausted() bool { return !b.deadline.IsZero() && time.Now().After(b.deadline) }

@@ -55,7 +55,10 @@ type Handler struct {
 	MaxRequestBytes int
 }
 
+// Kind implements coordinator.Handler: the work kind it runs.
 func (h *Handler) Kind() string { return Kind }
+
+// PayloadVersions implements coordinator.Handler: the payload versions it accepts.
 func (h *Handler) PayloadVersions() coordinator.VersionRange {
 	return coordinator.VersionRange{Min: sources.PayloadVersion, Max: sources.PayloadVersion}
 }
@@ -68,6 +71,7 @@ func IsTaskOutcome(metadata []byte) bool {
 	return json.Unmarshal(metadata, &md) == nil && md.Kind == "task-outcome"
 }
 
+// Prepare implements coordinator.Handler: the work done outside any transaction.
 func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
 	p, cur, state, err := sources.OpenWindow(ctx, h.Store, item, CursorName)
 	if err != nil {

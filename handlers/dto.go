@@ -18,6 +18,7 @@ const timeLayout = "2006-01-02T15:04:05.000000Z"
 // Time is a timestamp on the wire.
 type Time time.Time
 
+// MarshalJSON writes the time in the API's one timestamp format.
 func (t Time) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + time.Time(t).UTC().Format(timeLayout) + `"`), nil
 }

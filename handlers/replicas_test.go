@@ -75,7 +75,7 @@ func TestTwoReplicasShareOneDatabase(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- w.Run(ctx) }()
-		defer func() { cancel(); <-done }()
+		defer func() { cancel(); <-done }() //nolint:errcheck // Run returns the cancellation, not the subject here
 
 		for i, text := range []string{"Alpha ships on Mondays.", "Beta needs review."} {
 			code, body, _ := call(t, http.MethodPost, a.URL+"/v1/sources", map[string]any{"scope_id": "shared", "content": text}, nil)

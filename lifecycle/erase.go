@@ -103,11 +103,15 @@ type EraseHandler struct {
 	Poll time.Duration
 }
 
+// Kind implements coordinator.Handler: the work kind it runs.
 func (h *EraseHandler) Kind() string { return KindErase }
+
+// PayloadVersions implements coordinator.Handler: the payload versions it accepts.
 func (h *EraseHandler) PayloadVersions() coordinator.VersionRange {
 	return coordinator.VersionRange{Min: ErasePayloadVersion, Max: ErasePayloadVersion}
 }
 
+// Prepare implements coordinator.Handler: the work done outside any transaction.
 func (h *EraseHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
 	var p ErasePayload
 	if item.PayloadVersion != ErasePayloadVersion || json.Unmarshal(item.Payload, &p) != nil {

@@ -24,7 +24,7 @@ const (
 	RedactPayloadVersion = 1
 )
 
-// ErrSourceNotFound: no Source of that id in that scope (HTTP 404 source_not_found).
+// ErrSourceNotFound means there is no Source of that id in that scope (HTTP 404 source_not_found).
 var ErrSourceNotFound = errors.New("lifecycle: no such source")
 
 // candidatePage bounds one page of a scope's candidates read while withdrawing those citing a forgotten Source.
@@ -205,7 +205,10 @@ const scrubBatch = 500
 // Prepare and its commit; a retry rescans (a scrubbed entry no longer cites the position).
 type RedactHandler struct{ Ledger *coordinator.Ledger }
 
+// Kind implements coordinator.Handler: the work kind it runs.
 func (h *RedactHandler) Kind() string { return KindRedact }
+
+// PayloadVersions implements coordinator.Handler: the payload versions it accepts.
 func (h *RedactHandler) PayloadVersions() coordinator.VersionRange {
 	return coordinator.VersionRange{Min: RedactPayloadVersion, Max: RedactPayloadVersion}
 }
@@ -282,6 +285,7 @@ func (h *RedactHandler) scrubHistory(ctx context.Context, item db.WorkItem, pos,
 	}
 }
 
+// Prepare implements coordinator.Handler: the work done outside any transaction.
 func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Prepared, error) {
 	var p RedactPayload
 	if item.PayloadVersion != RedactPayloadVersion || json.Unmarshal(item.Payload, &p) != nil || p.SourcePosition < 1 {

@@ -11,7 +11,7 @@ import (
 	"github.com/powercontext/powercontext/sources"
 )
 
-// ErrNotSkippable: the operation's kind has no window to skip (maintenance, an erase).
+// ErrNotSkippable means the operation's kind has no window to skip (maintenance, an erase).
 var ErrNotSkippable = fmt.Errorf("lifecycle: this kind of operation cannot be skipped")
 
 // SkippedWindow is the result payload of a skipped window: what the cursor moved past, and nothing processed.

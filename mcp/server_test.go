@@ -212,7 +212,7 @@ func TestValidationErrorsAreToolErrors(t *testing.T) {
 		{"get_memory", map[string]any{"scope_id": ""}, "invalid_request: scope_id: "},
 		{"search_memory", map[string]any{"scope_id": "team", "q": "x", "limit": 0}, "invalid_request: limit: must be 1..100"},
 		{"search_memory", map[string]any{"scope_id": "team", "q": ""}, "invalid_request: q: "},
-		{"list_experience_candidates", map[string]any{"scope_id": "team", "status": "maybe"}, "invalid_request: status: must be pending, approved or rejected"},
+		{"list_experience_candidates", map[string]any{"scope_id": "team", "status": "maybe"}, "invalid_request: status: must be pending, approved, rejected or withdrawn"},
 	} {
 		url := a // alternate the replicas
 		if i%2 == 1 {

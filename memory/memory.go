@@ -50,7 +50,10 @@ type Handler struct {
 	MaxRequestBytes int
 }
 
+// Kind implements coordinator.Handler: the work kind it runs.
 func (h *Handler) Kind() string { return Kind }
+
+// PayloadVersions implements coordinator.Handler: the payload versions it accepts.
 func (h *Handler) PayloadVersions() coordinator.VersionRange {
 	return coordinator.VersionRange{Min: sources.PayloadVersion, Max: sources.PayloadVersion}
 }

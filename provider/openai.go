@@ -135,7 +135,7 @@ type promptSource struct {
 func promptWindow(window []Source) []promptSource {
 	out := make([]promptSource, 0, len(window))
 	for _, s := range sortedWindow(window) {
-		out = append(out, promptSource{Position: s.Position, Type: s.Type, Content: s.Content, Metadata: s.Metadata})
+		out = append(out, promptSource(s))
 	}
 	return out
 }

@@ -180,7 +180,7 @@ func Head(ctx context.Context, q db.Queries, scope string) (int64, error) {
 	return h.Position, err
 }
 
-// ErrScopeErasing: the scope is being erased (a scope_erase operation is its erase lane's head, running or
+// ErrScopeErasing means the scope is being erased (a scope_erase operation is its erase lane's head, running or
 // failed); nothing can be captured into it until the erase finishes or is cancelled (HTTP 409 scope_erasing).
 var ErrScopeErasing = errors.New("sources: the scope is being erased")
 

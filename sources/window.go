@@ -102,9 +102,10 @@ func DecodePayload(item db.WorkItem) (WindowPayload, error) {
 	return p, nil
 }
 
-// Position of a window check in Prepare.
+// WindowState is the position of a window check in Prepare.
 type WindowState int
 
+// The window states CheckCursor reports.
 const (
 	WindowReady            WindowState = iota // cursor exactly at (after, generation)
 	WindowAlreadyCommitted                    // an earlier attempt committed the window, or a budget-fitting prefix of it
@@ -194,9 +195,13 @@ type Discoverer struct {
 	Label    string
 }
 
-func (d Discoverer) Name() string            { return d.Label }
+// Name implements coordinator.Discoverer: the name of its scan.
+func (d Discoverer) Name() string { return d.Label }
+
+// Interval implements coordinator.Discoverer: how often it runs.
 func (d Discoverer) Interval() time.Duration { return d.Every }
 
+// Page implements coordinator.Discoverer: one page of enqueue requests.
 func (d Discoverer) Page(ctx context.Context, continuation string, size int) ([]coordinator.EnqueueRequest, string, error) {
 	heads, err := d.Store.SourceJournalHeadListPending(ctx, db.SourceJournalHeadListPendingParams{CursorName: d.Consumer.CursorName, AfterScopeID: continuation, Limit: int32(size)})
 	if err != nil {

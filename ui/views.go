@@ -544,7 +544,7 @@ func fieldName(k string) bool {
 		return false
 	}
 	for i := 0; i < len(k); i++ {
-		if c := k[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+		if c := k[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
 			return false
 		}
 	}

@@ -30,13 +30,13 @@ const (
 type Compatibility string
 
 const (
-	// CompatExact: the database is at the binary's revision.
+	// CompatExact means the database is at the binary's revision.
 	CompatExact Compatibility = "exact"
-	// CompatAhead: the database has applied migrations this binary does not know, every one of them expand-only.
+	// CompatAhead means the database has applied migrations this binary does not know, every one of them expand-only.
 	CompatAhead Compatibility = "ahead_expand_only"
-	// CompatBehind: migrations of this binary are not applied yet, every one of them a contract.
+	// CompatBehind means migrations of this binary are not applied yet, every one of them a contract.
 	CompatBehind Compatibility = "behind_contract_only"
-	// CompatNone: the binary cannot run against the database (Verify says why).
+	// CompatNone means the binary cannot run against the database (Verify says why).
 	CompatNone Compatibility = "incompatible"
 )
 
@@ -145,7 +145,7 @@ func throughCutoff(dir *migrate.MemDir, through string) (*migrate.MemDir, error)
 	return out, nil
 }
 
-// EmbeddedThrough, when set at link time (-ldflags "-X github.com/powercontext/powercontext/db/migrate.EmbeddedThrough=VERSION"),
-// makes the binary embed only the migrations up to VERSION, as a build of an earlier release does. It exists to
+// EmbeddedThrough is set at link time (-ldflags "-X github.com/powercontext/powercontext/db/migrate.EmbeddedThrough=VERSION")
+// to make the binary embed only the migrations up to VERSION, as a build of an earlier release does. It exists to
 // test rolling upgrades with two builds of one source tree (app/upgrade_test.go); release builds leave it empty.
 var EmbeddedThrough string

@@ -435,13 +435,13 @@ func Verify(ctx context.Context, engine db.Engine, sqlDB *sql.DB, opts ...Option
 type MismatchReason string
 
 const (
-	// SchemaBehind: migrations of this binary are not applied yet.
+	// SchemaBehind means migrations of this binary are not applied yet.
 	SchemaBehind MismatchReason = "behind"
-	// SchemaAhead: the database has migrations this binary does not know (a newer binary migrated it).
+	// SchemaAhead means the database has migrations this binary does not know (a newer binary migrated it).
 	SchemaAhead MismatchReason = "ahead"
-	// SchemaDirty: a migration is partially applied (MySQL) after a failed statement.
+	// SchemaDirty means a migration is partially applied (MySQL) after a failed statement.
 	SchemaDirty MismatchReason = "dirty"
-	// SchemaEdited: an applied migration differs from this binary's copy.
+	// SchemaEdited means an applied migration differs from this binary's copy.
 	SchemaEdited MismatchReason = "edited"
 )
 
