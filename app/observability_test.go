@@ -442,11 +442,23 @@ func TestMetricLabelsStayBounded(t *testing.T) {
 		env.do(t, "PROPFIND", "/v1/sources", nil)
 		env.do(t, http.MethodGet, "/health/ready", nil)
 
-		// wait for the leader's queue gauges and the member gauges to reflect the run
+		// wait for the leader's queue gauges and the member gauges to reflect the run, and for the cancelled
+		// attempt's count: the worker records it after its confirming transaction, which the status poll can beat
 		var families map[string]*familyView
+		sawCancelled := func() bool {
+			if f := families["powercontext_work_attempts_total"]; f != nil {
+				for _, labels := range f.series {
+					if labels["outcome"] == "cancelled" {
+						return true
+					}
+				}
+			}
+			return false
+		}
 		require.Eventually(t, func() bool {
 			families = parseMetrics(t, env.metrics(t))
-			return families["powercontext_work_queue_depth"] != nil && families["powercontext_runtime_members"] != nil
+			return families["powercontext_work_queue_depth"] != nil && families["powercontext_runtime_members"] != nil &&
+				sawCancelled()
 		}, 10*time.Second, 50*time.Millisecond)
 
 		seen := map[string]map[string]bool{}
