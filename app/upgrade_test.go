@@ -236,6 +236,14 @@ func TestRollingUpgradeAcrossExpandMigration(t *testing.T) {
 			return s == "ready" && c["schema"] == string(migrate.CompatAhead)
 		}, 30*time.Second, 20*time.Millisecond, "the old fleet accepts the expanded schema at its next beat")
 		flushOK(t, oldAPI, "expanded")
+		// Every old member re-advertises its schema range at its next beat; a new process joining before that beat
+		// would find no version common to all ranges (README.md#rolling-upgrades: roll after one member heartbeat).
+		sqlDB := enginetest.OpenSQLDB(t, enginetest.ParseURL(t, dbURL))
+		require.Eventually(t, func() bool {
+			var behind int
+			err := sqlDB.QueryRow("SELECT COUNT(*) FROM pc_runtime_members WHERE schema_max < " + expandVersion).Scan(&behind)
+			return err == nil && behind == 0
+		}, 30*time.Second, 20*time.Millisecond, "every old member re-advertises its range after the expand migration")
 
 		// Roll: new processes join the old ones.
 		newAPI := startProc(t, newBin, "new-api", "api", dbURL)
