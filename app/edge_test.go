@@ -165,3 +165,28 @@ func TestWriteTimeoutFreesANonReadingClient(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond, "the unread response still holds its handler")
 	t.Logf("non-reading client released after %s", time.Since(start).Round(10*time.Millisecond))
 }
+
+// TestFailedStartReleasesTheDatabase: a start that fails after it took the single-node lease and wrote its member
+// row (here: the listen address is taken) gives both back, so the next start on the same database succeeds at once
+// instead of being refused as "another single-node runtime" until the lease's time to live runs out.
+func TestFailedStartReleasesTheDatabase(t *testing.T) {
+	squatter, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer squatter.Close()
+	cfg := app.DefaultConfig()
+	cfg.DatabaseURL = "sqlite://" + filepath.Join(t.TempDir(), "pc.db")
+	cfg.Listen = squatter.Addr().String()
+	cfg.MemberTTLSeconds = 600 // long: only a release lets the second start in
+	require.NoError(t, cfg.Validate())
+	_, err = app.Start(context.Background(), cfg, io.Discard)
+	require.ErrorContains(t, err, "cannot listen")
+
+	cfg.Listen = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := app.Start(ctx, cfg, io.Discard)
+	require.NoError(t, err, "the failed start must not hold the database")
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	cancel()
+	require.NoError(t, <-done)
+}

@@ -126,6 +126,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	ok := false
 	defer func() {
 		if !ok {
+			r.undoStart()
 			r.closeAll()
 		}
 	}()
@@ -463,6 +464,24 @@ func (r *Runtime) refreshMembers(ctx context.Context) {
 		return
 	}
 	r.tel.SetMembers(members)
+}
+
+// undoStart takes back what a failed Start already claimed in the database (its member row, the single-node
+// lease), so a start that fails late (say, its listen address is taken) does not lock the next start out until
+// the lease's time to live runs out.
+func (r *Runtime) undoStart() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if r.membership != nil {
+		if _, err := r.store.RuntimeMemberDelete(ctx, r.memberID); err != nil {
+			r.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("member row delete after a failed start failed")
+		}
+	}
+	if r.single != nil {
+		if err := r.ledger.ReleaseLease(ctx, *r.single); err != nil {
+			r.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("single-node lease release after a failed start failed")
+		}
+	}
 }
 
 func (r *Runtime) closeAll() {

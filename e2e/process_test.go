@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -53,11 +55,12 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// proc is one role replica. It keeps its port across restarts; every start writes a new log file.
+// proc is one role replica. It keeps its port across restarts unless a start loses the port to another process
+// (see fleet.start); every start writes a new log file.
 type proc struct {
 	role  string
 	idx   int
-	port  int
+	port  atomic.Int32
 	env   []string // extra settings of this replica (they win over the fleet's)
 	proxy *dbProxy // its database connection, when it goes through a partitionable relay
 
@@ -73,7 +76,7 @@ type proc struct {
 
 func (p *proc) name() string { return fmt.Sprintf("%s-%d", p.role, p.idx) }
 
-func (p *proc) baseURL() string { return fmt.Sprintf("http://127.0.0.1:%d", p.port) }
+func (p *proc) baseURL() string { return fmt.Sprintf("http://127.0.0.1:%d", p.port.Load()) }
 
 // pid returns the current process id (0 when not running).
 func (p *proc) pid() int {
@@ -121,7 +124,8 @@ func newFleet(t *testing.T, bin, logDir string, env map[string]string) *fleet {
 func (f *fleet) add(role string, n int) []*proc {
 	var out []*proc
 	for i := range n {
-		p := &proc{role: role, idx: i, port: freePort(f.t)}
+		p := &proc{role: role, idx: i}
+		p.port.Store(int32(freePort(f.t))) //nolint:gosec // a TCP port fits in 16 bits
 		f.procs = append(f.procs, p)
 		out = append(out, p)
 	}
@@ -129,15 +133,32 @@ func (f *fleet) add(role string, n int) []*proc {
 }
 
 // start starts p (a new generation) and waits until /health/live answers. A process that exits or never becomes
-// live is an error (a real failure of the service under test).
+// live is an error (a real failure of the service under test), with one exception that belongs to the harness:
+// freePort's port was only free a moment ago, so another process on the machine can bind it before p does. A start
+// that exits with "address already in use" is retried on a fresh port (a few times), and the fleet follows the new
+// port because every caller reads it through baseURL.
 func (f *fleet) start(p *proc) error {
+	var err error
+	for range 4 {
+		var lostPort bool
+		if lostPort, err = f.startOnce(p); err == nil || !lostPort {
+			return err
+		}
+		f.t.Logf("%s lost port %d to another process before binding it; retrying on a fresh port", p.name(), p.port.Load())
+		p.port.Store(int32(freePort(f.t))) //nolint:gosec // a TCP port fits in 16 bits
+	}
+	return err
+}
+
+// startOnce is one attempt of start; lostPort reports an exit caused by the listen port being taken.
+func (f *fleet) startOnce(p *proc) (lostPort bool, _ error) {
 	p.mu.Lock()
 	p.gen++
 	logPath := filepath.Join(f.logDir, fmt.Sprintf("%s.%02d.log", p.name(), p.gen))
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		p.mu.Unlock()
-		return err
+		return false, err
 	}
 	f.mu.Lock()
 	f.logs = append(f.logs, logPath)
@@ -145,14 +166,14 @@ func (f *fleet) start(p *proc) error {
 	cmd := exec.Command(f.bin, "server", "run")
 	cmd.Env = append(append(append([]string{}, f.env...), p.env...),
 		"POWERCONTEXT_DEPLOYMENT_ROLE="+p.role,
-		"POWERCONTEXT_HTTP_LISTEN="+fmt.Sprintf("127.0.0.1:%d", p.port))
+		"POWERCONTEXT_HTTP_LISTEN="+fmt.Sprintf("127.0.0.1:%d", p.port.Load()))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// The child dies with the test process even when the test binary is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		p.mu.Unlock()
-		return fmt.Errorf("start %s: %w", p.name(), err)
+		return false, fmt.Errorf("start %s: %w", p.name(), err)
 	}
 	done := make(chan struct{})
 	p.cmd, p.done, p.exitErr, p.paused, p.logPath, p.expect = cmd, done, nil, false, logPath, false
@@ -171,19 +192,24 @@ func (f *fleet) start(p *proc) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-done:
-			return fmt.Errorf("%s exited during start (%v); log %s", p.name(), p.exitErr, logPath)
+			p.mu.Lock()
+			exitErr := p.exitErr
+			p.mu.Unlock()
+			logged, _ := os.ReadFile(logPath) //nolint:gosec // the harness's own log file
+			return bytes.Contains(logged, []byte("address already in use")),
+				fmt.Errorf("%s exited during start (%v); log %s", p.name(), exitErr, logPath)
 		default:
 		}
 		resp, err := client.Get(p.baseURL() + "/health/live")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return nil
+				return false, nil
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("%s did not become live within 30s; log %s", p.name(), logPath)
+	return false, fmt.Errorf("%s did not become live within 30s; log %s", p.name(), logPath)
 }
 
 // signal sends sig to the running process of p (no-op when it is not running).

@@ -1,0 +1,38 @@
+package e2e
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestFleetStartSurvivesALostPort: freePort's port can be taken by another process on the machine before the
+// replica binds it (a CI run lost a skew round that way). The harness must retry on a fresh port instead of failing
+// the round; the protocol under test is not involved, so a single-node process on SQLite is enough.
+func TestFleetStartSurvivesALostPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := buildBinary(t, dir, "powercontext")
+	fl := newFleet(t, bin, dir, map[string]string{
+		"POWERCONTEXT_DEPLOYMENT_MODE": "single_node",
+		"POWERCONTEXT_DATABASE_URL":    "sqlite://" + filepath.Join(dir, "pc.db"),
+	})
+	p := fl.add("all", 1)[0]
+	squatter, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer squatter.Close()
+	taken := int32(squatter.Addr().(*net.TCPAddr).Port) //nolint:gosec // a TCP port fits in 16 bits
+	p.port.Store(taken)
+	if err := fl.start(p); err != nil {
+		logged, _ := os.ReadFile(p.logPath) //nolint:gosec // the harness's own log file
+		t.Fatalf("start with its port taken: %v\n%s", err, logged)
+	}
+	if p.port.Load() == taken {
+		t.Fatalf("still on the taken port %d", taken)
+	}
+}
