@@ -40,6 +40,10 @@ type EnqueueResult struct {
 
 var errLaneMissing = errors.New("coordinator: lane row missing")
 
+// laneCreateAttempts bounds how often an enqueue finds its lane missing (a lane is deleted only when a scope erase
+// finds it idle, and the erase then finishes, so a second miss in a row is already rare).
+const laneCreateAttempts = 4
+
 // Enqueue creates the window's work item or joins the existing one, in one short transaction that locks
 // (scheduler lease →) lane → logical key. A missing lane row is created by an autocommitted insert-if-absent
 // outside the transaction and the transaction is run again (docs/protocol.md#creating-rows).
@@ -56,12 +60,15 @@ func (l *Ledger) enqueue(ctx context.Context, req EnqueueRequest) (EnqueueResult
 	if !isHex64(req.LaneKey) {
 		return EnqueueResult{}, invalidArgument("lane key must be 64 lowercase hex characters")
 	}
-	for range 2 {
+	// A scope erase may delete an idle lane between the insert and the lock: each time, create it again.
+	for range laneCreateAttempts {
 		res, err := l.enqueueTx(ctx, req)
 		if !errors.Is(err, errLaneMissing) {
 			return res, err
 		}
-		if _, err := l.store.WorkLaneInsertIfAbsent(ctx, req.LaneKey); err != nil {
+		if err := CreateRow(ctx, func(ctx context.Context) (bool, error) {
+			return l.store.WorkLaneInsertIfAbsent(ctx, req.LaneKey)
+		}); err != nil {
 			return EnqueueResult{}, err
 		}
 	}
@@ -78,7 +85,10 @@ func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResu
 			}
 		}
 		lane, now, err := q.WorkLaneLock(ctx, req.LaneKey)
-		if errors.Is(err, db.ErrNotFound) {
+		// Missing, or deadlocked behind inserts racing to re-create a lane a scope erase just deleted (InnoDB; the
+		// lane lock is the first lock after the scheduler lease, so the whole transaction rolls back cleanly): go
+		// round (docs/protocol.md#creating-rows).
+		if errors.Is(err, db.ErrNotFound) || errors.Is(err, db.ErrDeadlock) {
 			return errLaneMissing
 		}
 		if err != nil {

@@ -57,6 +57,10 @@ type ScopeLifecycleQueries interface {
 	MemoryEntryDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
 	MemoryRevisionDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
 	SourceCursorDeleteByScope(ctx context.Context, scopeID string) (int64, error)
+	// SourceJournalHeadDelete deletes a scope's journal head (the caller holds its lock).
+	SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error)
+	// WorkLaneDeleteIdle deletes a lane that has no head (the caller holds its lock); 0 when it is not idle.
+	WorkLaneDeleteIdle(ctx context.Context, laneKey string) (int64, error)
 	// WorkItemListFinishedByScope lists up to p.Limit succeeded or cancelled items of a scope, except those of
 	// p.ExceptKind.
 	WorkItemListFinishedByScope(ctx context.Context, p WorkItemListFinishedByScopeParams) ([]string, error)

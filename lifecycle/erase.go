@@ -238,15 +238,17 @@ func deleteFinishedWork(ctx context.Context, q db.Queries, scope string) (int64,
 // finishErase is the erase's domain commit, after its lane, key and item locks: lock the scope's memory and
 // experience lanes (ascending lane key) and its journal head, check that nothing arrived after the batches (else
 // conflict/scope_busy, retryable: the next attempt erases it), and delete the rest (the result counts the batches
-// only): the leftover finished work and Sources and the cursors. The journal head is reset to position 0 and the
-// lanes stay (idle, holding only a sequence counter), so the next capture starts a fresh journal at position 1.
-// Those two rows are kept, not deleted, because each is re-created by an insert-if-absent that may run
-// concurrently (docs/protocol.md#creating-rows): on InnoDB two such inserts racing over a just-deleted row take
-// shared locks on its delete-marked record and then deadlock upgrading them (TestEraseRacesCaptures found it).
+// only): the leftover finished work and Sources, the cursors, the journal head and the idle lanes, so no row of the
+// scope is left but the erase's own (its lane, key, item and attempts: the audit record). The next capture
+// re-creates the head and starts a fresh journal at position 1; the next enqueue re-creates the lane. Both do so
+// with an insert-if-absent that may race other creators over the just-deleted record, which on InnoDB can make one
+// of them a deadlock victim: coordinator.CreateRow retries that statement, and a capture or enqueue whose row
+// vanished between its insert and its lock goes round again (docs/protocol.md#creating-rows).
 func finishErase(ctx context.Context, q db.Queries, scope string) error {
 	busy := coordinator.NewHandlerError(coordinator.CategoryConflict, CodeScopeBusy, true)
 	lanes := []string{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope)}
 	slices.Sort(lanes)
+	var idle []string
 	for _, key := range lanes {
 		lane, _, err := q.WorkLaneLock(ctx, key)
 		if errors.Is(err, db.ErrNotFound) {
@@ -258,6 +260,7 @@ func finishErase(ctx context.Context, q db.Queries, scope string) error {
 		if lane.HeadSequence != 0 {
 			return busy
 		}
+		idle = append(idle, key)
 	}
 	head, err := q.SourceJournalHeadLock(ctx, scope)
 	hasHead := err == nil
@@ -280,13 +283,15 @@ func finishErase(ctx context.Context, q db.Queries, scope string) error {
 	if _, err := q.SourceCursorDeleteByScope(ctx, scope); err != nil {
 		return err
 	}
-	if hasHead && head.Position != 0 {
-		now, err := q.DBNow(ctx)
-		if err != nil {
+	if hasHead {
+		if _, err := q.SourceJournalHeadDelete(ctx, head.ScopeID); err != nil {
 			return err
 		}
-		head.Position, head.UpdatedAt = 0, now
-		return q.SourceJournalHeadUpdate(ctx, head)
+	}
+	for _, key := range idle {
+		if _, err := q.WorkLaneDeleteIdle(ctx, key); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -117,12 +117,36 @@ func (j *Journal) Capture(ctx context.Context, req CaptureRequest) (CaptureResul
 	} else if !errors.Is(err, db.ErrNotFound) {
 		return CaptureResult{}, err
 	}
-	if _, err := j.store.SourceJournalHeadInsertIfAbsent(ctx, req.ScopeID); err != nil {
+	// A scope erase deletes the head; one that lands between the insert and the lock sends the capture round again.
+	for range headCreateAttempts {
+		res, err := j.capture(ctx, req, metadata)
+		if !errors.Is(err, errHeadMissing) {
+			return res, err
+		}
+	}
+	return CaptureResult{}, errors.New("sources: journal head vanished after creation")
+}
+
+// errHeadMissing: the head was gone (or still being re-created) when the capture transaction locked it.
+var errHeadMissing = errors.New("sources: journal head missing")
+
+// headCreateAttempts bounds how often a capture finds its journal head missing (see Capture).
+const headCreateAttempts = 4
+
+func (j *Journal) capture(ctx context.Context, req CaptureRequest, metadata []byte) (CaptureResult, error) {
+	if err := coordinator.CreateRow(ctx, func(ctx context.Context) (bool, error) {
+		return j.store.SourceJournalHeadInsertIfAbsent(ctx, req.ScopeID)
+	}); err != nil {
 		return CaptureResult{}, err
 	}
 	var res CaptureResult
-	err = j.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	err := j.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
 		head, err := q.SourceJournalHeadLock(ctx, req.ScopeID)
+		// Missing: erased since the insert. Deadlocked: this first statement, holding nothing yet, queued behind
+		// other captures' inserts racing over a just-erased head (InnoDB). Either way nothing was done: go round.
+		if errors.Is(err, db.ErrNotFound) || errors.Is(err, db.ErrDeadlock) {
+			return errHeadMissing
+		}
 		if err != nil {
 			return err
 		}

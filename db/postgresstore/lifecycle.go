@@ -40,6 +40,14 @@ func (q queries) SourceCursorDeleteByScope(ctx context.Context, scopeID string) 
 	return errs.Rows(q.q.SourceCursorDeleteByScope(ctx, scopeID))
 }
 
+func (q queries) SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error) {
+	return errs.Rows(q.q.SourceJournalHeadDelete(ctx, scopeID))
+}
+
+func (q queries) WorkLaneDeleteIdle(ctx context.Context, laneKey string) (int64, error) {
+	return errs.Rows(q.q.WorkLaneDeleteIdle(ctx, laneKey))
+}
+
 func (q queries) WorkItemListFinishedByScope(ctx context.Context, p db.WorkItemListFinishedByScopeParams) ([]string, error) {
 	rs, err := q.q.WorkItemListFinishedByScope(ctx, postgresgen.WorkItemListFinishedByScopeParams(p))
 	return conv.Many(errs, rs, err, func(s string) string { return s })

@@ -39,6 +39,14 @@ func (q *queries) SourceCursorDeleteByScope(ctx context.Context, scopeID string)
 	return errs.Rows(q.w.SourceCursorDeleteByScope(ctx, scopeID))
 }
 
+func (q *queries) SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error) {
+	return errs.Rows(q.w.SourceJournalHeadDelete(ctx, scopeID))
+}
+
+func (q *queries) WorkLaneDeleteIdle(ctx context.Context, laneKey string) (int64, error) {
+	return errs.Rows(q.w.WorkLaneDeleteIdle(ctx, laneKey))
+}
+
 func (q *queries) WorkItemListFinishedByScope(ctx context.Context, p db.WorkItemListFinishedByScopeParams) ([]string, error) {
 	rs, err := q.r.WorkItemListFinishedByScope(ctx, sqlitegen.WorkItemListFinishedByScopeParams(p))
 	return conv.Many(errs, rs, err, func(s string) string { return s })

@@ -17,6 +17,68 @@ var lifecycleCases = []storeCase{
 	{"ScopeBatches/BoundedAndScoped", testScopeBatches},
 	{"MemoryHistory/ExpiredKeysetScrub", testMemoryHistory},
 	{"ExperienceCandidateWithdraw/OnceEmptiesText", testCandidateWithdraw},
+	{"SourceJournalHeadDelete/ThenRecreatedAtZero", testJournalHeadDelete},
+	{"WorkLaneDeleteIdle/OnlyWithoutAHead", testWorkLaneDeleteIdle},
+}
+
+// testJournalHeadDelete: the erase deletes one scope's head; insert-if-absent then creates it again at position 0.
+func testJournalHeadDelete(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	a, b := "scope-a-"+randHex(t, 8), "scope-b-"+randHex(t, 8)
+	for _, scope := range []string{a, b} {
+		_, err := s.SourceJournalHeadInsertIfAbsent(ctx, scope)
+		require.NoError(t, err)
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			h, err := q.SourceJournalHeadLock(ctx, scope)
+			if err != nil {
+				return err
+			}
+			h.Position = 7
+			return q.SourceJournalHeadUpdate(ctx, h)
+		}))
+	}
+	n, err := s.SourceJournalHeadDelete(ctx, a)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	_, err = s.SourceJournalHeadGet(ctx, a)
+	require.ErrorIs(t, err, db.ErrNotFound)
+	other, err := s.SourceJournalHeadGet(ctx, b)
+	require.NoError(t, err)
+	require.EqualValues(t, 7, other.Position, "another scope is untouched")
+	inserted, err := s.SourceJournalHeadInsertIfAbsent(ctx, a)
+	require.NoError(t, err)
+	require.True(t, inserted)
+	again, err := s.SourceJournalHeadGet(ctx, a)
+	require.NoError(t, err)
+	require.Zero(t, again.Position, "a fresh journal")
+}
+
+// testWorkLaneDeleteIdle: only a lane without a head is deleted.
+func testWorkLaneDeleteIdle(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	idle, busy := randHex(t, 64), randHex(t, 64)
+	for _, key := range []string{idle, busy} {
+		_, err := s.WorkLaneInsertIfAbsent(ctx, key)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		lane, _, err := q.WorkLaneLock(ctx, busy)
+		if err != nil {
+			return err
+		}
+		lane.HeadSequence, lane.NextSequence = 1, 2
+		return q.WorkLaneUpdate(ctx, lane)
+	}))
+	n, err := s.WorkLaneDeleteIdle(ctx, busy)
+	require.NoError(t, err)
+	require.Zero(t, n, "a lane with a head stays")
+	n, err = s.WorkLaneDeleteIdle(ctx, idle)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	_, err = s.WorkLaneGet(ctx, idle)
+	require.ErrorIs(t, err, db.ErrNotFound)
+	_, err = s.WorkLaneGet(ctx, busy)
+	require.NoError(t, err)
 }
 
 // testScopeBatches: the erase's deletes take at most limit rows, of the named scope only.

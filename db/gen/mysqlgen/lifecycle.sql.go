@@ -395,6 +395,21 @@ func (q *Queries) SourceDeleteBatch(ctx context.Context, arg SourceDeleteBatchPa
 	return result.RowsAffected()
 }
 
+const sourceJournalHeadDelete = `-- name: SourceJournalHeadDelete :execrows
+DELETE FROM pc_source_journal_heads
+WHERE scope_id = ?
+`
+
+// Guard: caller holds the head's lock (SourceJournalHeadLock) in the erase's domain commit, after its lane, key and
+// item locks; the next capture re-creates the head (insert-if-absent) and starts a fresh journal at position 1.
+func (q *Queries) SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error) {
+	result, err := q.db.ExecContext(ctx, sourceJournalHeadDelete, scopeID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const workItemListFinishedByScope = `-- name: WorkItemListFinishedByScope :many
 SELECT work_id
 FROM pc_work_items
@@ -432,4 +447,20 @@ func (q *Queries) WorkItemListFinishedByScope(ctx context.Context, arg WorkItemL
 		return nil, err
 	}
 	return items, nil
+}
+
+const workLaneDeleteIdle = `-- name: WorkLaneDeleteIdle :execrows
+DELETE FROM pc_work_lanes
+WHERE lane_key = ?
+  AND head_sequence IS NULL
+`
+
+// Guard: caller holds the lane's lock (WorkLaneLock) in the erase's domain commit; only an idle lane (no head) goes,
+// and the next enqueue re-creates it (insert-if-absent).
+func (q *Queries) WorkLaneDeleteIdle(ctx context.Context, laneKey string) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workLaneDeleteIdle, laneKey)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }

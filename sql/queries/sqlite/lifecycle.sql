@@ -119,6 +119,12 @@ WHERE rowid IN (
     LIMIT CAST(sqlc.arg('limit') AS INT32)
 );
 
+-- Guard: caller holds the head's lock (SourceJournalHeadLock) in the erase's domain commit, after its lane, key and
+-- item locks; the next capture re-creates the head (insert-if-absent) and starts a fresh journal at position 1.
+-- name: SourceJournalHeadDelete :execrows
+DELETE FROM pc_source_journal_heads
+WHERE scope_id = sqlc.arg('scope_id');
+
 -- No lock; finished (succeeded/cancelled) items of one scope except one kind (the erases: their audit rows stay).
 -- name: WorkItemListFinishedByScope :many
 SELECT work_id
@@ -127,3 +133,10 @@ WHERE scope_id = sqlc.arg('scope_id')
   AND status IN ('succeeded', 'cancelled')
   AND kind <> sqlc.arg('except_kind')
 LIMIT CAST(sqlc.arg('limit') AS INT32);
+
+-- Guard: caller holds the lane's lock (WorkLaneLock) in the erase's domain commit; only an idle lane (no head) goes,
+-- and the next enqueue re-creates it (insert-if-absent).
+-- name: WorkLaneDeleteIdle :execrows
+DELETE FROM pc_work_lanes
+WHERE lane_key = sqlc.arg('lane_key')
+  AND head_sequence IS NULL;
