@@ -168,7 +168,7 @@ func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 	require.NotEqual(t, "rgba(0, 0, 0, 0)", bg, "app.css loaded before sign-in")
 	shot("00-sign-in.png")
 	require.NoError(t, chromedp.Do(bctx, chromedp.SendKeys(chromedp.CSS(`input[name="token"]`), "tok"),
-		chromedp.Submit(chromedp.CSS(`input[name="token"]`)), chromedp.WaitVisible(chromedp.CSS("#leader-fence"))))
+		chromedp.Click(chromedp.CSS(`form[action="/ui/login"] button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("#leader-fence"))))
 	cookies, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.cookie`))
 	require.NoError(t, err)
 	require.NotContains(t, cookies, ui.CookieName, "the session cookie is HttpOnly")
@@ -232,4 +232,10 @@ func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 	w, err := ledger.Get(ctx, opB.WorkID)
 	require.NoError(t, err)
 	require.NotEqual(t, db.StatusCancelled, w.Status)
+
+	// Sign out: the session is deleted, and the dashboard shows the sign-in form again.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`form.signout button`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="token"]`))))
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/blocked"), chromedp.WaitVisible(chromedp.CSS(`input[name="token"]`))))
+	require.NotContains(t, html(), "Blocked lanes</h1>")
 }

@@ -182,11 +182,15 @@ func (u *ui) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, LoginPath, http.StatusSeeOther)
 }
 
-// sameOrigin refuses a cross-site form post (login CSRF, forced logout): a browser names the posting page's origin
-// in Origin and, in Sec-Fetch-Site, whether it was this site. Clients that send neither (curl) are allowed.
+// sameOrigin refuses a cross-site form post (login CSRF, forced logout). A browser says in Sec-Fetch-Site whether
+// the posting page was this origin; when it does, that decides. (Origin alone cannot: the dashboard's
+// Referrer-Policy no-referrer makes browsers send "Origin: null" even for its own forms.) Without Sec-Fetch-Site
+// (an old browser, curl) an Origin that names another host, or the opaque "null", is refused; none is allowed.
 func sameOrigin(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
+	case "same-origin", "none":
+		return true
+	case "":
 	default:
 		return false
 	}
