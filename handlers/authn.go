@@ -64,7 +64,10 @@ func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			if err != nil {
 				return err
 			}
-			p, valid = sp, sp != nil
+			if p, valid = sp, sp != nil; !valid {
+				req = req.WithContext(ui.Checked(req.Context()))
+				c.SetRequest(req)
+			}
 		}
 		if valid {
 			c.Set(ctxPrincipal, p)

@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -137,4 +139,45 @@ func TestDashboardNeedsAnUnrestrictedAdmin(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, r.Code)
 	require.Contains(t, string(r.Body), "admin role")
 	require.Equal(t, http.StatusOK, e.do(http.MethodGet, "/ui/operations", nil, authz(adminTok)).Code)
+}
+
+// countingStore counts the session reads of a real store.
+type countingStore struct {
+	db.Store
+	reads *atomic.Int64
+}
+
+func (c countingStore) UISessionGetUnexpired(ctx context.Context, digest string) (db.UISession, error) {
+	c.reads.Add(1)
+	return c.Store.UISessionGetUnexpired(ctx, digest)
+}
+
+// TestDashboardSessionCostsOneRead: a dashboard request reads its session once — signed in (the middleware's read
+// serves the page) or not (the page does not read it again) — and a request without a well-formed cookie not at all.
+func TestDashboardSessionCostsOneRead(t *testing.T) {
+	t.Parallel()
+	e := dashboardEnv(t)
+	reads := &atomic.Int64{}
+	counted := countingStore{Store: e.store, reads: reads}
+	set := e.deps.Principals
+	e.deps.UISessions = ui.NewSessions(ui.SessionConfig{Store: counted, Principals: set})
+	e.deps.UI = ui.New(ui.Deps{Ledger: e.ledger, Store: counted, Logger: zerolog.Nop(), Principals: set, Sessions: e.deps.UISessions})
+	h := New(e.deps)
+	r := exchange(t, h, http.MethodPost, "/ui/login", strings.NewReader("token="+adminTok), formCT)
+	require.Equal(t, http.StatusSeeOther, r.Code)
+	cookie := hdr{"Cookie": sessionCookie(t, r)}
+	for _, tc := range []struct {
+		h     hdr
+		code  int
+		reads int64
+	}{
+		{cookie, http.StatusOK, 1},
+		{hdr{"Cookie": ui.CookieName + "=" + strings.Repeat("B", 43)}, http.StatusUnauthorized, 1},
+		{hdr{"Cookie": ui.CookieName + "=short"}, http.StatusUnauthorized, 0},
+		{nil, http.StatusUnauthorized, 0},
+	} {
+		reads.Store(0)
+		require.Equal(t, tc.code, exchange(t, h, http.MethodGet, "/ui/operations", nil, tc.h).Code, "%v", tc.h)
+		require.Equal(t, tc.reads, reads.Load(), "%v", tc.h)
+	}
 }

@@ -97,6 +97,12 @@ func (s *Sessions) create(ctx context.Context, p *auth.Principal) (string, error
 	return base64.RawURLEncoding.EncodeToString(id), nil
 }
 
+type checkedKey struct{}
+
+// Checked marks ctx as a request whose session cookie the server's auth middleware already resolved without
+// finding a valid session, so the dashboard does not read the same row again: one lookup per request.
+func Checked(ctx context.Context) context.Context { return context.WithValue(ctx, checkedKey{}, true) }
+
 // Principal resolves the request's dashboard session. It considers the cookie only on /ui paths and on requests
 // carrying "X-PowerContext-UI: 1" (the dashboard's same-origin fetches; a cross-site page cannot add that header
 // without a CORS preflight this server never grants). It returns nil without error when there is no such cookie,
@@ -104,6 +110,9 @@ func (s *Sessions) create(ctx context.Context, p *auth.Principal) (string, error
 // when the database cannot be read.
 func (s *Sessions) Principal(r *http.Request) (*auth.Principal, error) {
 	if s == nil || s.store == nil || (!isUIPath(r.URL.Path) && r.Header.Get(HeaderName) != "1") {
+		return nil, nil
+	}
+	if checked, _ := r.Context().Value(checkedKey{}).(bool); checked {
 		return nil, nil
 	}
 	id, ok := sessionCookie(r)
