@@ -190,3 +190,50 @@ func TestFailedStartReleasesTheDatabase(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 }
+
+// TestDashboardSessionWiring: the running server signs in through the form into a database session whose cookie
+// carries the configured lifetime and is Secure behind the configured trusted proxy; the session serves the pages
+// and the dashboard's fetches, and a logout ends it.
+func TestDashboardSessionWiring(t *testing.T) {
+	t.Parallel()
+	token := strings.Repeat("t", 40)
+	addr, _ := edgeRuntime(t, func(c *app.Config) {
+		c.AuthToken, c.UISessionTTLSeconds, c.TrustedProxies = token, 3600, "127.0.0.1"
+	})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	do := func(method, path, form string, h map[string]string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(form))
+		require.NoError(t, err)
+		if form != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		require.NoError(t, res.Body.Close())
+		return res
+	}
+	require.Equal(t, http.StatusUnauthorized, do(http.MethodGet, "/ui", "", nil).StatusCode)
+	res := do(http.MethodPost, "/ui/login", "token="+token, map[string]string{"X-Forwarded-Proto": "https"})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	var session *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == "pc_ui_session" {
+			session = c
+		}
+	}
+	require.NotNil(t, session)
+	require.True(t, session.Secure, "https through the trusted proxy")
+	require.Equal(t, 3600, session.MaxAge)
+	require.NotContains(t, session.Value, token)
+	cookie := map[string]string{"Cookie": session.Name + "=" + session.Value}
+	require.Equal(t, http.StatusOK, do(http.MethodGet, "/ui/operations", "", cookie).StatusCode)
+	require.Equal(t, http.StatusOK, do(http.MethodGet, "/v1/operations", "",
+		map[string]string{"Cookie": cookie["Cookie"], "X-PowerContext-UI": "1"}).StatusCode)
+	require.Equal(t, http.StatusSeeOther, do(http.MethodPost, "/ui/logout", "", cookie).StatusCode)
+	require.Equal(t, http.StatusUnauthorized, do(http.MethodGet, "/ui/operations", "", cookie).StatusCode)
+}

@@ -61,7 +61,7 @@ func (c *Config) edgeSettings() []setting {
 		{"http-unauthenticated-per-minute", "POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE", "requests without valid credentials per client address and minute, before auth (0 = off)", &c.HTTPUnauthenticatedPerMinute},
 		{"mcp-max-sessions", "POWERCONTEXT_MCP_MAX_SESSIONS", "MCP sessions kept in single_node; beyond it the least recently used is closed", &c.MCPMaxSessions},
 		{"mcp-session-idle-seconds", "POWERCONTEXT_MCP_SESSION_IDLE_SECONDS", "MCP session idle time before it is closed (single_node)", &c.MCPSessionIdleSeconds},
-		{"ui-session-ttl-seconds", "POWERCONTEXT_UI_SESSION_TTL_SECONDS", "dashboard sign-in lifetime (sessions are stored in the database)", &c.UISessionTTLSeconds},
+		{"ui-session-ttl-seconds", "POWERCONTEXT_UI_SESSION_TTL_SECONDS", "dashboard session lifetime on the database clock (sessions are stored in the database)", &c.UISessionTTLSeconds},
 	}
 }
 

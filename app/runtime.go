@@ -254,7 +254,11 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		return nil, &ConfigError{Err: err}
 	}
 	if cfg.RunsAPI() {
-		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, Principals: deps.Principals})
+		// Sessions live in the database: every API replica accepts a sign-in made on any other.
+		deps.UISessions = ui.NewSessions(ui.SessionConfig{Store: store, Principals: deps.Principals,
+			TTL: Seconds(cfg.UISessionTTLSeconds), TrustedProxies: deps.TrustedProxies})
+		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, Principals: deps.Principals,
+			Sessions: deps.UISessions})
 	}
 	r.listener, err = listen(cfg)
 	if err != nil {

@@ -86,7 +86,7 @@ func requeueFailedMaintenance(ctx context.Context, q db.Queries) error {
 
 // MaintenanceHandler purges, in batches of at most 500 rows per statement and with cut-offs on the database clock:
 // succeeded/cancelled work older than Retention (default 30 days; failed work is never purged), expired rate-limit
-// windows, and runtime member rows that expired more than MemberRetention ago (default 24 hours: the rows of
+// windows, expired dashboard sessions (docs/security.md#dashboard-sessions), and runtime member rows that expired more than MemberRetention ago (default 24 hours: the rows of
 // processes that died without deleting their own; a row is only read while it is live, the margin keeps a crashed
 // member visible to an operator reading the table for a while).
 type MaintenanceHandler struct {
@@ -144,8 +144,15 @@ func (h MaintenanceHandler) Prepare(ctx context.Context, _ db.WorkItem) (Prepare
 	if err != nil {
 		return Prepared{}, err
 	}
+	sessions, err := purgeInBatches(func() (int64, error) {
+		return store.UISessionPurgeExpired(ctx, db.UISessionPurgeExpiredParams{ExpiredBefore: now, Limit: maintenanceBatch})
+	})
+	if err != nil {
+		return Prepared{}, err
+	}
 	result := map[string]any{"type": PublicKindMaintenance,
 		"purged_items": items, "purged_rate_limit_windows": windows, "purged_runtime_members": members,
+		"purged_ui_sessions": sessions,
 	}
 	for _, task := range h.Tasks {
 		n, err := task.Run(ctx, now)

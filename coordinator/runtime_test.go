@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -377,11 +378,20 @@ func TestMaintenancePurgesOldTerminalWorkOnly(t *testing.T) {
 		require.NoError(t, err)
 		waitDBPast(t, s, ok.CompletedAt.Add(100*time.Millisecond))
 		waitDBPast(t, s, allowed.Add(50*time.Millisecond))
+		// Dashboard sessions: an expired one is purged, a live one stays.
+		expiredSession := db.UISession{SessionDigest: strings.Repeat("a", 64), PrincipalName: "admin", PrincipalBinding: "b",
+			CreatedAt: allowed.Add(-time.Hour), ExpiresAt: allowed.Add(-time.Second)}
+		liveSession := db.UISession{SessionDigest: strings.Repeat("b", 64), PrincipalName: "admin", PrincipalBinding: "b",
+			CreatedAt: allowed, ExpiresAt: allowed.Add(time.Hour)}
+		require.NoError(t, s.UISessionInsert(ctx, expiredSession))
+		require.NoError(t, s.UISessionInsert(ctx, liveSession))
 
 		p, err := coordinator.MaintenanceHandler{Ledger: l, Retention: 50 * time.Millisecond}.Prepare(ctx, db.WorkItem{})
 		require.NoError(t, err)
-		require.Equal(t, map[string]any{"type": "maintenance", "purged_items": int64(1), "purged_rate_limit_windows": int64(1), "purged_runtime_members": int64(0)},
-			p.Result.Payload)
+		require.Equal(t, map[string]any{"type": "maintenance", "purged_items": int64(1), "purged_rate_limit_windows": int64(1), "purged_runtime_members": int64(0),
+			"purged_ui_sessions": int64(1)}, p.Result.Payload)
+		_, err = s.UISessionGetUnexpired(ctx, liveSession.SessionDigest)
+		require.NoError(t, err, "a live session is not purged")
 		_, err = l.Get(ctx, ok.WorkID)
 		require.ErrorIs(t, err, coordinator.ErrNotFound)
 		kept, err := l.Get(ctx, bad.WorkID)

@@ -157,6 +157,18 @@ type Queries interface {
 	// first. Returns rows deleted.
 	RateLimitWindowPurgeExpired(ctx context.Context, p RateLimitWindowPurgeExpiredParams) (int64, error)
 
+	// Dashboard sessions (docs/security.md#dashboard-sessions), keyed by the SHA-256 (hex) of the session id.
+	// UISessionInsert stores a new session; db.ErrConflict when the digest exists.
+	UISessionInsert(ctx context.Context, s UISession) error
+	// UISessionGetUnexpired is the session of digest if it has not expired on the database clock; db.ErrNotFound
+	// otherwise. One primary-key read.
+	UISessionGetUnexpired(ctx context.Context, sessionDigest string) (UISession, error)
+	// UISessionDelete removes the session of digest (logout). Returns rows deleted.
+	UISessionDelete(ctx context.Context, sessionDigest string) (int64, error)
+	// UISessionPurgeExpired deletes at most p.Limit sessions that expired before p.ExpiredBefore, oldest first.
+	// Returns rows deleted.
+	UISessionPurgeExpired(ctx context.Context, p UISessionPurgeExpiredParams) (int64, error)
+
 	// Memory revisions (domain; also the commit counter of the ledger's concurrency tests).
 	MemoryRevisionInsert(ctx context.Context, r MemoryRevision) error
 	MemoryRevisionLatest(ctx context.Context, scopeID string) (MemoryRevision, error)
@@ -378,6 +390,12 @@ type RateLimitWindowPurgeExpiredParams struct {
 	Limit         int32
 }
 
+// UISessionPurgeExpiredParams bounds UISessionPurgeExpired.
+type UISessionPurgeExpiredParams struct {
+	ExpiredBefore time.Time
+	Limit         int32
+}
+
 // SchedulerLease is one row of pc_scheduler_leases.
 type SchedulerLease struct {
 	LeaseName      string
@@ -418,6 +436,17 @@ type RateLimitWindow struct {
 	WindowStartedAt time.Time
 	RequestCount    int32
 	ExpiresAt       time.Time
+}
+
+// UISession is one row of pc_ui_sessions: a dashboard sign-in. SessionDigest is the SHA-256 (hex) of the random
+// session id the browser holds, never the id; PrincipalBinding ties the session to the token that opened it
+// (auth.Principal.Binding), so a token removed or replaced in the configuration ends its sessions.
+type UISession struct {
+	SessionDigest    string
+	PrincipalName    string
+	PrincipalBinding string
+	CreatedAt        time.Time
+	ExpiresAt        time.Time
 }
 
 // MemoryRevision is one row of pc_memory_revisions.

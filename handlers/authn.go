@@ -44,7 +44,7 @@ var adminOnly = map[string]bool{
 }
 
 // authMiddleware resolves the request's principal (docs/security.md#principals). Health and metrics need nothing.
-// A request with a valid token (bearer header, or the dashboard's cookie) carries its principal on. A request
+// A request with a valid token (bearer header) or dashboard session (its cookie) carries its principal on. A request
 // with a wrong bearer token, or with no credential at all, first spends its client address's budget (429 once
 // spent) and is then refused with 401 — except on the dashboard's paths, which answer anonymous requests
 // themselves (the sign-in page for pages, the assets that page needs); there a stale cookie counts as none.
@@ -56,11 +56,20 @@ func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		tok, isBearer := bearer(req.Header.Get(echo.HeaderAuthorization))
-		if !isBearer {
-			// Browsers: the dashboard's cookie, on /ui pages and on its same-origin fetches (X-PowerContext-UI: 1).
-			tok, _ = ui.Credential(req)
+		p, valid := s.principals.Authenticate(tok)
+		if !isBearer && s.d.UISessions != nil {
+			// Browsers: the dashboard's session, on /ui pages and on its same-origin fetches (X-PowerContext-UI: 1);
+			// one primary-key read (docs/security.md#dashboard-sessions).
+			sp, err := s.d.UISessions.Principal(req)
+			if err != nil {
+				return err
+			}
+			if p, valid = sp, sp != nil; !valid {
+				req = req.WithContext(ui.Checked(req.Context()))
+				c.SetRequest(req)
+			}
 		}
-		if p, valid := s.principals.Authenticate(tok); valid {
+		if valid {
 			c.Set(ctxPrincipal, p)
 			c.SetRequest(req.WithContext(auth.WithPrincipal(req.Context(), p)))
 			return next(c)

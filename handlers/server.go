@@ -17,6 +17,7 @@ import (
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/sources"
+	"github.com/powercontext/powercontext/ui"
 )
 
 // Defaults applied by New to zero Deps values.
@@ -88,6 +89,9 @@ type Deps struct {
 	Metrics http.Handler
 	// MCP, when non-nil, is mounted at /mcp (all methods, roles all and api) behind auth, rate limit and body limit.
 	MCP http.Handler
+	// UISessions are the dashboard's sign-ins (ui.NewSessions, the same value as the dashboard's Deps.Sessions):
+	// the auth middleware accepts a valid session cookie on /ui paths and on the dashboard's fetches. nil: none.
+	UISessions *ui.Sessions
 	// UI, when non-nil, is the operations dashboard (ui.New), mounted at /ui and /ui/* (roles all and api) behind
 	// auth, rate limit and body limit.
 	UI http.Handler

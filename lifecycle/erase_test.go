@@ -144,7 +144,7 @@ func requireNoRowOf(t *testing.T, s db.Store, scope, eraseID string) {
 	}
 	lanes := []any{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope)}
 	deploymentWide := map[string]bool{"pc_scheduler_leases": true, "pc_scheduler_scans": true, "pc_runtime_members": true,
-		"pc_rate_limit_windows": true}
+		"pc_rate_limit_windows": true, "pc_ui_sessions": true} // a dashboard session belongs to a principal, not a scope
 	for _, table := range tables {
 		var n int64
 		switch {

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
@@ -68,9 +69,11 @@ func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 	// --- the service: API + dashboard on one server, a worker, a member and a scheduler leader ---
 	store := enginetest.Open(t, db.EngineSQLite)
 	ledger := coordinator.NewLedger(store)
-	dash := ui.New(ui.Deps{Ledger: ledger, Store: store, Logger: zerolog.Nop(), AuthToken: "tok"})
+	sessions := ui.NewSessions(ui.SessionConfig{Store: store, Principals: auth.AdminToken("tok")})
+	dash := ui.New(ui.Deps{Ledger: ledger, Store: store, Logger: zerolog.Nop(), AuthToken: "tok", Sessions: sessions})
 	api := handlers.New(handlers.Deps{Journal: sources.NewJournal(store), Memory: memory.Reader{Store: store},
-		Experience: experience.Reviews{Store: store}, Ledger: ledger, Store: store, Role: "all", Logger: zerolog.Nop(), AuthToken: "tok", UI: dash})
+		Experience: experience.Reviews{Store: store}, Ledger: ledger, Store: store, Role: "all", Logger: zerolog.Nop(), AuthToken: "tok",
+		UI: dash, UISessions: sessions})
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 
@@ -158,8 +161,17 @@ func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 	}
 
 	// Overview: the queue shows the failed work, the member and the leader with its fence.
-	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/login?token=tok")))
-	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui"), chromedp.WaitVisible(chromedp.CSS("#leader-fence"))))
+	// Sign in through the form: /ui without a session shows it (its stylesheet loaded), the post opens a session.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui"), chromedp.WaitVisible(chromedp.CSS(`input[name="token"]`))))
+	bg, err := chromedp.Run(bctx, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	require.NoError(t, err)
+	require.NotEqual(t, "rgba(0, 0, 0, 0)", bg, "app.css loaded before sign-in")
+	shot("00-sign-in.png")
+	require.NoError(t, chromedp.Do(bctx, chromedp.SendKeys(chromedp.CSS(`input[name="token"]`), "tok"),
+		chromedp.Click(chromedp.CSS(`form[action="/ui/login"] button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("#leader-fence"))))
+	cookies, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.cookie`))
+	require.NoError(t, err)
+	require.NotContains(t, cookies, ui.CookieName, "the session cookie is HttpOnly")
 	page := html()
 	require.Contains(t, page, "2 blocked lanes")
 	require.Contains(t, page, "browser-worker-1")
@@ -220,4 +232,10 @@ func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 	w, err := ledger.Get(ctx, opB.WorkID)
 	require.NoError(t, err)
 	require.NotEqual(t, db.StatusCancelled, w.Status)
+
+	// Sign out: the session is deleted, and the dashboard shows the sign-in form again.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`form.signout button`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="token"]`))))
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/blocked"), chromedp.WaitVisible(chromedp.CSS(`input[name="token"]`))))
+	require.NotContains(t, html(), "Blocked lanes</h1>")
 }

@@ -13,7 +13,8 @@ and api.
     the Retry / Cancel buttons.
   - /ui/blocked             blocked lanes: lanes whose head is failed. Only lane heads can fail (docs/protocol.md#state-machine), so the
     failed items are exactly the blocked lane heads.
-  - /ui/login, /ui/logout   browser sign-in with the API token (cookie pc_ui_token).
+  - /ui/login, /ui/logout   sign-in form (GET) exchanging an admin token for a database session (POST); POST
+    /ui/logout ends it (cookie pc_ui_session).
   - /ui/static/...          embedded CSS and JavaScript.
 
 # Invariants
@@ -33,10 +34,16 @@ and api.
 
 # Authentication
 
-The API's bearer-token middleware wraps /ui. Browsers cannot send a bearer header on navigation, so
-/ui/login?token=T (or its form) sets the HttpOnly, SameSite=Strict cookie pc_ui_token=T (Path=/) and redirects to
-/ui. The middleware accepts that cookie (see Credential) on /ui paths and on requests carrying the header
+The API's bearer-token middleware wraps /ui. Browsers cannot send a bearer header on navigation, so the sign-in
+form (GET /ui/login; a token is never read from a URL) posts the token to POST /ui/login, which checks it against
+the configured principals (admin role, no scope restriction) and opens a session (Sessions, docs/security.md#dashboard-sessions):
+a random 256-bit id in the HttpOnly, SameSite=Strict cookie pc_ui_session (Path=/, Max-Age the session lifetime,
+Secure over TLS or behind a trusted proxy that says https), its SHA-256 in the database table pc_ui_sessions with an
+expiry on the database clock. Every API replica on the same database accepts it; POST /ui/logout deletes it. The
+middleware resolves the cookie (one primary-key read) on /ui paths and on requests carrying the header
 X-PowerContext-UI: 1, which the dashboard's same-origin fetches set and which a cross-site page cannot send without
-a CORS preflight this server never grants. With no token configured nothing is needed.
+a CORS preflight this server never grants — that is why the cookie's path is / and not /ui. A session ends when it
+expires, on logout, or when its token is removed from or replaced in the configuration. With no token configured
+nothing is needed.
 */
 package ui

@@ -41,6 +41,7 @@ type frame struct {
 	Title       string
 	Nav         string // overview | operations | blocked
 	AutoRefresh int    // seconds; 0 = off
+	SignOut     bool   // the request carries a session cookie: show the sign-out button
 	Page        any
 }
 
@@ -57,6 +58,9 @@ func (u *ui) render(w http.ResponseWriter, r *http.Request, status int, name str
 	}
 	if name == "notfound" {
 		f.Title = "Not found"
+	}
+	if name != "login" {
+		_, f.SignOut = sessionCookie(r)
 	}
 	var buf bytes.Buffer
 	if err := u.pages.byName[name].ExecuteTemplate(&buf, "layout.html", f); err != nil {

@@ -4,7 +4,9 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -17,10 +19,14 @@ import (
 const (
 	// Prefix is where the dashboard is mounted.
 	Prefix = "/ui"
-	// LoginPath checks a token and sets the cookie; the auth middleware lets it through without credentials.
+	// LoginPath shows the sign-in form (GET) and exchanges a token for a session (POST); the auth middleware lets it
+	// through without credentials.
 	LoginPath = "/ui/login"
-	// CookieName holds the API token for browsers (HttpOnly, SameSite=Strict, Path=/).
-	CookieName = "pc_ui_token"
+	// LogoutPath ends the session (POST).
+	LogoutPath = "/ui/logout"
+	// CookieName holds the random session id (never a token): HttpOnly, SameSite=Strict, Path=/, Max-Age the
+	// session's lifetime, Secure when the request came over TLS (docs/security.md#dashboard-sessions).
+	CookieName = "pc_ui_session"
 	// HeaderName marks the dashboard's same-origin fetches (value "1"); with it the cookie is accepted outside /ui.
 	HeaderName = "X-PowerContext-UI"
 )
@@ -37,12 +43,15 @@ type Deps struct {
 	// Store serves membership and the scheduler lease; defaults to Ledger.Store().
 	Store  db.Store
 	Logger zerolog.Logger
-	// Principals are the server's tokens (docs/security.md#principals). When set, /ui/login checks the token it is
-	// given, and every page requires a principal with the admin role and no scope restriction: the one the
-	// server's middleware authenticated, or (a second check behind it) the page's own bearer header or cookie.
+	// Principals are the server's tokens (docs/security.md#principals). When set, POST /ui/login checks the token
+	// it is given, and every page requires a principal with the admin role and no scope restriction: the one the
+	// server's middleware authenticated, or (a second check behind it) the page's own bearer header or session.
 	Principals *auth.Set
 	// AuthToken is a shorthand for Principals holding the single admin token.
 	AuthToken string
+	// Sessions are the sign-ins, shared with the server's auth middleware (default: NewSessions over Store and
+	// Principals with DefaultSessionTTL and no trusted proxy).
+	Sessions *Sessions
 }
 
 type ui struct {
@@ -50,6 +59,7 @@ type ui struct {
 	store      db.Store
 	log        zerolog.Logger
 	principals *auth.Set
+	sessions   *Sessions
 	pages      *pages
 }
 
@@ -62,15 +72,18 @@ func New(d Deps) http.Handler {
 	if u.principals = d.Principals; u.principals.Empty() {
 		u.principals = auth.AdminToken(d.AuthToken)
 	}
+	if u.sessions = d.Sessions; u.sessions == nil {
+		u.sessions = NewSessions(SessionConfig{Store: u.store, Principals: u.principals})
+	}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		panic(err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", staticHandler(http.FileServerFS(static))))
-	mux.HandleFunc("GET /ui/login", u.login)
+	mux.HandleFunc("GET /ui/login", u.loginForm)
 	mux.HandleFunc("POST /ui/login", u.login)
-	mux.HandleFunc("GET /ui/logout", u.logout)
+	mux.HandleFunc("POST /ui/logout", u.logout)
 	mux.Handle("GET /ui", u.page(u.overview))
 	mux.Handle("GET /ui/{$}", u.page(u.overview))
 	mux.Handle("GET /ui/operations", u.page(u.operations))
@@ -82,80 +95,114 @@ func New(d Deps) http.Handler {
 	return securityHeaders(mux)
 }
 
-// Credential returns the token a browser presents in the dashboard cookie, for the server's auth middleware: it is
-// considered on /ui paths and on requests carrying "X-PowerContext-UI: 1" (the dashboard's same-origin fetches;
-// a cross-site page cannot add that header without a CORS preflight). ok is false when neither applies or the
-// cookie is absent or empty. The caller compares the token exactly as it compares a bearer token.
-func Credential(r *http.Request) (token string, ok bool) {
-	if !isUIPath(r.URL.Path) && r.Header.Get(HeaderName) != "1" {
-		return "", false
-	}
-	c, err := r.Cookie(CookieName)
-	if err != nil || c.Value == "" {
-		return "", false
-	}
-	return c.Value, true
-}
-
 func isUIPath(p string) bool { return p == Prefix || strings.HasPrefix(p, Prefix+"/") }
 
 // principal is the request's principal: the one the server's middleware authenticated, else the page's own bearer
-// header or cookie checked here. nil when none is valid.
-func (u *ui) principal(r *http.Request) *auth.Principal {
+// header or session checked here. nil when none is valid; an error when the session store cannot be read.
+func (u *ui) principal(r *http.Request) (*auth.Principal, error) {
 	if p := auth.FromContext(r.Context()); p != nil {
-		return p
+		return p, nil
 	}
-	given := ""
 	if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		given = strings.TrimSpace(h[7:])
-	} else if tok, ok := Credential(r); ok {
-		given = tok
+		p, _ := u.principals.Authenticate(strings.TrimSpace(h[7:]))
+		return p, nil
 	}
-	p, _ := u.principals.Authenticate(given)
-	return p
+	return u.sessions.Principal(r)
 }
 
 // dashboardPrincipal reports whether p may use the dashboard: the admin role without scope restriction (its pages
 // count and list every scope's operations).
 func dashboardPrincipal(p *auth.Principal) bool { return p.Admin() && !p.Restricted() }
 
-// login sets the cookie from ?token= (GET, as a link an operator is handed once) or the form field (POST), then
-// redirects to the overview without the token in the URL. Without a token it shows the sign-in form.
-func (u *ui) login(w http.ResponseWriter, r *http.Request) {
-	tok := r.URL.Query().Get("token")
-	if r.Method == http.MethodPost {
-		if err := r.ParseForm(); err != nil {
-			u.render(w, r, http.StatusBadRequest, "login", loginView{Message: "The sign-in form could not be read."})
-			return
-		}
-		tok = r.PostForm.Get("token")
+// loginForm shows the sign-in form. A token is never read from the URL (it would stay in history and logs).
+func (u *ui) loginForm(w http.ResponseWriter, r *http.Request) {
+	v := loginView{}
+	if r.URL.Query().Has("token") {
+		v.Message = "Tokens are not accepted in the address: paste the token into the form."
 	}
-	if tok == "" {
-		u.render(w, r, http.StatusOK, "login", loginView{})
+	u.render(w, r, http.StatusOK, "login", v)
+}
+
+// login exchanges the form's token for a session (docs/security.md#dashboard-sessions) and redirects to the
+// overview. Without configured tokens there is nothing to sign in to: it redirects at once.
+func (u *ui) login(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		u.render(w, r, http.StatusForbidden, "login", loginView{Message: crossOriginMessage})
 		return
 	}
-	if !u.principals.Empty() {
-		p, ok := u.principals.Authenticate(tok)
-		if !ok {
-			u.render(w, r, http.StatusUnauthorized, "login", loginView{Message: "That token is not valid."})
-			return
-		}
-		if !dashboardPrincipal(p) {
-			u.render(w, r, http.StatusForbidden, "login", loginView{Message: notAdminMessage})
-			return
-		}
+	if err := r.ParseForm(); err != nil {
+		u.render(w, r, http.StatusBadRequest, "login", loginView{Message: "The sign-in form could not be read."})
+		return
 	}
-	// Secure exactly when the request came over TLS: a plain-HTTP loopback dashboard must still sign in.
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: "/", HttpOnly: true, //nolint:gosec // Secure follows r.TLS
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	if u.principals.Empty() {
+		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+		return
+	}
+	tok := r.PostForm.Get("token")
+	if tok == "" {
+		u.render(w, r, http.StatusUnprocessableEntity, "login", loginView{Message: "Paste the API token to sign in."})
+		return
+	}
+	p, ok := u.principals.Authenticate(tok)
+	if !ok {
+		u.render(w, r, http.StatusUnauthorized, "login", loginView{Message: "That token is not valid."})
+		return
+	}
+	if !dashboardPrincipal(p) {
+		u.render(w, r, http.StatusForbidden, "login", loginView{Message: notAdminMessage})
+		return
+	}
+	if u.store == nil {
+		u.render(w, r, http.StatusServiceUnavailable, "error", errorView{Title: "Not available",
+			Message: "Sign-in needs the database, which is not available on this process."})
+		return
+	}
+	id, err := u.sessions.create(r.Context(), p)
+	if err != nil {
+		status, name, data := u.fail(r, err)
+		u.render(w, r, status, name, data)
+		return
+	}
+	u.sessions.setCookie(w, r, id, int(u.sessions.ttl/time.Second))
 	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 }
 
+// logout deletes the session on the database (every replica refuses it from then on) and clears the cookie.
 func (u *ui) logout(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, //nolint:gosec // Secure follows r.TLS
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	if !sameOrigin(r) {
+		u.render(w, r, http.StatusForbidden, "error", errorView{Title: "Not allowed", Message: crossOriginMessage})
+		return
+	}
+	if err := u.sessions.revoke(r); err != nil {
+		status, name, data := u.fail(r, err)
+		u.render(w, r, status, name, data)
+		return
+	}
+	u.sessions.setCookie(w, r, "", -1)
 	http.Redirect(w, r, LoginPath, http.StatusSeeOther)
 }
+
+// sameOrigin refuses a cross-site form post (login CSRF, forced logout). A browser says in Sec-Fetch-Site whether
+// the posting page was this origin; when it does, that decides. (Origin alone cannot: the dashboard's
+// Referrer-Policy no-referrer makes browsers send "Origin: null" even for its own forms.) Without Sec-Fetch-Site
+// (an old browser, curl) an Origin that names another host, or the opaque "null", is refused; none is allowed.
+func sameOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	case "":
+	default:
+		return false
+	}
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+const crossOriginMessage = "The form was posted from another site; open the dashboard and sign in from there."
 
 const notAdminMessage = "The dashboard needs a token with the admin role and no scope restriction."
 
@@ -165,7 +212,12 @@ type pageFunc func(w http.ResponseWriter, r *http.Request) (status int, name str
 func (u *ui) page(fn pageFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !u.principals.Empty() {
-			p := u.principal(r)
+			p, err := u.principal(r)
+			if err != nil {
+				status, name, data := u.fail(r, err)
+				u.render(w, r, status, name, data)
+				return
+			}
 			if p == nil {
 				u.render(w, r, http.StatusUnauthorized, "login", loginView{Message: "Sign in with the API token to use the dashboard."})
 				return

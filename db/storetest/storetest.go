@@ -39,7 +39,7 @@ func Run(t *testing.T, engine db.Engine) {
 	}
 	for _, family := range [][]storeCase{
 		dbCases, workLaneCases, workKeyCases, workItemCases, workAttemptCases, schedulerLeaseCases,
-		schedulerScanCases, runtimeMemberCases, rateLimitCases, sourceCases, sourceCursorCases, memoryCases,
+		schedulerScanCases, runtimeMemberCases, rateLimitCases, uiSessionCases, sourceCases, sourceCursorCases, memoryCases,
 		memoryEntryCases, experienceCases, lifecycleCases,
 	} {
 		for _, c := range family {

@@ -104,6 +104,14 @@ type PcSourceJournalHead struct {
 	UpdatedAt time.Time
 }
 
+type PcUiSession struct {
+	SessionDigest    string
+	PrincipalName    string
+	PrincipalBinding string
+	CreatedAt        time.Time
+	ExpiresAt        time.Time
+}
+
 type PcWorkAttempt struct {
 	WorkID             string
 	AttemptNo          int32

@@ -100,6 +100,14 @@ type PcSourceJournalHead struct {
 	UpdatedAt int64
 }
 
+type PcUiSession struct {
+	SessionDigest    string
+	PrincipalName    string
+	PrincipalBinding string
+	CreatedAt        int64
+	ExpiresAt        int64
+}
+
 type PcWorkAttempt struct {
 	WorkID             string
 	AttemptNo          int32

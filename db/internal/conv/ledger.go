@@ -224,7 +224,8 @@ type purgeExpired[T Time] = struct {
 	Limit         int32
 }
 
-// neutralPurgeExpired is the shape of db.RuntimeMemberPurgeExpiredParams and db.RateLimitWindowPurgeExpiredParams.
+// neutralPurgeExpired is the shape of db.RuntimeMemberPurgeExpiredParams, db.RateLimitWindowPurgeExpiredParams and
+// db.UISessionPurgeExpiredParams.
 type neutralPurgeExpired = struct {
 	ExpiredBefore time.Time
 	Limit         int32
@@ -528,7 +529,8 @@ func RuntimeMemberToGen[P ~runtimeMember[T], T Time](m db.RuntimeMember) P {
 	})
 }
 
-// PurgeExpiredToGen builds the parameters of RuntimeMemberPurgeExpired and RateLimitWindowPurgeExpired.
+// PurgeExpiredToGen builds the parameters of RuntimeMemberPurgeExpired, RateLimitWindowPurgeExpired and
+// UISessionPurgeExpired.
 func PurgeExpiredToGen[P ~purgeExpired[T], T Time, N ~neutralPurgeExpired](n N) P {
 	p := neutralPurgeExpired(n)
 	return P(purgeExpired[T]{ExpiredBefore: TimeToGen[T](p.ExpiredBefore), Limit: p.Limit})

@@ -140,6 +140,17 @@ CREATE TABLE pc_rate_limit_windows (
     CONSTRAINT pc_rate_limit_windows_request_count_check CHECK (request_count > 0)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- Dashboard sessions (docs/security.md#dashboard-sessions): the SHA-256 of the session id, never the id.
+CREATE TABLE pc_ui_sessions (
+    session_digest    CHAR(64)    CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    principal_name    VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    principal_binding VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    created_at        DATETIME(6) NOT NULL,
+    expires_at        DATETIME(6) NOT NULL,
+    PRIMARY KEY (session_digest),
+    KEY pc_ui_sessions_expires_idx (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- Domain ----------------------------------------------------------------------------------------------------------
 
 CREATE TABLE pc_sources (

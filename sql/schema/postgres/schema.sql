@@ -137,6 +137,17 @@ CREATE TABLE pc_rate_limit_windows (
 );
 CREATE INDEX pc_rate_limit_windows_expires_idx ON pc_rate_limit_windows (expires_at);
 
+-- Dashboard sessions (docs/security.md#dashboard-sessions): the SHA-256 of the session id, never the id.
+CREATE TABLE pc_ui_sessions (
+    session_digest    char(64)    COLLATE "C" NOT NULL,
+    principal_name    varchar(64) COLLATE "C" NOT NULL,
+    principal_binding varchar(64) COLLATE "C" NOT NULL,
+    created_at        timestamptz NOT NULL,
+    expires_at        timestamptz NOT NULL,
+    CONSTRAINT pc_ui_sessions_pkey PRIMARY KEY (session_digest)
+);
+CREATE INDEX pc_ui_sessions_expires_idx ON pc_ui_sessions (expires_at);
+
 -- Domain ----------------------------------------------------------------------------------------------------------
 
 CREATE TABLE pc_sources (

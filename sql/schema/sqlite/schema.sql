@@ -141,6 +141,17 @@ CREATE TABLE pc_rate_limit_windows (
 );
 CREATE INDEX pc_rate_limit_windows_expires_idx ON pc_rate_limit_windows (expires_at);
 
+-- Dashboard sessions (docs/security.md#dashboard-sessions): the SHA-256 of the session id, never the id.
+CREATE TABLE pc_ui_sessions (
+    session_digest    TEXT        NOT NULL,
+    principal_name    TEXT        NOT NULL,
+    principal_binding TEXT        NOT NULL,
+    created_at        INTEGER     NOT NULL,
+    expires_at        INTEGER     NOT NULL,
+    CONSTRAINT pc_ui_sessions_pkey PRIMARY KEY (session_digest)
+);
+CREATE INDEX pc_ui_sessions_expires_idx ON pc_ui_sessions (expires_at);
+
 -- Domain ----------------------------------------------------------------------------------------------------------
 
 CREATE TABLE pc_sources (
