@@ -206,6 +206,8 @@ type migrateReport struct {
 	Error      string `json:"error,omitempty"`
 }
 
+// runMigrateStatus reports the schema (--status) or what an apply would do (--dry-run) without writing: it builds
+// one migrateReport and one verdict, then renders them as JSON or as text.
 func runMigrateStatus(ctx context.Context, out io.Writer, rawURL string, dryRun, force, asJSON bool) error {
 	u, err := dburl.Parse(rawURL)
 	if err != nil {
@@ -220,43 +222,51 @@ func runMigrateStatus(ctx context.Context, out io.Writer, rawURL string, dryRun,
 	if err != nil {
 		return err
 	}
+	jr := migrateReport{Engine: string(u.Engine), Current: rep.Current, Expected: rep.Expected, Pending: rep.Pending,
+		Unknown: rep.Unknown, DryRun: dryRun}
+	if rep.Dirty != nil {
+		jr.Dirty = rep.Dirty.Name()
+	}
+	// The verdict: a dry run is refused when an apply would leave live members behind; a status check fails when
+	// this binary cannot run against the database.
+	var verdict error
+	if dryRun {
+		if !force && (len(rep.Pending) > 0 || rep.Dirty != nil) {
+			store, err := OpenStore(ctx, u)
+			if err != nil {
+				return fmt.Errorf("open %s: %w", u.Redacted, err)
+			}
+			defer store.Close()
+			verdict = refuseLeavingMembersBehind(ctx, u.Engine, sqlDB, store)
+		}
+	} else {
+		verdict = migrate.Verify(ctx, u.Engine, sqlDB)
+		ok := verdict == nil
+		jr.Compatible = &ok
+	}
+	if verdict != nil {
+		jr.Error = verdict.Error()
+	}
+	if asJSON {
+		if err := writeJSON(out, jr); err != nil {
+			return err
+		}
+		return verdict
+	}
+	writeMigrateText(out, u, rep, dryRun, verdict)
+	return verdict
+}
+
+// writeMigrateText renders runMigrateStatus's report for a terminal (the verdict's error is printed by the caller).
+func writeMigrateText(out io.Writer, u dburl.URL, rep migrate.StatusReport, dryRun bool, verdict error) {
 	current := rep.Current
 	if current == "" {
 		current = "none"
 	}
-	if asJSON {
-		jr := migrateReport{Engine: string(u.Engine), Current: rep.Current, Expected: rep.Expected, Pending: rep.Pending,
-			Unknown: rep.Unknown, DryRun: dryRun}
-		if rep.Dirty != nil {
-			jr.Dirty = rep.Dirty.Name()
-		}
-		var verr error
-		if dryRun {
-			if !force && (len(rep.Pending) > 0 || rep.Dirty != nil) {
-				store, err := OpenStore(ctx, u)
-				if err != nil {
-					return fmt.Errorf("open %s: %w", u.Redacted, err)
-				}
-				defer store.Close()
-				verr = refuseLeavingMembersBehind(ctx, u.Engine, sqlDB, store)
-			}
-		} else {
-			verr = migrate.Verify(ctx, u.Engine, sqlDB)
-			ok := verr == nil
-			jr.Compatible = &ok
-		}
-		if verr != nil {
-			jr.Error = verr.Error()
-		}
-		if err := writeJSON(out, jr); err != nil {
-			return err
-		}
-		return verr
-	}
 	if dryRun {
 		if len(rep.Pending) == 0 && rep.Dirty == nil {
 			fmt.Fprintf(out, "nothing pending: %s schema at version %s (%s)\n", u.Engine, current, u.Redacted)
-			return nil
+			return
 		}
 		if rep.Dirty != nil {
 			fmt.Fprintf(out, "would resume %s (applied %d of %d statements)\n", rep.Dirty.Name(), rep.Dirty.Applied, rep.Dirty.Total)
@@ -264,18 +274,10 @@ func runMigrateStatus(ctx context.Context, out io.Writer, rawURL string, dryRun,
 		for _, name := range rep.Pending {
 			fmt.Fprintf(out, "would apply %s\n", name)
 		}
-		if !force {
-			store, err := OpenStore(ctx, u)
-			if err != nil {
-				return fmt.Errorf("open %s: %w", u.Redacted, err)
-			}
-			defer store.Close()
-			if err := refuseLeavingMembersBehind(ctx, u.Engine, sqlDB, store); err != nil {
-				return err
-			}
+		if verdict == nil {
+			fmt.Fprintf(out, "%s schema would go from version %s to %s (dry run: nothing written)\n", u.Engine, current, rep.Expected)
 		}
-		fmt.Fprintf(out, "%s schema would go from version %s to %s (dry run: nothing written)\n", u.Engine, current, rep.Expected)
-		return nil
+		return
 	}
 	fmt.Fprintf(out, "engine:   %s (%s)\ncurrent:  %s\nexpected: %s\n", u.Engine, u.Redacted, current, rep.Expected)
 	for _, name := range rep.Pending {
@@ -287,11 +289,9 @@ func runMigrateStatus(ctx context.Context, out io.Writer, rawURL string, dryRun,
 	if rep.Dirty != nil {
 		fmt.Fprintf(out, "dirty:    %s (applied %d of %d statements)\n", rep.Dirty.Name(), rep.Dirty.Applied, rep.Dirty.Total)
 	}
-	if err := migrate.Verify(ctx, u.Engine, sqlDB); err != nil {
-		return err
+	if verdict == nil {
+		fmt.Fprintln(out, "status:   this binary can run against the database")
 	}
-	fmt.Fprintln(out, "status:   this binary can run against the database")
-	return nil
 }
 
 func runMigrate(ctx context.Context, out io.Writer, rawURL string, force, asJSON bool) error {

@@ -87,7 +87,9 @@ func trunc(s string) string {
 }
 
 // FuzzSourcesAndFlush decodes arbitrary bodies, content types and Prefer headers on POST /v1/sources and
-// POST /v1/memory/flush: no input may produce a 5xx. `go test` runs the seed corpus; `go test -fuzz` explores.
+// POST /v1/memory/flush, and an arbitrary raw query string on the GET routes that read one (the lists, search,
+// operations): no input may produce a 5xx, and every 4xx carries the error envelope. `go test` runs the seed corpus;
+// `go test -fuzz` explores.
 func FuzzSourcesAndFlush(f *testing.F) {
 	// A 1 ns max wait never holds a fuzz iteration: every flush answers at once.
 	e := newEnv(f, func(d *Deps) { d.FlushMaxWait = time.Nanosecond })
@@ -96,26 +98,28 @@ func FuzzSourcesAndFlush(f *testing.F) {
 		contentType string
 		prefer      string
 		body        string
+		query       string
 	}{
-		{false, "application/json", "", `{"scope_id":"s","content":"hello"}`},
-		{false, "application/json", "", `{"scope_id":"s","source_id":"a","source_type":"note","content":"x","metadata":{"k":[1,2]}}`},
-		{false, "application/json", "", `{"scope_id":"","content":""}`},
-		{false, "application/json", "", `{"scope_id":"s","content":"\u0000"}`},
-		{false, "application/json", "", `{"scope_id":1,"content":{}}`},
-		{false, "text/plain", "", `hello`},
-		{false, "application/json", "", "{\"scope_id\":\"\xff\"}"},
-		{false, "application/json", "", `[`},
-		{true, "application/json", "", `{"scope_id":"s"}`},
-		{true, "application/json", "respond-async", `{"scope_id":"s"}`},
-		{true, "application/json", "wait=1e309", `{"scope_id":"s"}`},
-		{true, "application/json", "wait=-0, respond-async;x=y", `{"scope_id":"t"}`},
-		{true, "application/json; charset=utf-8", "wait=\"", `{"scope_id":null}`},
-		{true, "", "", ``},
+		{false, "application/json", "", `{"scope_id":"s","content":"hello"}`, "scope_id=s&limit=10"},
+		{false, "application/json", "", `{"scope_id":"s","source_id":"a","source_type":"note","content":"x","metadata":{"k":[1,2]}}`, "scope_id=s%zz"},
+		{false, "application/json", "", `{"scope_id":"","content":""}`, "scope_id=s;limit=1"},
+		{false, "application/json", "", `{"scope_id":"s","content":"\u0000"}`, "limit=-1&after=x"},
+		{false, "application/json", "", `{"scope_id":1,"content":{}}`, "scope_id=s&scope_id=t"},
+		{false, "text/plain", "", `hello`, "q=%E4%B8%AD%E6%96%87&scope_id=s"},
+		{false, "application/json", "", "{\"scope_id\":\"\xff\"}", "cursor=%00"},
+		{false, "application/json", "", `[`, "kind=memory_flush&status=nope"},
+		{true, "application/json", "", `{"scope_id":"s"}`, ""},
+		{true, "application/json", "respond-async", `{"scope_id":"s"}`, "limit=1e9"},
+		{true, "application/json", "wait=1e309", `{"scope_id":"s"}`, "scope_id=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
+		{true, "application/json", "wait=-0, respond-async;x=y", `{"scope_id":"t"}`, "%"},
+		{true, "application/json; charset=utf-8", "wait=\"", `{"scope_id":null}`, "&&&="},
+		{true, "", "", ``, "status=failed&limit=500"},
 	}
 	for _, s := range seeds {
-		f.Add(s.flush, s.contentType, s.prefer, []byte(s.body))
+		f.Add(s.flush, s.contentType, s.prefer, []byte(s.body), s.query)
 	}
-	f.Fuzz(func(t *testing.T, flush bool, contentType, prefer string, body []byte) {
+	getPaths := []string{"/v1/sources", "/v1/memory", "/v1/memory/search", "/v1/operations", "/v1/experience/candidates"}
+	f.Fuzz(func(t *testing.T, flush bool, contentType, prefer string, body []byte, query string) {
 		path := "/v1/sources"
 		if flush {
 			path = "/v1/memory/flush"
@@ -132,6 +136,21 @@ func FuzzSourcesAndFlush(f *testing.F) {
 			var env errorBody
 			if err := json.Unmarshal(r.Body, &env); err != nil || env.Error.Code == "" {
 				t.Fatalf("%s answered %d without the error envelope: %s", path, r.Code, r.Body)
+			}
+		}
+
+		// The raw query goes in as the server received it: set on the URL, not parsed by the test first.
+		get := getPaths[len(query)%len(getPaths)]
+		req := newRequest(http.MethodGet, get, nil, hdr{})
+		req.URL.RawQuery = query
+		r = serveRequest(e.e, req)
+		if r.Code >= 500 {
+			t.Fatalf("GET %s?%q answered %d: %s", get, query, r.Code, r.Body)
+		}
+		if r.Code >= 400 {
+			var env errorBody
+			if err := json.Unmarshal(r.Body, &env); err != nil || env.Error.Code == "" {
+				t.Fatalf("GET %s?%q answered %d without the error envelope: %s", get, query, r.Code, r.Body)
 			}
 		}
 	})
