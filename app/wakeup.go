@@ -10,7 +10,9 @@ import (
 
 // notifies reports whether this process sends and receives cross-process wake-ups: PostgreSQL with
 // POWERCONTEXT_COORDINATION_NOTIFY on (docs/protocol.md#wake-ups); other engines poll.
-func (c *Config) notifies(engine db.Engine) bool { return c.CoordinationNotify && engine == db.EnginePostgres }
+func (c *Config) notifies(engine db.Engine) bool {
+	return c.CoordinationNotify && engine == db.EnginePostgres
+}
 
 // listenWakeups runs the ledger's wake-up listener (its own connection, reconnected with backoff) until ctx is
 // done. It is a part of the presence stage: a flush waiting on draining work still hears it finish.
