@@ -1,8 +1,10 @@
 package coordinator_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -217,5 +219,88 @@ func TestWakeupPollingFloor(t *testing.T) {
 			enqueue(t, api, fmt.Sprintf("floor-%d", i), "w", 3)
 			require.True(t, w.startedWithin(wakeBound), "item %d was not claimed by polling", i)
 		}
+	})
+}
+
+// listeningWorkerChild is the child process of TestWakeupAcrossOSProcesses: a worker polling once a minute on a
+// ledger that listens for wake-ups. It prints "ready" once the listener is connected and "started SCOPE" when an
+// attempt starts.
+func listeningWorkerChild(l *coordinator.Ledger, name string) {
+	l.SetNotify(true)
+	ctx := context.Background()
+	connected := make(chan struct{})
+	var once sync.Once
+	go func() {
+		_ = l.Listen(ctx, coordinator.ListenHooks{Connected: func() { once.Do(func() { close(connected) }) }})
+	}()
+	h := &scopeReporter{}
+	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: name, Poll: time.Minute, Logger: zerolog.Nop()}, h)
+	if err != nil {
+		os.Exit(6)
+	}
+	go func() { _ = w.Run(ctx) }()
+	<-connected
+	time.Sleep(200 * time.Millisecond) // the passes of the start and of the connect's wake-up are over
+	fmt.Println("ready")
+	select {}
+}
+
+// scopeReporter prints the scope of every attempt it starts and succeeds.
+type scopeReporter struct{}
+
+func (scopeReporter) Kind() string { return testKind }
+func (scopeReporter) PayloadVersions() coordinator.VersionRange {
+	return coordinator.VersionRange{Min: 1, Max: 1}
+}
+func (scopeReporter) Prepare(_ context.Context, item db.WorkItem) (coordinator.Prepared, error) {
+	fmt.Println("started " + item.ScopeID)
+	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}}, nil
+}
+
+// TestWakeupAcrossOSProcesses: a worker in another OS process, polling once a minute, starts an item within
+// milliseconds of its enqueue here (PostgreSQL's notification); an item enqueued without one waits.
+func TestWakeupAcrossOSProcesses(t *testing.T) {
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		if engine != db.EnginePostgres {
+			t.Skip("notifications are PostgreSQL's")
+		}
+		u := enginetest.MigratedDatabase(t, engine)
+		api := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		api.SetNotify(true)
+		cmd := childCmd(t, "listening-worker", "os-worker", u)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		lines := make(chan string, 16)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		next := func(d time.Duration) string {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatal("the worker process exited")
+				}
+				return l
+			case <-time.After(d):
+				return ""
+			}
+		}
+		require.Equal(t, "ready", next(30*time.Second))
+
+		silent := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		enqueue(t, silent, "os-silent", "w", 3)
+		require.Empty(t, next(500*time.Millisecond), "an enqueue without a notification was claimed before the poll")
+
+		start := time.Now()
+		enqueue(t, api, "os-notified", "w", 3)
+		got := []string{next(wakeBound), next(wakeBound)} // the woken pass claims both heads
+		require.ElementsMatch(t, []string{"started os-silent", "started os-notified"}, got)
+		t.Logf("enqueue here → start in the other process: %s", time.Since(start).Round(time.Microsecond))
 	})
 }
