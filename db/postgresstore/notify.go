@@ -110,9 +110,9 @@ func (s *Store) listenOnce(ctx context.Context, h db.ListenHandlers) (bool, erro
 	}
 }
 
-// commit sends COMMIT, preceded in the same pipelined batch (one round trip) by the transaction's notifications:
+// commitNotifying sends COMMIT, preceded in the same pipelined batch (one round trip) by the transaction's notifications:
 // they are delivered if and only if the COMMIT succeeds.
-func (t *lazyTx) commit(ctx context.Context, channels []string) (pgconn.CommandTag, error) {
+func (t *lazyTx) commitNotifying(ctx context.Context, channels []string) (pgconn.CommandTag, error) {
 	if len(channels) == 0 {
 		return t.conn.Exec(ctx, "commit")
 	}

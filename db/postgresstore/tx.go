@@ -46,7 +46,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 		committed = true
 		return nil
 	}
-	tag, err := tx.commit(ctx, notes.Channels())
+	tag, err := tx.commitNotifying(ctx, notes.Channels())
 	if err != nil {
 		return interpretError(err)
 	}
