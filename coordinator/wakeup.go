@@ -74,8 +74,8 @@ type pacer struct {
 }
 
 func (p *pacer) note(ctx context.Context) {
-	if !db.Notifies(ctx) {
-		return
+	if !db.Notifies(ctx) || db.NotifiesOnCommit(ctx, p.channel) {
+		return // no notifications, or this transaction already notifies (it noted twice: a batch)
 	}
 	p.mu.Lock()
 	mine := !p.busy

@@ -59,6 +59,7 @@ func TestPacerNotifiesAfterEveryCommit(t *testing.T) {
 		a, notesA := tx()
 		p.note(a)
 		require.Equal(t, []string{db.ChannelWorkEnqueued}, notesA.Channels(), "the first in flight notifies with its COMMIT")
+		p.note(a) // a transaction that notes twice (a batch) is still the one in flight, not a skipper
 		b, notesB := tx()
 		p.note(b)
 		require.Empty(t, notesB.Channels(), "a second one in flight skips")

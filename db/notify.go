@@ -83,6 +83,22 @@ func NotifyOnCommit(ctx context.Context, channel string) bool {
 	return true
 }
 
+// NotifiesOnCommit reports whether the transaction of ctx already notifies channel when it commits.
+func NotifiesOnCommit(ctx context.Context, channel string) bool {
+	n := notesOf(ctx)
+	if n == nil {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, c := range n.channels {
+		if c == channel {
+			return true
+		}
+	}
+	return false
+}
+
 // AfterTx registers f to be called once the transaction of ctx has ended, with whether it committed. It reports
 // false, and does nothing, when Notifies(ctx) is false.
 func AfterTx(ctx context.Context, f func(committed bool)) bool {
