@@ -148,8 +148,8 @@ func (q batchQueue) Query(context.Context, string, ...any) (pgx.Rows, error) {
 	return nil, errNotQueueable
 }
 
-func (q batchQueue) QueryRow(context.Context, string, ...any) pgx.Row { return errRow{} }
+func (q batchQueue) QueryRow(context.Context, string, ...any) pgx.Row { return notQueueableRow{} }
 
-type errRow struct{}
+type notQueueableRow struct{}
 
-func (errRow) Scan(...any) error { return errNotQueueable }
+func (notQueueableRow) Scan(...any) error { return errNotQueueable }
