@@ -78,6 +78,17 @@ func (w *listeningWorker) startedWithin(d time.Duration) bool {
 	}
 }
 
+// settle waits until the worker's item has succeeded and the claim pass its freed slot starts is over, so the
+// worker sleeps until its next wake-up or poll.
+func (w *listeningWorker) settle(t *testing.T, workID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		item, err := w.ledger.Get(context.Background(), workID)
+		return err == nil && item.Status == db.StatusSucceeded
+	}, 10*time.Second, 5*time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
+}
+
 // listenerPID is the backend pid of the wake-up listener's connection (the only session whose last statement was
 // the LISTEN).
 func listenerPID(t *testing.T, store db.Store) int {
@@ -107,10 +118,10 @@ func TestWakeupAcrossProcesses(t *testing.T) {
 		}
 
 		start := time.Now()
-		enqueue(t, api, "wake-1", "w", 3)
+		first := enqueue(t, api, "wake-1", "w", 3)
 		require.True(t, w.startedWithin(wakeBound), "a notified enqueue was not claimed within %s (poll is 1 min)", wakeBound)
 		t.Logf("notified enqueue → start %s", time.Since(start).Round(time.Microsecond))
-		time.Sleep(200 * time.Millisecond) // the completion's own claim pass (a freed slot) is over
+		w.settle(t, first.Item.WorkID)
 
 		enqueue(t, silent, "wake-2", "w", 3)
 		require.False(t, w.startedWithin(500*time.Millisecond), "an enqueue without a notification was claimed before the poll")
@@ -178,9 +189,9 @@ func TestWakeupFinishedWakesWaiters(t *testing.T) {
 		w := startListeningWorker(t, engine, enginetest.OpenStore(t, u), time.Minute, true)
 		apiSide := w.ledger // listens; this test uses its waiters, not its worker
 
-		enqueue(t, workerSide, "finish-1", "w", 3) // notified: the listening worker runs it
+		first := enqueue(t, workerSide, "finish-1", "w", 3) // notified: the listening worker runs it
 		require.True(t, w.startedWithin(wakeBound))
-		time.Sleep(200 * time.Millisecond)
+		w.settle(t, first.Item.WorkID)
 
 		res := enqueue(t, coordinator.NewLedger(enginetest.OpenStore(t, u)), "finish-2", "w", 3) // silent: the worker sleeps
 		changed, stop := apiSide.Changed(res.Item.WorkID)
