@@ -56,6 +56,8 @@ type Config struct {
 
 	SchedulerLeaseSeconds float64
 	SchedulerRenewSeconds float64
+	// CoordinationNotify sends and receives cross-process wake-ups (LISTEN/NOTIFY) on PostgreSQL; ignored elsewhere.
+	CoordinationNotify bool
 
 	ScheduleSeconds           float64 // memory discovery interval; 0 = manual flush only
 	ExperienceScheduleSeconds float64 // experience discovery interval; 0 = off
@@ -88,7 +90,7 @@ func DefaultConfig() Config {
 		WorkerConcurrency: 4, WorkerLeaseSeconds: 120, WorkerHeartbeatSeconds: 30, WorkerPollSeconds: 1,
 		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
 		WorkerMaxSnoozes:      1000,
-		SchedulerLeaseSeconds: 30, SchedulerRenewSeconds: 10, MaintenanceSeconds: 3600,
+		SchedulerLeaseSeconds: 30, SchedulerRenewSeconds: 10, CoordinationNotify: true, MaintenanceSeconds: 3600,
 		RateLimitRequests: 120, RateLimitWindowSeconds: 60,
 		FlushDefaultWaitSeconds: 10, FlushMaxWaitSeconds: 30,
 		MemberHeartbeatSeconds: 10, MemberTTLSeconds: 30,
@@ -126,6 +128,7 @@ func (c *Config) settings() []setting {
 		{"worker-max-snoozes", "POWERCONTEXT_WORKER_MAX_SNOOZES", "rate-limited waits per item and recovery generation that spend no attempt (0 = every rate limit spends one)", &c.WorkerMaxSnoozes},
 		{"scheduler-lease-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_LEASE_SECONDS", "scheduler leader lease", &c.SchedulerLeaseSeconds},
 		{"scheduler-renew-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_RENEW_SECONDS", "scheduler lease renewal interval (<= lease/3)", &c.SchedulerRenewSeconds},
+		{"coordination-notify", "POWERCONTEXT_COORDINATION_NOTIFY", "cross-process wake-ups over LISTEN/NOTIFY (PostgreSQL only; polling stays the floor)", &c.CoordinationNotify},
 		{"schedule-seconds", "POWERCONTEXT_RUNTIME_SCHEDULE_SECONDS", "memory discovery interval (0 = manual flush only)", &c.ScheduleSeconds},
 		{"experience-schedule-seconds", "POWERCONTEXT_RUNTIME_EXPERIENCE_SCHEDULE_SECONDS", "experience discovery interval (0 = off)", &c.ExperienceScheduleSeconds},
 		{"maintenance-seconds", "POWERCONTEXT_RUNTIME_MAINTENANCE_SECONDS", "operation maintenance interval", &c.MaintenanceSeconds},

@@ -123,6 +123,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	}
 	r.store = store
 	r.ledger = coordinator.NewLedger(store)
+	r.ledger.SetNotify(cfg.notifies(u.Engine))
 	ok := false
 	defer func() {
 		if !ok {
@@ -347,7 +348,11 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if r.single != nil {
 		lease = r.startStage(base, fail, r.keepSingleNode)
 	}
-	presence = r.startStage(base, fail, r.membership.Run, r.observeMembers)
+	presenceParts := []func(context.Context) error{r.membership.Run, r.observeMembers}
+	if r.cfg.notifies(r.store.Engine()) && (r.cfg.RunsAPI() || r.cfg.RunsWorker()) {
+		presenceParts = append(presenceParts, r.listenWakeups)
+	}
+	presence = r.startStage(base, fail, presenceParts...)
 	var roleRuns []func(context.Context) error
 	if r.scheduler != nil {
 		roleRuns = append(roleRuns, r.scheduler.Run)

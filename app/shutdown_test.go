@@ -128,6 +128,11 @@ func TestShutdownDrainsInFlightWorkBeforeClosing(t *testing.T) {
 			last = i
 		}
 		require.NotContains(t, logs, "shutdown step failed")
+		if engine == db.EnginePostgres { // POWERCONTEXT_COORDINATION_NOTIFY is on by default there
+			require.Contains(t, logs, "wake-up listener connected")
+		} else {
+			require.NotContains(t, logs, "wake-up listener")
+		}
 	})
 }
 

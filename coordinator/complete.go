@@ -132,6 +132,7 @@ func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit Do
 			return err
 		}
 		done = item
+		l.noteFinished(ctx)
 		return nil
 	})
 	return done, err
@@ -158,6 +159,7 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 		case ErrCancelRequested:
 			item, err = cancelRunning(ctx, q, lane, hasKey, item, now)
 			out = item
+			l.noteFinished(ctx)
 			return err
 		default:
 			return err
@@ -185,6 +187,9 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 			return err
 		}
 		out = item
+		if item.Status == db.StatusFailed {
+			l.noteFinished(ctx)
+		}
 		return nil
 	})
 	if err == nil {
@@ -209,6 +214,7 @@ func (l *Ledger) ConfirmCancelled(ctx context.Context, c Claim) (db.WorkItem, er
 			return err
 		}
 		out, err = cancelRunning(ctx, q, lane, hasKey, item, now)
+		l.noteFinished(ctx)
 		return err
 	})
 	if err == nil {

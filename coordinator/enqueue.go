@@ -159,6 +159,7 @@ func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResu
 			return err
 		}
 		res.Item, res.Created = item, true
+		l.noteEnqueued(ctx)
 		return nil
 	})
 	return res, err

@@ -16,6 +16,7 @@ type Ledger struct {
 	store db.Store
 	hooks LedgerHooks
 	watch itemWatch
+	wake  wakeups // cross-process wake-ups (wakeup.go)
 }
 
 // NewLedger returns a Ledger over store.

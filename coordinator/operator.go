@@ -90,6 +90,7 @@ func (l *Ledger) operatorTransition(ctx context.Context, workID string, expected
 			return &StateConflictError{WorkID: workID, Status: item.Status, ActualVersion: item.StateVersion}
 		}
 		out = next
+		l.noteTransition(ctx, next)
 		return nil
 	})
 	if err == nil {

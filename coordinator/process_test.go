@@ -85,6 +85,8 @@ func TestChildProcess(t *testing.T) {
 			os.Exit(5)
 		}
 		_ = s.Run(ctx) // until killed
+	case "listening-worker":
+		listeningWorkerChild(l, name) // until killed
 	}
 	os.Exit(0)
 }

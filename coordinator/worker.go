@@ -121,6 +121,7 @@ func (w *Worker) Wake() {
 func (w *Worker) Run(ctx context.Context) error {
 	execCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	defer abandon()
+	defer w.ledger.onEnqueued(w.Wake)() // cross-process wake-ups, when the ledger listens (wakeup.go)
 	var inflight sync.WaitGroup
 	timer := time.NewTimer(0)
 	defer timer.Stop()

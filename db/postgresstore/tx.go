@@ -29,6 +29,8 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 	defer conn.Release()
 	tx := &lazyTx{conn: conn.Conn()}
 	committed := false
+	ctx, notes := db.WithTxNotes(ctx) // wake-ups sent with the COMMIT (notify.go); End runs after the rollback below
+	defer func() { notes.End(committed && err == nil) }()
 	defer func() {
 		if !committed && tx.begun {
 			// Roll back even when ctx is already cancelled, so the connection returns to the pool clean.
@@ -44,7 +46,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 		committed = true
 		return nil
 	}
-	tag, err := tx.conn.Exec(ctx, "commit")
+	tag, err := tx.commitNotifying(ctx, notes.Channels())
 	if err != nil {
 		return interpretError(err)
 	}

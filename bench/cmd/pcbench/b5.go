@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -24,6 +25,7 @@ import (
 // another process).
 type b5Result struct {
 	engine             db.Engine
+	notify             bool // cross-process wake-ups (PostgreSQL LISTEN/NOTIFY) on in both processes
 	items              int
 	gap                time.Duration
 	p50, p90, p99, max time.Duration
@@ -46,8 +48,12 @@ const b5WorkerFlag = "b5-worker"
 // latency of one item is its first attempt's started_at minus its created_at: both are database time (the
 // enqueue's lane lock and the claim's item lock), so no clock is compared across processes. It includes the enqueue's
 // commit, the wake-up of the other process (a notification or the next poll) and the claim.
-func runB5(ctx context.Context, srv *servers, engine db.Engine, items int, gap time.Duration) b5Result {
-	res := b5Result{engine: engine, items: items, gap: gap}
+//
+// With notify (PostgreSQL), both processes run as the service does by default there: the enqueues notify
+// pc_work_enqueued with their COMMIT and the worker process listens (docs/protocol.md#wake-ups); without it the
+// worker learns of new work at its next poll.
+func runB5(ctx context.Context, srv *servers, engine db.Engine, notify bool, items int, gap time.Duration) b5Result {
+	res := b5Result{engine: engine, notify: notify, items: items, gap: gap}
 	bdb, err := srv.createDB(ctx, engine)
 	if err != nil {
 		res.err = err
@@ -61,6 +67,7 @@ func runB5(ctx context.Context, srv *servers, engine db.Engine, items int, gap t
 	}
 	defer store.Close()
 	api := coordinator.NewLedger(store)
+	api.SetNotify(notify)
 
 	self, err := os.Executable()
 	if err != nil {
@@ -69,7 +76,11 @@ func runB5(ctx context.Context, srv *servers, engine db.Engine, items int, gap t
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, self, "-"+b5WorkerFlag, bdb.raw)
+	args := []string{"-" + b5WorkerFlag, bdb.raw}
+	if notify {
+		args = append(args, b5Notify)
+	}
+	cmd := exec.CommandContext(cctx, self, args...)
 	cmd.SysProcAttr = childProcAttr()
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -172,9 +183,12 @@ func runB5(ctx context.Context, srv *servers, engine db.Engine, items int, gap t
 	return res
 }
 
-// runB5Worker is the worker process of B5: it prints "ready" after its first claim pass and runs until its stdin
-// closes.
-func runB5Worker(raw string) error {
+// b5Notify is the worker process's third argument when it listens for wake-ups.
+const b5Notify = "notify"
+
+// runB5Worker is the worker process of B5: it prints "ready" after its first claim pass (and, with notify, once its
+// listener is connected) and runs until its stdin closes.
+func runB5Worker(raw string, notify bool) error {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	u, err := dburl.Parse(raw)
@@ -186,19 +200,32 @@ func runB5Worker(raw string) error {
 		return err
 	}
 	defer store.Close()
-	var once bool
-	w, err := coordinator.NewWorker(coordinator.NewLedger(store), coordinator.WorkerConfig{
+	ledger := coordinator.NewLedger(store)
+	ledger.SetNotify(notify)
+	var once sync.Once
+	passed, listening := make(chan struct{}), make(chan struct{})
+	w, err := coordinator.NewWorker(ledger, coordinator.WorkerConfig{
 		Owner: "pcbench-b5-worker-" + strconv.Itoa(os.Getpid()), Logger: zerolog.Nop(),
 		Hooks: coordinator.WorkerHooks{ClaimPass: func(time.Duration, []coordinator.Claim, int) {
-			if !once {
-				once = true
-				fmt.Println("ready")
-			}
+			once.Do(func() { close(passed) })
 		}},
 	}, noopHandler{})
 	if err != nil {
 		return err
 	}
+	if notify {
+		var connected sync.Once
+		go func() {
+			_ = ledger.Listen(ctx, coordinator.ListenHooks{Connected: func() { connected.Do(func() { close(listening) }) }})
+		}()
+	} else {
+		close(listening)
+	}
+	go func() {
+		<-passed
+		<-listening
+		fmt.Println("ready")
+	}()
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		stop()
@@ -206,10 +233,11 @@ func runB5Worker(raw string) error {
 	return w.Run(ctx)
 }
 
-// isB5Worker reports whether the command line asks for B5's worker process, and its database URL.
-func isB5Worker(args []string) (string, bool) {
-	if len(args) == 2 && strings.TrimLeft(args[0], "-") == b5WorkerFlag {
-		return args[1], true
+// isB5Worker reports whether the command line asks for B5's worker process, its database URL and whether it
+// listens for wake-ups.
+func isB5Worker(args []string) (raw string, notify, ok bool) {
+	if (len(args) == 2 || len(args) == 3 && args[2] == b5Notify) && strings.TrimLeft(args[0], "-") == b5WorkerFlag {
+		return args[1], len(args) == 3, true
 	}
-	return "", false
+	return "", false, false
 }

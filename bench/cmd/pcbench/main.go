@@ -50,8 +50,8 @@ type options struct {
 
 func main() {
 	var o options
-	if raw, ok := isB5Worker(os.Args[1:]); ok {
-		if err := runB5Worker(raw); err != nil {
+	if raw, notify, ok := isB5Worker(os.Args[1:]); ok {
+		if err := runB5Worker(raw, notify); err != nil {
 			fmt.Fprintln(os.Stderr, "pcbench worker:", err)
 			os.Exit(1)
 		}
@@ -226,10 +226,17 @@ func run(ctx context.Context, o options, args []string) error {
 			if e == db.EngineSQLite {
 				continue // single_node: one process
 			}
-			progress("B5 %s, %d items", e, o.b5Items)
-			r := runB5(ctx, srv, e, o.b5Items, o.b5Gap)
-			progress("  -> %s", r.summary())
-			rep.b5 = append(rep.b5, r)
+			// PostgreSQL: with wake-ups (the service's default there), then polling only, like the other engines.
+			modes := []bool{false}
+			if e == db.EnginePostgres {
+				modes = []bool{true, false}
+			}
+			for _, notify := range modes {
+				progress("B5 %s, notify %t, %d items", e, notify, o.b5Items)
+				r := runB5(ctx, srv, e, notify, o.b5Items, o.b5Gap)
+				progress("  -> %s", r.summary())
+				rep.b5 = append(rep.b5, r)
+			}
 		}
 	}
 	if o.only["b3"] && srv.has(db.EnginePostgres) {

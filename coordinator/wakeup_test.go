@@ -1,0 +1,317 @@
+package coordinator_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
+)
+
+// wakeBound is how soon after an enqueue a worker woken by a notification must have started the item. Far below
+// the one-minute poll of these tests, so only a notification (or a listener's reconnect) can meet it; generous
+// for a loaded 2-core CI machine (it takes a few milliseconds).
+const wakeBound = 3 * time.Second
+
+// listeningWorker runs, on its own store (its own pool: like another process), a ledger that listens and a worker
+// that polls once a minute. It returns the worker's handler and the number of listener connects so far.
+type listeningWorker struct {
+	store    db.Store
+	ledger   *coordinator.Ledger
+	handler  *slotHandler
+	connects atomic.Int32
+	lost     atomic.Int32
+	connCh   chan struct{}
+}
+
+func startListeningWorker(t *testing.T, engine db.Engine, store db.Store, poll time.Duration, listen bool) *listeningWorker {
+	t.Helper()
+	w := &listeningWorker{store: store, ledger: coordinator.NewLedger(store), connCh: make(chan struct{}, 16),
+		handler: &slotHandler{kind: testKind, started: make(chan struct{}, 256)}}
+	w.ledger.SetNotify(listen)
+	worker, err := coordinator.NewWorker(w.ledger, coordinator.WorkerConfig{Owner: "listening-worker", Concurrency: 32,
+		Poll: poll, Logger: zerolog.Nop()}, w.handler)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = worker.Run(ctx) }()
+	if !listen {
+		return w
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err := w.ledger.Listen(ctx, coordinator.ListenHooks{
+			Connected: func() { w.connects.Add(1); notify(w.connCh) },
+			Lost:      func(error) { w.lost.Add(1) },
+		})
+		if engine != db.EnginePostgres {
+			require.ErrorIs(t, err, coordinator.ErrNoNotifications)
+		}
+	}()
+	if engine == db.EnginePostgres {
+		await(t, w.connCh, 1, 10*time.Second, "the listener never connected")
+		time.Sleep(200 * time.Millisecond) // let the passes of the start and of the connect's wake-up settle
+	}
+	return w
+}
+
+// startedWithin reports whether the worker starts an attempt within d.
+func (w *listeningWorker) startedWithin(d time.Duration) bool {
+	select {
+	case <-w.handler.started:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// settle waits until the worker's item has succeeded and the claim pass its freed slot starts is over, so the
+// worker sleeps until its next wake-up or poll.
+func (w *listeningWorker) settle(t *testing.T, workID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		item, err := w.ledger.Get(context.Background(), workID)
+		return err == nil && item.Status == db.StatusSucceeded
+	}, 10*time.Second, 5*time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
+}
+
+// listenerPID is the backend pid of the wake-up listener's connection (the only session whose last statement was
+// the LISTEN).
+func listenerPID(t *testing.T, store db.Store) int {
+	t.Helper()
+	sqlDB := enginetest.OpenSQLDB(t, enginetest.URLOf(t, store))
+	defer sqlDB.Close()
+	var pid int
+	require.NoError(t, sqlDB.QueryRow(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+		AND pid <> pg_backend_pid() AND query LIKE '%LISTEN pc_work_finished%'`).Scan(&pid))
+	return pid
+}
+
+// TestWakeupAcrossProcesses: a worker on another pool with a one-minute poll starts an item within milliseconds of
+// its enqueue (the notification); an enqueue that does not notify waits for the poll; after its connection is
+// killed (pg_terminate_backend) the listener reconnects, wakes the worker at once (which then finds the item the
+// silent enqueue left), and notifications work again. Other engines have no listener: Listen refuses.
+func TestWakeupAcrossProcesses(t *testing.T) {
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		u := enginetest.MigratedDatabase(t, engine)
+		api := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		api.SetNotify(true)
+		silent := coordinator.NewLedger(enginetest.OpenStore(t, u)) // an enqueuer with notifications off
+		w := startListeningWorker(t, engine, enginetest.OpenStore(t, u), time.Minute, true)
+		if engine != db.EnginePostgres {
+			require.ErrorIs(t, silent.Listen(context.Background(), coordinator.ListenHooks{}), coordinator.ErrNoNotifications)
+			return
+		}
+
+		start := time.Now()
+		first := enqueue(t, api, "wake-1", "w", 3)
+		require.True(t, w.startedWithin(wakeBound), "a notified enqueue was not claimed within %s (poll is 1 min)", wakeBound)
+		t.Logf("notified enqueue → start %s", time.Since(start).Round(time.Microsecond))
+		w.settle(t, first.Item.WorkID)
+
+		enqueue(t, silent, "wake-2", "w", 3)
+		require.False(t, w.startedWithin(500*time.Millisecond), "an enqueue without a notification was claimed before the poll")
+
+		pid := listenerPID(t, w.store)
+		sqlDB := enginetest.OpenSQLDB(t, u)
+		defer sqlDB.Close()
+		var ok bool
+		require.NoError(t, sqlDB.QueryRow(`SELECT pg_terminate_backend($1)`, pid).Scan(&ok))
+		require.True(t, ok)
+		await(t, w.connCh, 1, 10*time.Second, "the listener did not reconnect")
+		require.GreaterOrEqual(t, w.lost.Load(), int32(1))
+		require.True(t, w.startedWithin(wakeBound), "the reconnect did not wake the worker for the item enqueued silently")
+		require.NotEqual(t, pid, listenerPID(t, w.store), "a new connection listens")
+
+		time.Sleep(200 * time.Millisecond)
+		start = time.Now()
+		enqueue(t, api, "wake-3", "w", 3)
+		require.True(t, w.startedWithin(wakeBound), "a notified enqueue after the reconnect was not claimed within %s", wakeBound)
+		t.Logf("after reconnect: notified enqueue → start %s", time.Since(start).Round(time.Microsecond))
+	})
+}
+
+// TestWakeupConcurrentEnqueuesAllWake: many enqueues commit at once from one process; the pacer lets one notify
+// with its COMMIT and the others skip, yet a notification follows every commit, so the listening worker (one-minute
+// poll) starts all of them promptly.
+func TestWakeupConcurrentEnqueuesAllWake(t *testing.T) {
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		if engine != db.EnginePostgres {
+			t.Skip("notifications are PostgreSQL's")
+		}
+		u := enginetest.MigratedDatabase(t, engine)
+		api := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		api.SetNotify(true)
+		w := startListeningWorker(t, engine, enginetest.OpenStore(t, u), time.Minute, true)
+		const n = 24
+		for round := range 3 {
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					enqueue(t, api, fmt.Sprintf("burst-%d-%d", round, i), "w", 3)
+				}()
+			}
+			wg.Wait()
+			for i := range n {
+				require.True(t, w.startedWithin(wakeBound), "round %d: only %d of %d concurrent enqueues were claimed", round, i, n)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+}
+
+// TestWakeupFinishedWakesWaiters: an item waiter (a flush) on another pool learns of the item's completion from
+// the work-finished notification, not from its next read.
+func TestWakeupFinishedWakesWaiters(t *testing.T) {
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		if engine != db.EnginePostgres {
+			t.Skip("notifications are PostgreSQL's")
+		}
+		u := enginetest.MigratedDatabase(t, engine)
+		workerSide := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		workerSide.SetNotify(true)
+		w := startListeningWorker(t, engine, enginetest.OpenStore(t, u), time.Minute, true)
+		apiSide := w.ledger // listens; this test uses its waiters, not its worker
+
+		first := enqueue(t, workerSide, "finish-1", "w", 3) // notified: the listening worker runs it
+		require.True(t, w.startedWithin(wakeBound))
+		w.settle(t, first.Item.WorkID)
+
+		res := enqueue(t, coordinator.NewLedger(enginetest.OpenStore(t, u)), "finish-2", "w", 3) // silent: the worker sleeps
+		changed, stop := apiSide.Changed(res.Item.WorkID)
+		defer stop()
+		cl := claim(t, workerSide, "other-process", 1, time.Minute)
+		require.Len(t, cl, 1)
+		select {
+		case <-changed:
+			t.Fatal("a claim in another process is not a finish: nothing should have woken the waiter")
+		case <-time.After(300 * time.Millisecond):
+		}
+		_, err := workerSide.Complete(context.Background(), cl[0], coordinator.Result{Code: "processed"}, nil)
+		require.NoError(t, err)
+		select {
+		case <-changed:
+		case <-time.After(wakeBound):
+			t.Fatal("the waiter was not woken by the other process's completion")
+		}
+	})
+}
+
+// TestWakeupPollingFloor: without notifications (turned off, or an engine without them) a worker on another pool
+// still picks the work up at its next poll.
+func TestWakeupPollingFloor(t *testing.T) {
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		u := enginetest.MigratedDatabase(t, engine)
+		api := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		api.SetNotify(false)
+		store := enginetest.OpenStore(t, u)
+		if engine == db.EngineSQLite {
+			store = api.Store() // one process owns an embedded database
+		}
+		w := startListeningWorker(t, engine, store, 300*time.Millisecond, false)
+		time.Sleep(100 * time.Millisecond)
+		for i := range 3 {
+			enqueue(t, api, fmt.Sprintf("floor-%d", i), "w", 3)
+			require.True(t, w.startedWithin(wakeBound), "item %d was not claimed by polling", i)
+		}
+	})
+}
+
+// listeningWorkerChild is the child process of TestWakeupAcrossOSProcesses: a worker polling once a minute on a
+// ledger that listens for wake-ups. It prints "ready" once the listener is connected and "started SCOPE" when an
+// attempt starts.
+func listeningWorkerChild(l *coordinator.Ledger, name string) {
+	l.SetNotify(true)
+	ctx := context.Background()
+	connected := make(chan struct{})
+	var once sync.Once
+	go func() {
+		_ = l.Listen(ctx, coordinator.ListenHooks{Connected: func() { once.Do(func() { close(connected) }) }})
+	}()
+	h := &scopeReporter{}
+	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: name, Poll: time.Minute, Logger: zerolog.Nop()}, h)
+	if err != nil {
+		os.Exit(6)
+	}
+	go func() { _ = w.Run(ctx) }()
+	<-connected
+	time.Sleep(200 * time.Millisecond) // the passes of the start and of the connect's wake-up are over
+	fmt.Println("ready")
+	select {}
+}
+
+// scopeReporter prints the scope of every attempt it starts and succeeds.
+type scopeReporter struct{}
+
+func (scopeReporter) Kind() string { return testKind }
+func (scopeReporter) PayloadVersions() coordinator.VersionRange {
+	return coordinator.VersionRange{Min: 1, Max: 1}
+}
+func (scopeReporter) Prepare(_ context.Context, item db.WorkItem) (coordinator.Prepared, error) {
+	fmt.Println("started " + item.ScopeID)
+	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}}, nil
+}
+
+// TestWakeupAcrossOSProcesses: a worker in another OS process, polling once a minute, starts an item within
+// milliseconds of its enqueue here (PostgreSQL's notification); an item enqueued without one waits.
+func TestWakeupAcrossOSProcesses(t *testing.T) {
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		if engine != db.EnginePostgres {
+			t.Skip("notifications are PostgreSQL's")
+		}
+		u := enginetest.MigratedDatabase(t, engine)
+		api := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		api.SetNotify(true)
+		cmd := childCmd(t, "listening-worker", "os-worker", u)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		lines := make(chan string, 16)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		next := func(d time.Duration) string {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatal("the worker process exited")
+				}
+				return l
+			case <-time.After(d):
+				return ""
+			}
+		}
+		require.Equal(t, "ready", next(30*time.Second))
+
+		silent := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		enqueue(t, silent, "os-silent", "w", 3)
+		require.Empty(t, next(500*time.Millisecond), "an enqueue without a notification was claimed before the poll")
+
+		start := time.Now()
+		enqueue(t, api, "os-notified", "w", 3)
+		got := []string{next(wakeBound), next(wakeBound)} // the woken pass claims both heads
+		require.ElementsMatch(t, []string{"started os-silent", "started os-notified"}, got)
+		t.Logf("enqueue here → start in the other process: %s", time.Since(start).Round(time.Microsecond))
+	})
+}
