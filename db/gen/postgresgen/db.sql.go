@@ -21,3 +21,33 @@ func (q *Queries) DBNow(ctx context.Context) (time.Time, error) {
 	err := row.Scan(&db_now)
 	return db_now, err
 }
+
+const listenWorkEnqueued = `-- name: ListenWorkEnqueued :exec
+LISTEN pc_work_enqueued
+`
+
+// Engine-only (postgres): no lock; registers the listener's dedicated session for pc_work_enqueued (docs/protocol.md#wake-ups), once per (re)connect.
+func (q *Queries) ListenWorkEnqueued(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, listenWorkEnqueued)
+	return err
+}
+
+const listenWorkFinished = `-- name: ListenWorkFinished :exec
+LISTEN pc_work_finished
+`
+
+// Engine-only (postgres): no lock; as ListenWorkEnqueued, for pc_work_finished.
+func (q *Queries) ListenWorkFinished(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, listenWorkFinished)
+	return err
+}
+
+const workNotify = `-- name: WorkNotify :exec
+SELECT pg_notify($1::text, '')
+`
+
+// Engine-only (postgres): guard: delivered only if its transaction commits, whose commit takes the notification queue's lock, so callers pace it (one in flight per process and channel); payload always empty.
+func (q *Queries) WorkNotify(ctx context.Context, channel string) error {
+	_, err := q.db.Exec(ctx, workNotify, channel)
+	return err
+}
