@@ -182,7 +182,7 @@ func newMemorySearchCommand(f *clientFlags) *cobra.Command {
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "search --scope SCOPE [--limit N] QUERY",
-		Short: "Search a scope's current Memory (case-insensitive)",
+		Short: "Search a scope's current Memory, best match first (any language, CJK included)",
 		Example: `  powercontext memory search --scope team billing
   powercontext memory search --scope team --limit 5 "deploy window"`,
 		Args: args(cobra.ExactArgs(1)),
@@ -228,6 +228,17 @@ func printMemory(w io.Writer, m client.Memory, query string) error {
 	}
 	if _, err := fmt.Fprintln(w, head); err != nil {
 		return err
+	}
+	if len(m.Entries) > 0 && m.Entries[0].Score != nil {
+		t := newTable(w, "#", "SCORE", "SOURCES", "CONTENT")
+		for _, e := range m.Entries {
+			score := ""
+			if e.Score != nil {
+				score = fmt.Sprintf("%.2f", *e.Score)
+			}
+			t.row(fmt.Sprint(e.EntryNo), score, fmtPositions(e.SourcePositions), cell(e.Content))
+		}
+		return t.flush()
 	}
 	t := newTable(w, "#", "SOURCES", "CONTENT")
 	for _, e := range m.Entries {

@@ -148,6 +148,8 @@ type MemoryEntry struct {
 	EntryNo         int32   `json:"entry_no"`
 	Content         string  `json:"content"`
 	SourcePositions []int64 `json:"source_positions"`
+	// Score is the relevance to the query (SearchMemory only; higher is better).
+	Score *float64 `json:"score,omitempty"`
 }
 
 // OperationRecord is the public view of one operation.

@@ -55,6 +55,8 @@ type MemoryEntry struct {
 	EntryNo         int32           `json:"entry_no"`
 	Content         string          `json:"content"`
 	SourcePositions json.RawMessage `json:"source_positions"`
+	// Score is the BM25 relevance to the query (GET /v1/memory/search only).
+	Score *float64 `json:"score,omitempty"`
 }
 
 const (
@@ -156,9 +158,13 @@ func memoryResponse(m memory.Memory) MemoryResponse {
 		out.Revision = &rev
 		out.CreatedAt = optTime(m.CreatedAt)
 	}
-	for _, e := range m.Entries {
-		out.Entries = append(out.Entries, MemoryEntry{EntryNo: e.EntryNo, Content: e.Content,
-			SourcePositions: rawJSON(e.SourcePositions, "[]")})
+	for i, e := range m.Entries {
+		entry := MemoryEntry{EntryNo: e.EntryNo, Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")}
+		if i < len(m.Scores) {
+			score := m.Scores[i]
+			entry.Score = &score
+		}
+		out.Entries = append(out.Entries, entry)
 	}
 	return out
 }

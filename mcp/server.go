@@ -110,7 +110,7 @@ func (t *tools) register(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        ToolSearchMemory,
 		Title:       "Search a scope's memory",
-		Description: "Return the entries of a scope's current Memory revision that contain q (case-insensitive).",
+		Description: "Return the entries of a scope's current Memory revision that share a word with q, best first, each with its BM25 relevance score. Works for Chinese, Japanese and Korean text (character bigrams) as well as space-separated languages.",
 		InputSchema: json.RawMessage(searchMemorySchema),
 		Annotations: readOnly(),
 	}, t.searchMemory)
@@ -155,7 +155,7 @@ const (
   "type": "object",
   "properties": {
     "scope_id": {"type": "string", "description": "Scope whose Memory to search."},
-    "q": {"type": "string", "description": "Text to look for (1..256 bytes, case-insensitive)."},
+    "q": {"type": "string", "description": "Words to look for (1..256 bytes, case-insensitive; ranked, any word may match)."},
     "limit": {"type": "integer", "description": "Most entries to return (1..100, default 20)."}
   },
   "required": ["scope_id", "q"],
@@ -214,6 +214,8 @@ type MemoryEntry struct {
 	EntryNo         int32   `json:"entry_no"`
 	Content         string  `json:"content"`
 	SourcePositions []int64 `json:"source_positions"`
+	// Score is the relevance to the query (search_memory only).
+	Score *float64 `json:"score,omitempty"`
 }
 
 // ListCandidatesInput is the argument object of list_experience_candidates.
@@ -317,9 +319,12 @@ func memoryOutput(m memory.Memory) MemoryOutput {
 			out.CreatedAt = ptr(formatTime(m.CreatedAt))
 		}
 	}
-	for _, e := range m.Entries {
-		out.Entries = append(out.Entries, MemoryEntry{EntryNo: e.EntryNo, Content: e.Content,
-			SourcePositions: positions(e.SourcePositions)})
+	for i, e := range m.Entries {
+		entry := MemoryEntry{EntryNo: e.EntryNo, Content: e.Content, SourcePositions: positions(e.SourcePositions)}
+		if i < len(m.Scores) {
+			entry.Score = ptr(m.Scores[i])
+		}
+		out.Entries = append(out.Entries, entry)
 	}
 	return out
 }
