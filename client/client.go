@@ -297,6 +297,40 @@ func (c *Client) SearchMemory(ctx context.Context, scope, query string, limit in
 	return out, err
 }
 
+// GetMemoryRevision returns one revision of a scope's Memory (GET /v1/memory?revision=); a missing revision is an
+// *APIError with code revision_not_found.
+func (c *Client) GetMemoryRevision(ctx context.Context, scope string, revision int64) (Memory, error) {
+	q := url.Values{"scope_id": {scope}}
+	setInt(q, "revision", revision)
+	var out Memory
+	err := c.call(ctx, http.MethodGet, "/v1/memory", q, nil, &out)
+	return out, err
+}
+
+// ListMemoryRevisions returns a page of a scope's revisions, newest first (GET /v1/memory/revisions); cursor ""
+// is the first page, limit 0 the server default.
+func (c *Client) ListMemoryRevisions(ctx context.Context, scope, cursor string, limit int) (MemoryRevisionList, error) {
+	q := url.Values{"scope_id": {scope}}
+	setString(q, "cursor", cursor)
+	setInt(q, "limit", int64(limit))
+	var out MemoryRevisionList
+	err := c.call(ctx, http.MethodGet, "/v1/memory/revisions", q, nil, &out)
+	return out, err
+}
+
+// DiffMemory compares two revisions (GET /v1/memory/diff); to 0 is the current revision, from < 0 the one
+// before to (from 0 is the empty Memory).
+func (c *Client) DiffMemory(ctx context.Context, scope string, from, to int64) (MemoryDiff, error) {
+	q := url.Values{"scope_id": {scope}}
+	if from >= 0 {
+		q.Set("from", strconv.FormatInt(from, 10))
+	}
+	setInt(q, "to", to)
+	var out MemoryDiff
+	err := c.call(ctx, http.MethodGet, "/v1/memory/diff", q, nil, &out)
+	return out, err
+}
+
 func operationPath(id string) string { return "/v1/operations/" + url.PathEscape(id) }
 
 // GetOperation returns one operation (GET /v1/operations/{id}); 404 operation_not_found is an *APIError.

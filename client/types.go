@@ -152,6 +152,39 @@ type MemoryEntry struct {
 	Score *float64 `json:"score,omitempty"`
 }
 
+// MemoryRevisionRecord is one Memory revision: the journal positions (WindowAfter, WindowThrough] it consumed and
+// the operation that wrote it.
+type MemoryRevisionRecord struct {
+	Revision      int64     `json:"revision"`
+	CreatedAt     time.Time `json:"created_at"`
+	EntryCount    int32     `json:"entry_count"`
+	WindowAfter   int64     `json:"window_after"`
+	WindowThrough int64     `json:"window_through"`
+	OperationID   string    `json:"operation_id"`
+}
+
+// MemoryRevisionList is a page of revisions, newest first; NextCursor is nil on the last page.
+type MemoryRevisionList struct {
+	Items      []MemoryRevisionRecord `json:"items"`
+	NextCursor *string                `json:"next_cursor"`
+}
+
+// MemoryDiff is what changed between two revisions.
+type MemoryDiff struct {
+	ScopeID string            `json:"scope_id"`
+	From    int64             `json:"from"`
+	To      int64             `json:"to"`
+	Added   []MemoryEntry     `json:"added"`
+	Removed []MemoryEntry     `json:"removed"`
+	Changed []MemoryEntryPair `json:"changed"`
+}
+
+// MemoryEntryPair is one fact in both revisions whose text or source positions differ.
+type MemoryEntryPair struct {
+	From MemoryEntry `json:"from"`
+	To   MemoryEntry `json:"to"`
+}
+
 // OperationRecord is the public view of one operation.
 type OperationRecord struct {
 	OperationID  string          `json:"operation_id"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,12 +41,14 @@ const (
 	ToolGetMemory                = "get_memory"
 	ToolSearchMemory             = "search_memory"
 	ToolListExperienceCandidates = "list_experience_candidates"
+	ToolMemoryHistory            = "memory_history"
 )
 
 // Limits applied like the HTTP routes do.
 const (
 	defaultSearchLimit    = 20
 	defaultCandidateLimit = 50
+	defaultHistoryLimit   = 50
 )
 
 // timeLayout is RFC 3339 in UTC with exactly six fractional digits, as on the HTTP API.
@@ -121,6 +124,15 @@ func (t *tools) register(s *sdk.Server) {
 		InputSchema: json.RawMessage(listCandidatesSchema),
 		Annotations: readOnly(),
 	}, t.listCandidates)
+	// Schemas inferred from the Go types (MemoryHistoryInput, MemoryHistoryOutput).
+	sdk.AddTool(s, &sdk.Tool{
+		Name:  ToolMemoryHistory,
+		Title: "List a scope's memory revisions",
+		Description: "List a scope's Memory revisions, newest first: revision number, creation time, entry count, the " +
+			"journal window (window_after, window_through] it consumed and the operation that wrote it. Read one " +
+			"revision with get_memory and its revision argument.",
+		Annotations: readOnly(),
+	}, t.memoryHistory)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -146,7 +158,8 @@ const (
 	getMemorySchema = `{
   "type": "object",
   "properties": {
-    "scope_id": {"type": "string", "description": "Scope whose Memory to read."}
+    "scope_id": {"type": "string", "description": "Scope whose Memory to read."},
+    "revision": {"type": "integer", "minimum": 1, "description": "A revision to read instead of the latest (see memory_history)."}
   },
   "required": ["scope_id"],
   "additionalProperties": false
@@ -191,7 +204,31 @@ type CaptureSourceOutput struct {
 
 // GetMemoryInput is the argument object of get_memory.
 type GetMemoryInput struct {
-	ScopeID string `json:"scope_id"`
+	ScopeID  string `json:"scope_id"`
+	Revision *int64 `json:"revision,omitempty"`
+}
+
+// MemoryHistoryInput is the argument object of memory_history.
+type MemoryHistoryInput struct {
+	ScopeID string `json:"scope_id" jsonschema:"scope whose revisions to list (1..256 bytes)"`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"most revisions to list (1..100, default 50)"`
+}
+
+// MemoryHistoryOutput is the result of memory_history (the answer of GET /v1/memory/revisions).
+type MemoryHistoryOutput struct {
+	Items      []MemoryRevision `json:"items"`
+	NextCursor *string          `json:"next_cursor" jsonschema:"pass as cursor for the next page; null on the last page"`
+}
+
+// MemoryRevision is one Memory revision.
+type MemoryRevision struct {
+	Revision      int64  `json:"revision"`
+	CreatedAt     string `json:"created_at"`
+	EntryCount    int32  `json:"entry_count"`
+	WindowAfter   int64  `json:"window_after" jsonschema:"the revision consumed journal positions (window_after, window_through]"`
+	WindowThrough int64  `json:"window_through"`
+	OperationID   string `json:"operation_id" jsonschema:"the memory_flush or memory_redact operation that wrote it"`
 }
 
 // SearchMemoryInput is the argument object of search_memory.
@@ -267,7 +304,16 @@ func (t *tools) getMemory(ctx context.Context, _ *sdk.CallToolRequest, in GetMem
 	if err := checkTexts(field{"scope_id", in.ScopeID}); err != nil {
 		return nil, MemoryOutput{}, err
 	}
-	m, err := t.d.Memory.Current(ctx, in.ScopeID)
+	var m memory.Memory
+	var err error
+	switch {
+	case in.Revision != nil && *in.Revision < 1:
+		return nil, MemoryOutput{}, &ToolError{Code: "invalid_request", Field: "revision", Message: "must be >= 1"}
+	case in.Revision != nil:
+		m, err = t.d.Memory.At(ctx, in.ScopeID, *in.Revision)
+	default:
+		m, err = t.d.Memory.Current(ctx, in.ScopeID)
+	}
 	if err != nil {
 		return nil, MemoryOutput{}, t.toolError(ToolGetMemory, err)
 	}
@@ -290,6 +336,43 @@ func (t *tools) searchMemory(ctx context.Context, _ *sdk.CallToolRequest, in Sea
 		return nil, MemoryOutput{}, t.toolError(ToolSearchMemory, err)
 	}
 	return nil, memoryOutput(m), nil
+}
+
+func (t *tools) memoryHistory(ctx context.Context, _ *sdk.CallToolRequest, in MemoryHistoryInput) (*sdk.CallToolResult, MemoryHistoryOutput, error) {
+	if t.d.Memory.Store == nil {
+		return nil, MemoryHistoryOutput{}, notReady("memory")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}, field{"cursor", in.Cursor}); err != nil {
+		return nil, MemoryHistoryOutput{}, err
+	}
+	limit := defaultHistoryLimit
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	if limit < 1 || limit > memory.MaxHistoryLimit {
+		return nil, MemoryHistoryOutput{}, &ToolError{Code: "invalid_request", Field: "limit", Message: "must be 1..100"}
+	}
+	var before int64
+	if in.Cursor != "" {
+		var err error
+		if before, err = strconv.ParseInt(in.Cursor, 10, 64); err != nil || before < 1 {
+			return nil, MemoryHistoryOutput{}, &ToolError{Code: "invalid_request", Field: "cursor", Message: "is malformed"}
+		}
+	}
+	revs, err := t.d.Memory.Revisions(ctx, in.ScopeID, before, limit+1)
+	if err != nil {
+		return nil, MemoryHistoryOutput{}, t.toolError(ToolMemoryHistory, err)
+	}
+	out := MemoryHistoryOutput{Items: make([]MemoryRevision, 0, len(revs))}
+	for i, r := range revs {
+		if i == limit {
+			out.NextCursor = ptr(strconv.FormatInt(revs[i-1].Revision, 10))
+			break
+		}
+		out.Items = append(out.Items, MemoryRevision{Revision: r.Revision, CreatedAt: formatTime(r.CreatedAt),
+			EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough, OperationID: r.WorkID})
+	}
+	return nil, out, nil
 }
 
 func (t *tools) listCandidates(ctx context.Context, _ *sdk.CallToolRequest, in ListCandidatesInput) (*sdk.CallToolResult, CandidateList, error) {
@@ -374,6 +457,9 @@ func (t *tools) toolError(tool string, err error) error {
 	var ve *sources.ValidationError
 	if errors.As(err, &ve) {
 		return &ToolError{Code: "invalid_request", Field: ve.Field, Message: ve.Message}
+	}
+	if errors.Is(err, memory.ErrRevisionNotFound) {
+		return &ToolError{Code: "revision_not_found", Message: "no such memory revision in that scope"}
 	}
 	if errors.Is(err, context.Canceled) {
 		return errInternal
