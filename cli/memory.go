@@ -23,7 +23,7 @@ func newMemoryCommand() *cobra.Command {
   powercontext memory history --scope team
   powercontext memory diff --scope team --from 3 --to 4`, f)
 	cmd.AddCommand(newMemoryFlushCommand(f), newMemoryShowCommand(f), newMemorySearchCommand(f),
-		newMemoryHistoryCommand(f), newMemoryDiffCommand(f))
+		newMemoryHistoryCommand(f), newMemoryDiffCommand(f), newMemoryContextCommand(f))
 	return cmd
 }
 
@@ -347,5 +347,54 @@ func newMemoryDiffCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVar(&scope, "scope", "", "scope to compare (required)")
 	cmd.Flags().Int64Var(&from, "from", -1, "older revision (0 = empty Memory; default the one before --to)")
 	cmd.Flags().Int64Var(&to, "to", 0, "newer revision (default the current one)")
+	return cmd
+}
+
+func newMemoryContextCommand(f *clientFlags) *cobra.Command {
+	var scope string
+	var maxTokens int
+	cmd := &cobra.Command{
+		Use:   "context --scope SCOPE [--max-tokens N] [QUERY]",
+		Short: "Show the Memory entries and approved lessons an agent would read for QUERY, within a token budget",
+		Example: `  powercontext memory context --scope team "deploy staging"
+  powercontext memory context --scope team --max-tokens 500 -o json`,
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := requireFlag("scope", scope); err != nil {
+				return err
+			}
+			s, err := f.connect()
+			if err != nil {
+				return err
+			}
+			q := ""
+			if len(a) == 1 {
+				q = a[0]
+			}
+			cx, err := s.c.GetContext(cmd.Context(), scope, q, maxTokens)
+			if err != nil {
+				return s.explain(err)
+			}
+			if s.json {
+				return s.printJSON(cmd.OutOrStdout())
+			}
+			w := cmd.OutOrStdout()
+			if _, err := fmt.Fprintf(w, "scope %s: %d items, %d of %d tokens (%d left out)\n", cx.ScopeID, len(cx.Items),
+				cx.UsedTokens, cx.MaxTokens, cx.Omitted); err != nil {
+				return err
+			}
+			t := newTable(w, "TYPE", "TOKENS", "SOURCES", "CONTENT")
+			for _, it := range cx.Items {
+				content := it.Content
+				if it.Title != nil {
+					content = *it.Title + ": " + content
+				}
+				t.row(it.Type, fmt.Sprint(it.Tokens), fmtPositions(it.SourcePositions), cell(content))
+			}
+			return t.flush()
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", "", "scope to read (required)")
+	cmd.Flags().IntVar(&maxTokens, "max-tokens", 0, "token budget (1..100000, default 2000)")
 	return cmd
 }

@@ -331,6 +331,17 @@ func (c *Client) DiffMemory(ctx context.Context, scope string, from, to int64) (
 	return out, err
 }
 
+// GetContext assembles a scope's context for query q within maxTokens (GET /v1/context); q "" means none,
+// maxTokens 0 the server default.
+func (c *Client) GetContext(ctx context.Context, scope, q string, maxTokens int) (Context, error) {
+	v := url.Values{"scope_id": {scope}}
+	setString(v, "q", q)
+	setInt(v, "max_tokens", int64(maxTokens))
+	var out Context
+	err := c.call(ctx, http.MethodGet, "/v1/context", v, nil, &out)
+	return out, err
+}
+
 func operationPath(id string) string { return "/v1/operations/" + url.PathEscape(id) }
 
 // GetOperation returns one operation (GET /v1/operations/{id}); 404 operation_not_found is an *APIError.

@@ -185,6 +185,28 @@ type MemoryEntryPair struct {
 	To   MemoryEntry `json:"to"`
 }
 
+// Context is an assembled context (GET /v1/context); UsedTokens never exceeds MaxTokens.
+type Context struct {
+	ScopeID    string        `json:"scope_id"`
+	Revision   *int64        `json:"revision"`
+	MaxTokens  int           `json:"max_tokens"`
+	UsedTokens int           `json:"used_tokens"`
+	Omitted    int           `json:"omitted"`
+	Items      []ContextItem `json:"items"`
+}
+
+// ContextItem is a Memory entry (Type "memory", EntryNo) or an approved lesson (Type "lesson", CandidateID, Title).
+type ContextItem struct {
+	Type            string  `json:"type"`
+	EntryNo         *int32  `json:"entry_no,omitempty"`
+	CandidateID     *string `json:"candidate_id,omitempty"`
+	Title           *string `json:"title,omitempty"`
+	Content         string  `json:"content"`
+	SourcePositions []int64 `json:"source_positions"`
+	Score           float64 `json:"score"`
+	Tokens          int     `json:"tokens"`
+}
+
 // OperationRecord is the public view of one operation.
 type OperationRecord struct {
 	OperationID  string          `json:"operation_id"`

@@ -71,3 +71,42 @@ func TestMemoryHistoryRoutes(t *testing.T) {
 	e.get("/v1/memory/revisions?scope_id=h&cursor=abc").requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
 	e.get("/v1/memory/revisions?scope_id=").requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
 }
+
+func TestContextRoute(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	items := e.incubate("c", "Retrying the flaky staging test twice hid a real race.", "Pinning the base image fixed the drifting build.")
+	require.Len(t, items, 2)
+	approved := items[0].(map[string]any)["candidate_id"].(string)
+	r := e.post("/v1/experience/candidates/"+approved+"/approve", `{"expected_version":1}`)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	e.capture("c", "Staging uses PostgreSQL 17.", nil)
+	e.enqueueMemory("c")
+	require.Equal(t, 1, e.step(nil))
+
+	r = e.get("/v1/context?scope_id=c&q=staging&max_tokens=500")
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	m := r.json(t)
+	require.Equal(t, float64(500), m["max_tokens"])
+	require.LessOrEqual(t, m["used_tokens"].(float64), 500.0)
+	got := m["items"].([]any)
+	first := got[0].(map[string]any)
+	require.Equal(t, "memory", first["type"])
+	require.Contains(t, first["content"], "Staging uses PostgreSQL 17")
+	require.Greater(t, first["score"], 0.0)
+	var lessons []string
+	for _, it := range got {
+		if it := it.(map[string]any); it["type"] == "lesson" {
+			lessons = append(lessons, it["candidate_id"].(string))
+			require.NotEmpty(t, it["source_positions"])
+		}
+	}
+	require.Equal(t, []string{approved}, lessons, "the pending candidate is not context")
+
+	r = e.get("/v1/context?scope_id=c&max_tokens=3")
+	m = r.json(t)
+	require.LessOrEqual(t, m["used_tokens"].(float64), 3.0)
+	require.Positive(t, m["omitted"])
+	e.get("/v1/context?scope_id=c&max_tokens=0").requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
+	e.get("/v1/context?scope_id=").requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
+}

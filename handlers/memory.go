@@ -350,3 +350,71 @@ func (s *server) diffMemory(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, out)
 }
+
+// ContextResponse is the answer of GET /v1/context.
+type ContextResponse struct {
+	ScopeID    string        `json:"scope_id"`
+	Revision   *int64        `json:"revision"`
+	MaxTokens  int           `json:"max_tokens"`
+	UsedTokens int           `json:"used_tokens"`
+	Omitted    int           `json:"omitted"`
+	Items      []ContextItem `json:"items"`
+}
+
+// ContextItem is one Memory entry (type memory, entry_no) or approved lesson (type lesson, candidate_id, title).
+type ContextItem struct {
+	Type            string          `json:"type"`
+	EntryNo         *int32          `json:"entry_no,omitempty"`
+	CandidateID     *string         `json:"candidate_id,omitempty"`
+	Title           *string         `json:"title,omitempty"`
+	Content         string          `json:"content"`
+	SourcePositions json.RawMessage `json:"source_positions"`
+	Score           float64         `json:"score"`
+	Tokens          int             `json:"tokens"`
+}
+
+func (s *server) getContext(c echo.Context) error {
+	if s.d.Memory.Store == nil || s.d.Experience.Store == nil {
+		return notReady("context assembly")
+	}
+	scope, err := queryString(c, "scope_id")
+	if err != nil {
+		return err
+	}
+	q, err := queryString(c, "q")
+	if err != nil {
+		return err
+	}
+	maxTokens, err := queryInt(c, "max_tokens", memory.DefaultContextTokens, 1, memory.MaxContextTokens)
+	if err != nil {
+		return err
+	}
+	a := memory.Assembler{Memory: s.d.Memory, Lessons: s.d.Experience}
+	got, err := a.Assemble(c.Request().Context(), scope, q, int(maxTokens))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, contextResponse(got))
+}
+
+func contextResponse(got memory.Assembled) ContextResponse {
+	out := ContextResponse{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens,
+		Omitted: got.Omitted, Items: make([]ContextItem, 0, len(got.Items))}
+	if got.Revision > 0 {
+		rev := got.Revision
+		out.Revision = &rev
+	}
+	for _, it := range got.Items {
+		item := ContextItem{Type: it.Kind, Content: it.Content, SourcePositions: rawJSON(it.SourcePositions, "[]"),
+			Score: it.Score, Tokens: it.Tokens}
+		if it.Kind == memory.ItemMemory {
+			n := it.EntryNo
+			item.EntryNo = &n
+		} else {
+			id, title := it.CandidateID, it.Title
+			item.CandidateID, item.Title = &id, &title
+		}
+		out.Items = append(out.Items, item)
+	}
+	return out
+}

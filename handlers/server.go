@@ -176,6 +176,7 @@ func New(d Deps) *echo.Echo {
 	s.add(e, http.MethodGet, "/v1/memory/search", s.searchMemory)
 	s.add(e, http.MethodGet, "/v1/memory/revisions", s.listMemoryRevisions)
 	s.add(e, http.MethodGet, "/v1/memory/diff", s.diffMemory)
+	s.add(e, http.MethodGet, "/v1/context", s.getContext)
 	s.add(e, http.MethodGet, "/v1/experience/candidates", s.listCandidates)
 	s.add(e, http.MethodPost, "/v1/experience/candidates/:candidate_id/approve", s.approveCandidate)
 	s.add(e, http.MethodPost, "/v1/experience/candidates/:candidate_id/reject", s.rejectCandidate)

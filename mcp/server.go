@@ -42,6 +42,7 @@ const (
 	ToolSearchMemory             = "search_memory"
 	ToolListExperienceCandidates = "list_experience_candidates"
 	ToolMemoryHistory            = "memory_history"
+	ToolGetContext               = "get_context"
 )
 
 // Limits applied like the HTTP routes do.
@@ -133,6 +134,15 @@ func (t *tools) register(s *sdk.Server) {
 			"revision with get_memory and its revision argument.",
 		Annotations: readOnly(),
 	}, t.memoryHistory)
+	sdk.AddTool(s, &sdk.Tool{
+		Name:  ToolGetContext,
+		Title: "Get the context for a step",
+		Description: "Call before a step: the scope's Memory entries most relevant to q and its approved Experience " +
+			"lessons, within max_tokens (estimated: one token per CJK character, one per 4 bytes of other text). " +
+			"Matching entries come first, then matching lessons, other lessons, other entries; each item carries " +
+			"the journal positions of its sources.",
+		Annotations: readOnly(),
+	}, t.getContext)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -206,6 +216,35 @@ type CaptureSourceOutput struct {
 type GetMemoryInput struct {
 	ScopeID  string `json:"scope_id"`
 	Revision *int64 `json:"revision,omitempty"`
+}
+
+// GetContextInput is the argument object of get_context.
+type GetContextInput struct {
+	ScopeID   string `json:"scope_id" jsonschema:"scope to read (1..256 bytes)"`
+	Q         string `json:"q,omitempty" jsonschema:"what the step is about (0..256 bytes); without it the newest items"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"token budget (1..100000, default 2000)"`
+}
+
+// ContextOutput is the result of get_context (the answer of GET /v1/context).
+type ContextOutput struct {
+	ScopeID    string        `json:"scope_id"`
+	Revision   *int64        `json:"revision" jsonschema:"the Memory revision read; null while nothing was committed"`
+	MaxTokens  int           `json:"max_tokens"`
+	UsedTokens int           `json:"used_tokens" jsonschema:"sum of the items' tokens; never above max_tokens"`
+	Omitted    int           `json:"omitted" jsonschema:"items left out because they did not fit"`
+	Items      []ContextItem `json:"items"`
+}
+
+// ContextItem is a Memory entry (type memory) or an approved lesson (type lesson).
+type ContextItem struct {
+	Type            string  `json:"type" jsonschema:"memory or lesson"`
+	EntryNo         int32   `json:"entry_no,omitempty"`
+	CandidateID     string  `json:"candidate_id,omitempty"`
+	Title           string  `json:"title,omitempty"`
+	Content         string  `json:"content"`
+	SourcePositions []int64 `json:"source_positions"`
+	Score           float64 `json:"score"`
+	Tokens          int     `json:"tokens"`
 }
 
 // MemoryHistoryInput is the argument object of memory_history.
@@ -371,6 +410,33 @@ func (t *tools) memoryHistory(ctx context.Context, _ *sdk.CallToolRequest, in Me
 		}
 		out.Items = append(out.Items, MemoryRevision{Revision: r.Revision, CreatedAt: formatTime(r.CreatedAt),
 			EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough, OperationID: r.WorkID})
+	}
+	return nil, out, nil
+}
+
+func (t *tools) getContext(ctx context.Context, _ *sdk.CallToolRequest, in GetContextInput) (*sdk.CallToolResult, ContextOutput, error) {
+	if t.d.Memory.Store == nil || t.d.Experience.Store == nil {
+		return nil, ContextOutput{}, notReady("context assembly")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}, field{"q", in.Q}); err != nil {
+		return nil, ContextOutput{}, err
+	}
+	maxTokens := memory.DefaultContextTokens
+	if in.MaxTokens != nil {
+		maxTokens = *in.MaxTokens
+	}
+	got, err := memory.Assembler{Memory: t.d.Memory, Lessons: t.d.Experience}.Assemble(ctx, in.ScopeID, in.Q, maxTokens)
+	if err != nil {
+		return nil, ContextOutput{}, t.toolError(ToolGetContext, err)
+	}
+	out := ContextOutput{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens, Omitted: got.Omitted,
+		Items: make([]ContextItem, 0, len(got.Items))}
+	if got.Revision > 0 {
+		out.Revision = ptr(got.Revision)
+	}
+	for _, it := range got.Items {
+		out.Items = append(out.Items, ContextItem{Type: it.Kind, EntryNo: it.EntryNo, CandidateID: it.CandidateID,
+			Title: it.Title, Content: it.Content, SourcePositions: positions(it.SourcePositions), Score: it.Score, Tokens: it.Tokens})
 	}
 	return nil, out, nil
 }

@@ -149,7 +149,7 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 			require.Equal(t, "object", tool.InputSchema["type"])
 		}
 		require.ElementsMatch(t, []string{"capture_source", "get_memory", "search_memory", "list_experience_candidates",
-			"memory_history"}, names)
+			"memory_history", "get_context"}, names)
 	}
 
 	// Capture on A, read on B, alternately.
@@ -196,6 +196,13 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 	var r1 mcp.MemoryOutput
 	r.ok(b, "get_memory", map[string]any{"scope_id": "team", "revision": 1}, &r1)
 	require.Equal(t, mem.Entries, r1.Entries)
+	var cx mcp.ContextOutput
+	r.ok(a, "get_context", map[string]any{"scope_id": "team", "q": "billing", "max_tokens": 100}, &cx)
+	require.LessOrEqual(t, cx.UsedTokens, 100)
+	require.NotEmpty(t, cx.Items)
+	require.Equal(t, "memory", cx.Items[0].Type)
+	require.Contains(t, cx.Items[0].Content, "billing")
+	require.Equal(t, []int64{2}, cx.Items[0].SourcePositions)
 	res := r.tool(b, "get_memory", map[string]any{"scope_id": "team", "revision": 7})
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content[0].Text, "revision_not_found")
@@ -324,7 +331,7 @@ func TestSDKClientAgainstStatelessServer(t *testing.T) {
 	t.Cleanup(func() { _ = session.Close() })
 	tools, err := session.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 5)
+	require.Len(t, tools.Tools, 6)
 	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "capture_source",
 		Arguments: map[string]any{"scope_id": "sdk", "content": "hello"}})
 	require.NoError(t, err)
