@@ -25,7 +25,12 @@ type Deps struct {
 	Journal    *sources.Journal
 	Memory     memory.Reader
 	Experience experience.Reviews
-	Logger     zerolog.Logger
+	// Flusher and Ledger serve flush_memory and get_operation (nil: those tools answer runtime_not_ready).
+	Flusher *memory.Flusher
+	Ledger  *coordinator.Ledger
+	// FlushDefaultWait and FlushMaxWait bound flush_memory's wait like the HTTP flush (defaults 10 s and 30 s).
+	FlushDefaultWait, FlushMaxWait time.Duration
+	Logger                         zerolog.Logger
 	// Version is announced as the server implementation version (default "dev").
 	Version string
 	// MaxSessions caps the sessions a stateful server keeps (default DefaultMaxSessions); a new session beyond it
@@ -67,7 +72,8 @@ func NewHandler(d Deps, stateless bool) http.Handler {
 		&sdk.ServerOptions{
 			Instructions: "powercontext keeps durable context per scope: capture sources (evidence) into a scope, " +
 				"then read the scope's Memory (facts extracted from its sources) or search it, and list proposed " +
-				"Experience lessons. Memory is updated asynchronously after capture.",
+				"Experience lessons. Memory is updated asynchronously after capture (by schedule, or at once with " +
+				"flush_memory); call get_context before a step.",
 			// Tools only; the tool list never changes at run time.
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		})
@@ -143,6 +149,7 @@ func (t *tools) register(s *sdk.Server) {
 			"the journal positions of its sources.",
 		Annotations: readOnly(),
 	}, t.getContext)
+	t.registerWork(s)
 }
 
 func ptr[T any](v T) *T { return &v }
