@@ -287,7 +287,7 @@ func (c *Client) GetMemory(ctx context.Context, scope string) (Memory, error) {
 	return out, err
 }
 
-// SearchMemory returns the entries of a scope's current Memory sharing a term with query, best first, each with its
+// SearchMemory returns the entries of a scope's current Memory containing every term of query, best first, each with its
 // Score (GET /v1/memory/search); limit 0 means the server default.
 func (c *Client) SearchMemory(ctx context.Context, scope, query string, limit int) (Memory, error) {
 	q := url.Values{"scope_id": {scope}, "q": {query}}

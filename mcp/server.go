@@ -120,7 +120,7 @@ func (t *tools) register(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        ToolSearchMemory,
 		Title:       "Search a scope's memory",
-		Description: "Return the entries of a scope's current Memory revision that share a word with q, best first, each with its BM25 relevance score. Works for Chinese, Japanese and Korean text (character bigrams) as well as space-separated languages.",
+		Description: "Return the entries of a scope's current Memory revision that contain every word of q, best first, each with its BM25 relevance score. Works for Chinese, Japanese and Korean text (character bigrams) as well as space-separated languages.",
 		InputSchema: json.RawMessage(searchMemorySchema),
 		Annotations: readOnly(),
 	}, t.searchMemory)
@@ -185,7 +185,7 @@ const (
   "type": "object",
   "properties": {
     "scope_id": {"type": "string", "description": "Scope whose Memory to search."},
-    "q": {"type": "string", "description": "Words to look for (1..256 bytes, case-insensitive; ranked, any word may match)."},
+    "q": {"type": "string", "description": "Words to look for (1..256 bytes, case-insensitive; every word must be present; ranked)."},
     "limit": {"type": "integer", "description": "Most entries to return (1..100, default 20)."}
   },
   "required": ["scope_id", "q"],

@@ -73,7 +73,7 @@ func EstimateTokens(s string) int {
 }
 
 // Assemble returns the items for query q (may be empty) within maxTokens. Order (and priority when the budget is
-// short): Memory entries matching q by search score, approved lessons matching q by score, the other approved
+// short): Memory entries sharing any term with q by score (Rank), approved lessons matching q by score, the other approved
 // lessons newest first, the other Memory entries newest first. Each item is taken whole when it fits in what is
 // left of the budget and skipped otherwise; pending, rejected and withdrawn candidates are never included.
 func (a Assembler) Assemble(ctx context.Context, scope, q string, maxTokens int) (Assembled, error) {
@@ -95,7 +95,7 @@ func (a Assembler) Assemble(ctx context.Context, scope, q string, maxTokens int)
 		return Assembled{}, err
 	}
 	memScore := map[int32]float64{}
-	for _, s := range Rank(m.Entries, q) {
+	for _, s := range Rank(m.Entries, q, false) {
 		memScore[s.Entry.EntryNo] = s.Score
 	}
 	lessonDocs := make([]db.MemoryEntry, len(lessons)) // ranked like entries: EntryNo is the recency order
@@ -103,7 +103,7 @@ func (a Assembler) Assemble(ctx context.Context, scope, q string, maxTokens int)
 		lessonDocs[i] = db.MemoryEntry{EntryNo: int32(len(lessons) - i), Content: l.Title + "\n" + l.Lesson}
 	}
 	lessonScore := map[int32]float64{}
-	for _, s := range Rank(lessonDocs, q) {
+	for _, s := range Rank(lessonDocs, q, false) {
 		lessonScore[s.Entry.EntryNo] = s.Score
 	}
 

@@ -197,7 +197,7 @@ func (r Reader) Current(ctx context.Context, scope string) (Memory, error) {
 	return Memory{ScopeID: scope, Revision: rev.Revision, CreatedAt: rev.CreatedAt, Entries: entries}, nil
 }
 
-// Search returns the entries of the latest revision that share a term with query, ranked by relevance (Rank):
+// Search returns the entries of the latest revision that contain every term of query, ranked by relevance (Rank):
 // Scores[i] is the score of Entries[i].
 func (r Reader) Search(ctx context.Context, scope, query string, limit int) (Memory, error) {
 	if err := sources.ValidateScope(scope); err != nil {
@@ -213,7 +213,7 @@ func (r Reader) Search(ctx context.Context, scope, query string, limit int) (Mem
 	if err != nil || m.Revision == 0 {
 		return m, err
 	}
-	ranked := Rank(m.Entries, query)
+	ranked := Rank(m.Entries, query, true)
 	if len(ranked) > limit {
 		ranked = ranked[:limit]
 	}

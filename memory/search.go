@@ -2,6 +2,7 @@ package memory
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -105,8 +106,9 @@ type Scored struct {
 }
 
 // Rank scores entries against query with BM25 over the entries themselves (the corpus is the revision) and returns
-// those matching at least one query term, best first; ties go to the later entry (the more recent fact).
-func Rank(entries []db.MemoryEntry, query string) []Scored {
+// those containing every query term (all) or at least one (!all), best first; ties go to the later entry (the more
+// recent fact).
+func Rank(entries []db.MemoryEntry, query string, all bool) []Scored {
 	terms := uniq(Tokens(query, true))
 	if len(terms) == 0 || len(entries) == 0 {
 		return nil
@@ -148,6 +150,9 @@ func Rank(entries []db.MemoryEntry, query string) []Scored {
 	var out []Scored
 	for i, d := range docs {
 		if d.tf == nil {
+			continue
+		}
+		if all && slices.Contains(d.tf, 0) {
 			continue
 		}
 		score := 0.0

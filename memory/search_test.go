@@ -33,14 +33,18 @@ func TestRankOrdersByRelevance(t *testing.T) {
 		{EntryNo: 2, Content: "Staging uses PostgreSQL 17 and the staging cluster has three nodes."},
 		{EntryNo: 3, Content: "Lunch is at noon."},
 	}
-	got := memory.Rank(es, "staging")
+	got := memory.Rank(es, "staging", true)
 	require.Len(t, got, 2)
 	require.Equal(t, int32(2), got[0].Entry.EntryNo, "two occurrences rank first")
 	require.Greater(t, got[0].Score, got[1].Score)
-	require.Empty(t, memory.Rank(es, "kubernetes"))
+	require.Empty(t, memory.Rank(es, "kubernetes", false))
+	// all: every term must be present; any: one is enough.
+	require.Len(t, memory.Rank(es, "staging nightly", true), 1)
+	require.Len(t, memory.Rank(es, "staging nightly", false), 2)
+	require.Len(t, memory.Rank(es, "lunch staging", false), 3)
 	// Equal scores: the later (more recent) entry first.
 	same := []db.MemoryEntry{{EntryNo: 1, Content: "alpha beta"}, {EntryNo: 2, Content: "alpha gamma"}}
-	got = memory.Rank(same, "alpha")
+	got = memory.Rank(same, "alpha", true)
 	require.Equal(t, []int32{2, 1}, []int32{got[0].Entry.EntryNo, got[1].Entry.EntryNo})
 }
 
@@ -90,6 +94,11 @@ func TestSearchRanksCJKAndEnglish(t *testing.T) {
 		require.Len(t, m.Entries, 1)
 		require.Contains(t, m.Entries[0].Content, "审批")
 
+		// Every term must be present: "staging" alone is not enough.
+		m, err = r.Search(ctx, "rank", "staging kubernetes", 10)
+		require.NoError(t, err)
+		require.Empty(t, m.Entries)
+
 		m, err = r.Search(ctx, "rank", "kubernetes", 10)
 		require.NoError(t, err)
 		require.Empty(t, m.Entries)
@@ -106,6 +115,6 @@ func BenchmarkRank(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		memory.Rank(es, "数据库 staging PostgreSQL")
+		memory.Rank(es, "数据库 staging PostgreSQL", false)
 	}
 }
