@@ -129,8 +129,8 @@ func (c *Config) settings() []setting {
 		{"scheduler-lease-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_LEASE_SECONDS", "scheduler leader lease", &c.SchedulerLeaseSeconds},
 		{"scheduler-renew-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_RENEW_SECONDS", "scheduler lease renewal interval (<= lease/3)", &c.SchedulerRenewSeconds},
 		{"coordination-notify", "POWERCONTEXT_COORDINATION_NOTIFY", "cross-process wake-ups over LISTEN/NOTIFY (PostgreSQL only; polling stays the floor)", &c.CoordinationNotify},
-		{"schedule-seconds", "POWERCONTEXT_RUNTIME_SCHEDULE_SECONDS", "memory discovery interval (0 = manual flush only)", &c.ScheduleSeconds},
-		{"experience-schedule-seconds", "POWERCONTEXT_RUNTIME_EXPERIENCE_SCHEDULE_SECONDS", "experience discovery interval (0 = off)", &c.ExperienceScheduleSeconds},
+		{"schedule-seconds", "POWERCONTEXT_RUNTIME_SCHEDULE_SECONDS", "memory discovery interval (0 = manual flush only; single_node default 30)", &c.ScheduleSeconds},
+		{"experience-schedule-seconds", "POWERCONTEXT_RUNTIME_EXPERIENCE_SCHEDULE_SECONDS", "experience discovery interval (0 = off; single_node default 300)", &c.ExperienceScheduleSeconds},
 		{"maintenance-seconds", "POWERCONTEXT_RUNTIME_MAINTENANCE_SECONDS", "operation maintenance interval", &c.MaintenanceSeconds},
 		{"retention-source-content-days", "POWERCONTEXT_RETENTION_SOURCE_CONTENT_DAYS", "erase the content of Sources older than this once Memory (and Experience) consumed them (0 = keep)", &c.RetentionSourceContentDays},
 		{"retention-memory-revisions", "POWERCONTEXT_RETENTION_MEMORY_REVISIONS", "keep this many newest Memory revisions per scope, deleting older ones with their entries (0 = keep all)", &c.RetentionMemoryRevisions},
@@ -198,6 +198,38 @@ func (c *Config) ApplyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool))
 		}
 	}
 	return nil
+}
+
+// Discovery intervals a single_node process uses when neither the flag nor the environment sets them, so a
+// captured Source reaches Memory (and task outcomes reach incubation) without any flush call. distributed keeps 0
+// (manual only) unless configured: its scheduler role is sized by the operator.
+const (
+	SingleNodeScheduleSeconds           = 30
+	SingleNodeExperienceScheduleSeconds = 300
+)
+
+// ApplyModeDefaults sets the single_node discovery intervals that neither a flag on fs nor the environment set
+// (lookup nil = os.LookupEnv). Call it after ApplyEnv.
+func (c *Config) ApplyModeDefaults(fs *pflag.FlagSet, lookup func(string) (string, bool)) {
+	if c.Mode != ModeSingleNode {
+		return
+	}
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	set := func(flag, env string) bool {
+		if fs != nil && fs.Changed(flag) {
+			return true
+		}
+		_, ok := lookup(env)
+		return ok
+	}
+	if !set("schedule-seconds", "POWERCONTEXT_RUNTIME_SCHEDULE_SECONDS") {
+		c.ScheduleSeconds = SingleNodeScheduleSeconds
+	}
+	if !set("experience-schedule-seconds", "POWERCONTEXT_RUNTIME_EXPERIENCE_SCHEDULE_SECONDS") {
+		c.ExperienceScheduleSeconds = SingleNodeExperienceScheduleSeconds
+	}
 }
 
 // Seconds converts a seconds setting to a duration.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/app"
@@ -118,6 +119,39 @@ func TestConfigDefaultsAreValid(t *testing.T) {
 	cfg.Listen = "0.0.0.0:8080"
 	cfg.AuthToken = strings.Repeat("s", 32)
 	require.NoError(t, cfg.Validate(), "a token allows a non-loopback address")
+}
+
+// TestSingleNodeSchedulesByDefault: single_node discovers memory every 30 s and experience every 300 s unless a
+// flag or the environment says otherwise (0 keeps manual flush only); distributed keeps 0.
+func TestSingleNodeSchedulesByDefault(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	cfg := app.DefaultConfig()
+	cfg.ApplyModeDefaults(nil, none)
+	require.Equal(t, 30.0, cfg.ScheduleSeconds)
+	require.Equal(t, 300.0, cfg.ExperienceScheduleSeconds)
+	require.NoError(t, cfg.Validate())
+
+	env := map[string]string{"POWERCONTEXT_RUNTIME_SCHEDULE_SECONDS": "0"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg = app.DefaultConfig()
+	require.NoError(t, cfg.ApplyEnv(nil, lookup))
+	cfg.ApplyModeDefaults(nil, lookup)
+	require.Equal(t, 0.0, cfg.ScheduleSeconds, "an explicit 0 keeps manual flush only")
+	require.Equal(t, 300.0, cfg.ExperienceScheduleSeconds)
+
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	cfg = app.DefaultConfig()
+	cfg.BindFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--experience-schedule-seconds=0"}))
+	cfg.ApplyModeDefaults(fs, none)
+	require.Equal(t, 30.0, cfg.ScheduleSeconds)
+	require.Equal(t, 0.0, cfg.ExperienceScheduleSeconds)
+
+	cfg = app.DefaultConfig()
+	cfg.Mode, cfg.Role = app.ModeDistributed, app.RoleScheduler
+	cfg.ApplyModeDefaults(nil, none)
+	require.Zero(t, cfg.ScheduleSeconds)
+	require.Zero(t, cfg.ExperienceScheduleSeconds)
 }
 
 // TestReadmeDocumentsEveryVariable keeps the README configuration table complete.

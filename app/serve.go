@@ -25,6 +25,7 @@ A bad configuration is refused before anything starts, with a one-line reason an
 			if err := cfg.ApplyEnv(cmd.Flags(), nil); err != nil {
 				return err
 			}
+			cfg.ApplyModeDefaults(cmd.Flags(), nil)
 			if err := cfg.Validate(); err != nil {
 				return err
 			}

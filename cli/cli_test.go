@@ -96,6 +96,20 @@ func (a *fakeAPI) handler() http.Handler {
 		}
 		reply(w, status, map[string]any{"scope_id": req.ScopeID, "source_id": req.SourceID, "journal_position": pos, "created": !seen})
 	})
+	mux.HandleFunc("GET /v1/memory/revisions", func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(a.t, "team", r.URL.Query().Get("scope_id"))
+		_, _ = io.WriteString(w, `{"items":[{"revision":4,"created_at":"2026-12-02T13:00:00.123456Z","entry_count":2,"window_after":2,"window_through":3,"operation_id":"op-4"}],"next_cursor":"4"}`)
+	})
+	mux.HandleFunc("GET /v1/context", func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(a.t, "deploy", r.URL.Query().Get("q"))
+		require.Equal(a.t, "100", r.URL.Query().Get("max_tokens"))
+		_, _ = io.WriteString(w, `{"scope_id":"team","revision":4,"max_tokens":100,"used_tokens":19,"omitted":1,"items":[{"type":"memory","entry_no":1,"content":"The deploy window is Tuesday at noon.","source_positions":[1],"score":1.2,"tokens":9},{"type":"lesson","candidate_id":"c-1","title":"Deploy early","content":"Start before noon.","source_positions":[2],"score":0,"tokens":10}]}`)
+	})
+	mux.HandleFunc("GET /v1/memory/diff", func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(a.t, "3", r.URL.Query().Get("from"))
+		require.Equal(a.t, "", r.URL.Query().Get("to"))
+		_, _ = io.WriteString(w, `{"scope_id":"team","from":3,"to":4,"added":[{"entry_no":2,"content":"Alice owns the billing service.","source_positions":[2,3]}],"removed":[{"entry_no":1,"content":"The deploy window is Monday.","source_positions":[1]}],"changed":[]}`)
+	})
 	mux.HandleFunc("POST /v1/memory/flush", func(w http.ResponseWriter, r *http.Request) {
 		require.Equal(a.t, "respond-async", r.Header.Get("Prefer"))
 		w.Header().Set("Location", "/v1/operations/op-1")
@@ -335,6 +349,27 @@ func TestMemoryShowAndSearch(t *testing.T) {
 	require.Equal(t, app.ExitOK, code, errOut)
 	require.Contains(t, out, `1 entries matching "billing"`)
 	require.Contains(t, out, "2  2,3      Alice owns the billing service.")
+}
+
+func TestMemoryHistoryAndDiff(t *testing.T) {
+	t.Setenv(cli.EnvAuthToken, "")
+	_, url := newFakeAPI(t)
+	code, out, errOut := run("memory", "history", "--server", url, "--scope", "team")
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Contains(t, out, "REVISION  CREATED               ENTRIES  WINDOW  OPERATION ID\n4         2026-12-02 13:00:00Z  2        (2, 3]  op-4\n")
+	require.Contains(t, out, "next page: --cursor 4\n")
+
+	code, out, errOut = run("memory", "diff", "--server", url, "--scope", "team", "--from", "3")
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Contains(t, out, "scope team, memory revision 3 -> 4: 1 added, 1 removed, 0 changed\n")
+	require.Contains(t, out, "+  2  2,3      Alice owns the billing service.")
+	require.Contains(t, out, "-  1  1        The deploy window is Monday.")
+
+	code, out, errOut = run("memory", "context", "--server", url, "--scope", "team", "--max-tokens", "100", "deploy")
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Contains(t, out, "scope team: 2 items, 19 of 100 tokens (1 left out)\n")
+	require.Contains(t, out, "memory  9       1        The deploy window is Tuesday at noon.")
+	require.Contains(t, out, "lesson  10      2        Deploy early: Start before noon.")
 }
 
 func TestOps(t *testing.T) {

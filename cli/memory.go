@@ -19,8 +19,11 @@ func newMemoryCommand() *cobra.Command {
 	cmd := group("memory", "Flush Sources into Memory, show it and search it",
 		`  powercontext memory flush --scope team
   powercontext memory show --scope team
-  powercontext memory search --scope team billing`, f)
-	cmd.AddCommand(newMemoryFlushCommand(f), newMemoryShowCommand(f), newMemorySearchCommand(f))
+  powercontext memory search --scope team billing
+  powercontext memory history --scope team
+  powercontext memory diff --scope team --from 3 --to 4`, f)
+	cmd.AddCommand(newMemoryFlushCommand(f), newMemoryShowCommand(f), newMemorySearchCommand(f),
+		newMemoryHistoryCommand(f), newMemoryDiffCommand(f), newMemoryContextCommand(f))
 	return cmd
 }
 
@@ -144,9 +147,10 @@ func (s *statusLine) end() {
 
 func newMemoryShowCommand(f *clientFlags) *cobra.Command {
 	var scope string
+	var revision int64
 	cmd := &cobra.Command{
-		Use:   "show --scope SCOPE",
-		Short: "Show a scope's current Memory revision",
+		Use:   "show --scope SCOPE [--revision N]",
+		Short: "Show a scope's current (or any) Memory revision",
 		Example: `  powercontext memory show --scope team
   powercontext memory show --scope team --output json | jq '.entries[].content'`,
 		Args: args(cobra.NoArgs),
@@ -158,7 +162,12 @@ func newMemoryShowCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := s.c.GetMemory(cmd.Context(), scope)
+			var m client.Memory
+			if revision > 0 {
+				m, err = s.c.GetMemoryRevision(cmd.Context(), scope, revision)
+			} else {
+				m, err = s.c.GetMemory(cmd.Context(), scope)
+			}
 			if err != nil {
 				return s.explain(err)
 			}
@@ -174,6 +183,7 @@ func newMemoryShowCommand(f *clientFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", "", "scope to show (required)")
+	cmd.Flags().Int64Var(&revision, "revision", 0, "revision to show (default the current one)")
 	return cmd
 }
 
@@ -182,7 +192,7 @@ func newMemorySearchCommand(f *clientFlags) *cobra.Command {
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "search --scope SCOPE [--limit N] QUERY",
-		Short: "Search a scope's current Memory (case-insensitive)",
+		Short: "Search a scope's current Memory, best match first (any language, CJK included)",
 		Example: `  powercontext memory search --scope team billing
   powercontext memory search --scope team --limit 5 "deploy window"`,
 		Args: args(cobra.ExactArgs(1)),
@@ -229,9 +239,162 @@ func printMemory(w io.Writer, m client.Memory, query string) error {
 	if _, err := fmt.Fprintln(w, head); err != nil {
 		return err
 	}
+	if len(m.Entries) > 0 && m.Entries[0].Score != nil {
+		t := newTable(w, "#", "SCORE", "SOURCES", "CONTENT")
+		for _, e := range m.Entries {
+			score := ""
+			if e.Score != nil {
+				score = fmt.Sprintf("%.2f", *e.Score)
+			}
+			t.row(fmt.Sprint(e.EntryNo), score, fmtPositions(e.SourcePositions), cell(e.Content))
+		}
+		return t.flush()
+	}
 	t := newTable(w, "#", "SOURCES", "CONTENT")
 	for _, e := range m.Entries {
 		t.row(fmt.Sprint(e.EntryNo), fmtPositions(e.SourcePositions), cell(e.Content))
 	}
 	return t.flush()
+}
+
+func newMemoryHistoryCommand(f *clientFlags) *cobra.Command {
+	var scope, cursor string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "history --scope SCOPE [--limit N] [--cursor C]",
+		Short: "List a scope's Memory revisions, newest first",
+		Example: `  powercontext memory history --scope team
+  powercontext memory history --scope team --limit 10 --cursor 41`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlag("scope", scope); err != nil {
+				return err
+			}
+			s, err := f.connect()
+			if err != nil {
+				return err
+			}
+			l, err := s.c.ListMemoryRevisions(cmd.Context(), scope, cursor, limit)
+			if err != nil {
+				return s.explain(err)
+			}
+			if s.json {
+				return s.printJSON(cmd.OutOrStdout())
+			}
+			w := cmd.OutOrStdout()
+			t := newTable(w, "REVISION", "CREATED", "ENTRIES", "WINDOW", "OPERATION ID")
+			for _, r := range l.Items {
+				t.row(fmt.Sprint(r.Revision), fmtTime(r.CreatedAt), fmt.Sprint(r.EntryCount),
+					fmt.Sprintf("(%d, %d]", r.WindowAfter, r.WindowThrough), r.OperationID)
+			}
+			if err := t.flush(); err != nil {
+				return err
+			}
+			if l.NextCursor != nil {
+				_, err = fmt.Fprintf(w, "next page: --cursor %s\n", *l.NextCursor)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", "", "scope whose revisions to list (required)")
+	cmd.Flags().StringVar(&cursor, "cursor", "", "next_cursor of the previous page")
+	cmd.Flags().IntVar(&limit, "limit", 0, "most revisions to list (1..100, default 50)")
+	return cmd
+}
+
+func newMemoryDiffCommand(f *clientFlags) *cobra.Command {
+	var scope string
+	var from, to int64
+	cmd := &cobra.Command{
+		Use:   "diff --scope SCOPE [--from N] [--to M]",
+		Short: "Show what changed between two Memory revisions (default: the current one and the one before)",
+		Example: `  powercontext memory diff --scope team
+  powercontext memory diff --scope team --from 0 --to 2`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireFlag("scope", scope); err != nil {
+				return err
+			}
+			s, err := f.connect()
+			if err != nil {
+				return err
+			}
+			d, err := s.c.DiffMemory(cmd.Context(), scope, from, to)
+			if err != nil {
+				return s.explain(err)
+			}
+			if s.json {
+				return s.printJSON(cmd.OutOrStdout())
+			}
+			w := cmd.OutOrStdout()
+			if _, err := fmt.Fprintf(w, "scope %s, memory revision %d -> %d: %d added, %d removed, %d changed\n",
+				d.ScopeID, d.From, d.To, len(d.Added), len(d.Removed), len(d.Changed)); err != nil {
+				return err
+			}
+			t := newTable(w, "", "#", "SOURCES", "CONTENT")
+			for _, e := range d.Added {
+				t.row("+", fmt.Sprint(e.EntryNo), fmtPositions(e.SourcePositions), cell(e.Content))
+			}
+			for _, e := range d.Removed {
+				t.row("-", fmt.Sprint(e.EntryNo), fmtPositions(e.SourcePositions), cell(e.Content))
+			}
+			for _, p := range d.Changed {
+				t.row("~", fmt.Sprint(p.To.EntryNo), fmtPositions(p.To.SourcePositions), cell(p.To.Content))
+			}
+			return t.flush()
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", "", "scope to compare (required)")
+	cmd.Flags().Int64Var(&from, "from", -1, "older revision (0 = empty Memory; default the one before --to)")
+	cmd.Flags().Int64Var(&to, "to", 0, "newer revision (default the current one)")
+	return cmd
+}
+
+func newMemoryContextCommand(f *clientFlags) *cobra.Command {
+	var scope string
+	var maxTokens int
+	cmd := &cobra.Command{
+		Use:   "context --scope SCOPE [--max-tokens N] [QUERY]",
+		Short: "Show the Memory entries and approved lessons an agent would read for QUERY, within a token budget",
+		Example: `  powercontext memory context --scope team "deploy staging"
+  powercontext memory context --scope team --max-tokens 500 -o json`,
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := requireFlag("scope", scope); err != nil {
+				return err
+			}
+			s, err := f.connect()
+			if err != nil {
+				return err
+			}
+			q := ""
+			if len(a) == 1 {
+				q = a[0]
+			}
+			cx, err := s.c.GetContext(cmd.Context(), scope, q, maxTokens)
+			if err != nil {
+				return s.explain(err)
+			}
+			if s.json {
+				return s.printJSON(cmd.OutOrStdout())
+			}
+			w := cmd.OutOrStdout()
+			if _, err := fmt.Fprintf(w, "scope %s: %d items, %d of %d tokens (%d left out)\n", cx.ScopeID, len(cx.Items),
+				cx.UsedTokens, cx.MaxTokens, cx.Omitted); err != nil {
+				return err
+			}
+			t := newTable(w, "TYPE", "TOKENS", "SOURCES", "CONTENT")
+			for _, it := range cx.Items {
+				content := it.Content
+				if it.Title != nil {
+					content = *it.Title + ": " + content
+				}
+				t.row(it.Type, fmt.Sprint(it.Tokens), fmtPositions(it.SourcePositions), cell(content))
+			}
+			return t.flush()
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", "", "scope to read (required)")
+	cmd.Flags().IntVar(&maxTokens, "max-tokens", 0, "token budget (1..100000, default 2000)")
+	return cmd
 }

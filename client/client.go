@@ -287,13 +287,58 @@ func (c *Client) GetMemory(ctx context.Context, scope string) (Memory, error) {
 	return out, err
 }
 
-// SearchMemory returns the entries of a scope's current Memory matching query (GET /v1/memory/search); limit 0
-// means the server default.
+// SearchMemory returns the entries of a scope's current Memory containing every term of query, best first, each with its
+// Score (GET /v1/memory/search); limit 0 means the server default.
 func (c *Client) SearchMemory(ctx context.Context, scope, query string, limit int) (Memory, error) {
 	q := url.Values{"scope_id": {scope}, "q": {query}}
 	setInt(q, "limit", int64(limit))
 	var out Memory
 	err := c.call(ctx, http.MethodGet, "/v1/memory/search", q, nil, &out)
+	return out, err
+}
+
+// GetMemoryRevision returns one revision of a scope's Memory (GET /v1/memory?revision=); a missing revision is an
+// *APIError with code revision_not_found.
+func (c *Client) GetMemoryRevision(ctx context.Context, scope string, revision int64) (Memory, error) {
+	q := url.Values{"scope_id": {scope}}
+	setInt(q, "revision", revision)
+	var out Memory
+	err := c.call(ctx, http.MethodGet, "/v1/memory", q, nil, &out)
+	return out, err
+}
+
+// ListMemoryRevisions returns a page of a scope's revisions, newest first (GET /v1/memory/revisions); cursor ""
+// is the first page, limit 0 the server default.
+func (c *Client) ListMemoryRevisions(ctx context.Context, scope, cursor string, limit int) (MemoryRevisionList, error) {
+	q := url.Values{"scope_id": {scope}}
+	setString(q, "cursor", cursor)
+	setInt(q, "limit", int64(limit))
+	var out MemoryRevisionList
+	err := c.call(ctx, http.MethodGet, "/v1/memory/revisions", q, nil, &out)
+	return out, err
+}
+
+// DiffMemory compares two revisions (GET /v1/memory/diff); to 0 is the current revision, from < 0 the one
+// before to (from 0 is the empty Memory).
+func (c *Client) DiffMemory(ctx context.Context, scope string, from, to int64) (MemoryDiff, error) {
+	q := url.Values{"scope_id": {scope}}
+	if from >= 0 {
+		q.Set("from", strconv.FormatInt(from, 10))
+	}
+	setInt(q, "to", to)
+	var out MemoryDiff
+	err := c.call(ctx, http.MethodGet, "/v1/memory/diff", q, nil, &out)
+	return out, err
+}
+
+// GetContext assembles a scope's context for query q within maxTokens (GET /v1/context); q "" means none,
+// maxTokens 0 the server default.
+func (c *Client) GetContext(ctx context.Context, scope, q string, maxTokens int) (Context, error) {
+	v := url.Values{"scope_id": {scope}}
+	setString(v, "q", q)
+	setInt(v, "max_tokens", int64(maxTokens))
+	var out Context
+	err := c.call(ctx, http.MethodGet, "/v1/context", v, nil, &out)
 	return out, err
 }
 

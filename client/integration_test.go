@@ -129,6 +129,7 @@ func TestAgainstRealHandlers(t *testing.T) {
 	require.NotNil(t, res.OperationID)
 	require.NotEmpty(t, statuses, "respond-async answers 202, then the client polls")
 	require.Equal(t, client.StatusQueued, statuses[0])
+	flushOp := *res.OperationID
 
 	// Nothing pending: 200 idle.
 	res, err = c.FlushMemory(ctx, "team")
@@ -143,6 +144,32 @@ func TestAgainstRealHandlers(t *testing.T) {
 	found, err := c.SearchMemory(ctx, "team", "billing", 5)
 	require.NoError(t, err)
 	require.Len(t, found.Entries, 1)
+	require.NotNil(t, found.Entries[0].Score)
+
+	// History: the one revision, read back by number, and its diff from the empty Memory.
+	revs, err := c.ListMemoryRevisions(ctx, "team", "", 0)
+	require.NoError(t, err)
+	require.Len(t, revs.Items, 1)
+	require.Nil(t, revs.NextCursor)
+	require.Equal(t, int64(1), revs.Items[0].Revision)
+	require.Equal(t, int64(3), revs.Items[0].WindowThrough)
+	require.Equal(t, flushOp, revs.Items[0].OperationID)
+	r1, err := c.GetMemoryRevision(ctx, "team", 1)
+	require.NoError(t, err)
+	require.Equal(t, m.Entries, r1.Entries)
+	diff, err := c.DiffMemory(ctx, "team", -1, 0)
+	require.NoError(t, err)
+	require.Equal(t, int64(0), diff.From)
+	require.Equal(t, int64(1), diff.To)
+	require.Len(t, diff.Added, 3)
+	cx, err := c.GetContext(ctx, "team", "billing", 50)
+	require.NoError(t, err)
+	require.LessOrEqual(t, cx.UsedTokens, 50)
+	require.NotEmpty(t, cx.Items)
+	require.Contains(t, cx.Items[0].Content, "billing")
+	_, err = c.GetMemoryRevision(ctx, "team", 2)
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, "revision_not_found", ae.Code)
 
 	ops, err := c.ListOperations(ctx, client.ListOperationsParams{ScopeID: "team", Kind: client.KindMemoryFlush, Limit: 1})
 	require.NoError(t, err)

@@ -148,6 +148,63 @@ type MemoryEntry struct {
 	EntryNo         int32   `json:"entry_no"`
 	Content         string  `json:"content"`
 	SourcePositions []int64 `json:"source_positions"`
+	// Score is the relevance to the query (SearchMemory only; higher is better).
+	Score *float64 `json:"score,omitempty"`
+}
+
+// MemoryRevisionRecord is one Memory revision: the journal positions (WindowAfter, WindowThrough] it consumed and
+// the operation that wrote it.
+type MemoryRevisionRecord struct {
+	Revision      int64     `json:"revision"`
+	CreatedAt     time.Time `json:"created_at"`
+	EntryCount    int32     `json:"entry_count"`
+	WindowAfter   int64     `json:"window_after"`
+	WindowThrough int64     `json:"window_through"`
+	OperationID   string    `json:"operation_id"`
+}
+
+// MemoryRevisionList is a page of revisions, newest first; NextCursor is nil on the last page.
+type MemoryRevisionList struct {
+	Items      []MemoryRevisionRecord `json:"items"`
+	NextCursor *string                `json:"next_cursor"`
+}
+
+// MemoryDiff is what changed between two revisions.
+type MemoryDiff struct {
+	ScopeID string            `json:"scope_id"`
+	From    int64             `json:"from"`
+	To      int64             `json:"to"`
+	Added   []MemoryEntry     `json:"added"`
+	Removed []MemoryEntry     `json:"removed"`
+	Changed []MemoryEntryPair `json:"changed"`
+}
+
+// MemoryEntryPair is one fact in both revisions whose text or source positions differ.
+type MemoryEntryPair struct {
+	From MemoryEntry `json:"from"`
+	To   MemoryEntry `json:"to"`
+}
+
+// Context is an assembled context (GET /v1/context); UsedTokens never exceeds MaxTokens.
+type Context struct {
+	ScopeID    string        `json:"scope_id"`
+	Revision   *int64        `json:"revision"`
+	MaxTokens  int           `json:"max_tokens"`
+	UsedTokens int           `json:"used_tokens"`
+	Omitted    int           `json:"omitted"`
+	Items      []ContextItem `json:"items"`
+}
+
+// ContextItem is a Memory entry (Type "memory", EntryNo) or an approved lesson (Type "lesson", CandidateID, Title).
+type ContextItem struct {
+	Type            string  `json:"type"`
+	EntryNo         *int32  `json:"entry_no,omitempty"`
+	CandidateID     *string `json:"candidate_id,omitempty"`
+	Title           *string `json:"title,omitempty"`
+	Content         string  `json:"content"`
+	SourcePositions []int64 `json:"source_positions"`
+	Score           float64 `json:"score"`
+	Tokens          int     `json:"tokens"`
 }
 
 // OperationRecord is the public view of one operation.

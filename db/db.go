@@ -172,6 +172,10 @@ type Queries interface {
 	// Memory revisions (domain; also the commit counter of the ledger's concurrency tests).
 	MemoryRevisionInsert(ctx context.Context, r MemoryRevision) error
 	MemoryRevisionLatest(ctx context.Context, scopeID string) (MemoryRevision, error)
+	// MemoryRevisionGet returns one revision (ErrNotFound if it does not exist or was purged).
+	MemoryRevisionGet(ctx context.Context, p MemoryRevisionGetParams) (MemoryRevision, error)
+	// MemoryRevisionList returns up to p.Limit revisions of a scope below p.BeforeRevision, newest first.
+	MemoryRevisionList(ctx context.Context, p MemoryRevisionListParams) ([]MemoryRevision, error)
 }
 
 // Work item statuses (docs/protocol.md#state-machine).
@@ -459,6 +463,19 @@ type MemoryRevision struct {
 	WindowThrough    int64
 	EntryCount       int32
 	CreatedAt        time.Time
+}
+
+// MemoryRevisionGetParams names one revision of a scope.
+type MemoryRevisionGetParams struct {
+	ScopeID  string
+	Revision int64
+}
+
+// MemoryRevisionListParams pages a scope's revisions, newest first.
+type MemoryRevisionListParams struct {
+	ScopeID        string
+	BeforeRevision int64
+	Limit          int32
 }
 
 // SourceJournalHead is one row of pc_source_journal_heads: the per-scope high-watermark.

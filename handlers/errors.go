@@ -11,6 +11,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/lifecycle"
+	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -37,6 +38,7 @@ const (
 	CodeCandidateConflict    = "candidate_conflict"
 	CodeSourceNotFound       = "source_not_found"
 	CodeScopeErasing         = "scope_erasing"
+	CodeRevisionNotFound     = "revision_not_found"
 )
 
 // APIError is an error with its HTTP status and public body. Handlers return it; errorHandler writes it.
@@ -134,6 +136,9 @@ func toAPIError(err error) (*APIError, bool) {
 	}
 	if errors.Is(err, lifecycle.ErrSourceNotFound) {
 		return apiErr(http.StatusNotFound, CodeSourceNotFound, "no such source in that scope", nil), true
+	}
+	if errors.Is(err, memory.ErrRevisionNotFound) {
+		return apiErr(http.StatusNotFound, CodeRevisionNotFound, "no such memory revision in that scope (never committed, or purged by retention)", nil), true
 	}
 	if errors.Is(err, sources.ErrScopeErasing) {
 		return apiErr(http.StatusConflict, CodeScopeErasing, "the scope is being erased; retry once its scope_erase operation has finished", nil), true

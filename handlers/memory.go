@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/memory"
 )
 
@@ -55,6 +57,8 @@ type MemoryEntry struct {
 	EntryNo         int32           `json:"entry_no"`
 	Content         string          `json:"content"`
 	SourcePositions json.RawMessage `json:"source_positions"`
+	// Score is the BM25 relevance to the query (GET /v1/memory/search only).
+	Score *float64 `json:"score,omitempty"`
 }
 
 const (
@@ -156,9 +160,13 @@ func memoryResponse(m memory.Memory) MemoryResponse {
 		out.Revision = &rev
 		out.CreatedAt = optTime(m.CreatedAt)
 	}
-	for _, e := range m.Entries {
-		out.Entries = append(out.Entries, MemoryEntry{EntryNo: e.EntryNo, Content: e.Content,
-			SourcePositions: rawJSON(e.SourcePositions, "[]")})
+	for i, e := range m.Entries {
+		entry := MemoryEntry{EntryNo: e.EntryNo, Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")}
+		if i < len(m.Scores) {
+			score := m.Scores[i]
+			entry.Score = &score
+		}
+		out.Entries = append(out.Entries, entry)
 	}
 	return out
 }
@@ -171,7 +179,16 @@ func (s *server) getMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.d.Memory.Current(c.Request().Context(), scope)
+	rev, err := queryInt(c, "revision", 0, 1, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	var m memory.Memory
+	if rev > 0 {
+		m, err = s.d.Memory.At(c.Request().Context(), scope, rev)
+	} else {
+		m, err = s.d.Memory.Current(c.Request().Context(), scope)
+	}
 	if err != nil {
 		return err
 	}
@@ -199,4 +216,205 @@ func (s *server) searchMemory(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, memoryResponse(m))
+}
+
+// MemoryRevisionRecord is one revision in GET /v1/memory/revisions: the window of journal positions
+// (window_after, window_through] it consumed and the memory_flush or memory_redact operation that wrote it.
+type MemoryRevisionRecord struct {
+	Revision      int64  `json:"revision"`
+	CreatedAt     Time   `json:"created_at"`
+	EntryCount    int32  `json:"entry_count"`
+	WindowAfter   int64  `json:"window_after"`
+	WindowThrough int64  `json:"window_through"`
+	OperationID   string `json:"operation_id"`
+}
+
+// MemoryRevisionList is the answer of GET /v1/memory/revisions: newest first; next_cursor is null on the last page.
+type MemoryRevisionList struct {
+	Items      []json.RawMessage `json:"items"`
+	NextCursor *string           `json:"next_cursor"`
+}
+
+const (
+	defaultRevisionLimit = 50
+	maxRevisionLimit     = memory.MaxHistoryLimit
+)
+
+func (s *server) listMemoryRevisions(c echo.Context) error {
+	if s.d.Memory.Store == nil {
+		return notReady("memory")
+	}
+	scope, err := queryString(c, "scope_id")
+	if err != nil {
+		return err
+	}
+	cursor, err := queryString(c, "cursor")
+	if err != nil {
+		return invalidField("cursor", "is malformed")
+	}
+	var before int64
+	if cursor != "" {
+		if before, err = strconv.ParseInt(cursor, 10, 64); err != nil || before < 1 {
+			return invalidField("cursor", "is malformed")
+		}
+	}
+	limit, err := queryInt(c, "limit", defaultRevisionLimit, 1, maxRevisionLimit)
+	if err != nil {
+		return err
+	}
+	// One more than the limit tells whether a next page exists.
+	revs, err := s.d.Memory.Revisions(c.Request().Context(), scope, before, int(limit)+1)
+	if err != nil {
+		return err
+	}
+	pg := s.newPage()
+	var out MemoryRevisionList
+	for i, r := range revs {
+		kept := true
+		if i < int(limit) {
+			if kept, err = pg.add(MemoryRevisionRecord{Revision: r.Revision, CreatedAt: Time(r.CreatedAt),
+				EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough,
+				OperationID: r.WorkID}); err != nil {
+				return err
+			}
+		}
+		if i == int(limit) || !kept {
+			next := strconv.FormatInt(revs[i-1].Revision, 10)
+			out.NextCursor = &next
+			break
+		}
+	}
+	out.Items = pg.list()
+	return c.JSON(http.StatusOK, out)
+}
+
+// MemoryDiff is the answer of GET /v1/memory/diff.
+type MemoryDiff struct {
+	ScopeID string            `json:"scope_id"`
+	From    int64             `json:"from"`
+	To      int64             `json:"to"`
+	Added   []MemoryEntry     `json:"added"`
+	Removed []MemoryEntry     `json:"removed"`
+	Changed []MemoryDiffEntry `json:"changed"`
+}
+
+// MemoryDiffEntry is one fact in both revisions whose text or source positions differ.
+type MemoryDiffEntry struct {
+	From MemoryEntry `json:"from"`
+	To   MemoryEntry `json:"to"`
+}
+
+func diffEntries(es []db.MemoryEntry) []MemoryEntry {
+	out := make([]MemoryEntry, 0, len(es))
+	for _, e := range es {
+		out = append(out, MemoryEntry{EntryNo: e.EntryNo, Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")})
+	}
+	return out
+}
+
+func (s *server) diffMemory(c echo.Context) error {
+	if s.d.Memory.Store == nil {
+		return notReady("memory")
+	}
+	scope, err := queryString(c, "scope_id")
+	if err != nil {
+		return err
+	}
+	to, err := queryInt(c, "to", 0, 1, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	if to == 0 { // default: the current revision
+		m, err := s.d.Memory.Current(c.Request().Context(), scope)
+		if err != nil {
+			return err
+		}
+		if m.Revision == 0 {
+			return apiErr(http.StatusNotFound, CodeRevisionNotFound, "the scope has no memory revision yet", nil)
+		}
+		to = m.Revision
+	}
+	from, err := queryInt(c, "from", to-1, 0, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	d, err := s.d.Memory.Diff(c.Request().Context(), scope, from, to)
+	if err != nil {
+		return err
+	}
+	out := MemoryDiff{ScopeID: scope, From: from, To: to, Added: diffEntries(d.Added), Removed: diffEntries(d.Removed),
+		Changed: make([]MemoryDiffEntry, 0, len(d.Changed))}
+	for _, ch := range d.Changed {
+		pair := diffEntries([]db.MemoryEntry{ch.From, ch.To})
+		out.Changed = append(out.Changed, MemoryDiffEntry{From: pair[0], To: pair[1]})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// ContextResponse is the answer of GET /v1/context.
+type ContextResponse struct {
+	ScopeID    string        `json:"scope_id"`
+	Revision   *int64        `json:"revision"`
+	MaxTokens  int           `json:"max_tokens"`
+	UsedTokens int           `json:"used_tokens"`
+	Omitted    int           `json:"omitted"`
+	Items      []ContextItem `json:"items"`
+}
+
+// ContextItem is one Memory entry (type memory, entry_no) or approved lesson (type lesson, candidate_id, title).
+type ContextItem struct {
+	Type            string          `json:"type"`
+	EntryNo         *int32          `json:"entry_no,omitempty"`
+	CandidateID     *string         `json:"candidate_id,omitempty"`
+	Title           *string         `json:"title,omitempty"`
+	Content         string          `json:"content"`
+	SourcePositions json.RawMessage `json:"source_positions"`
+	Score           float64         `json:"score"`
+	Tokens          int             `json:"tokens"`
+}
+
+func (s *server) getContext(c echo.Context) error {
+	if s.d.Memory.Store == nil || s.d.Experience.Store == nil {
+		return notReady("context assembly")
+	}
+	scope, err := queryString(c, "scope_id")
+	if err != nil {
+		return err
+	}
+	q, err := queryString(c, "q")
+	if err != nil {
+		return err
+	}
+	maxTokens, err := queryInt(c, "max_tokens", memory.DefaultContextTokens, 1, memory.MaxContextTokens)
+	if err != nil {
+		return err
+	}
+	a := memory.Assembler{Memory: s.d.Memory, Lessons: s.d.Experience}
+	got, err := a.Assemble(c.Request().Context(), scope, q, int(maxTokens))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, contextResponse(got))
+}
+
+func contextResponse(got memory.Assembled) ContextResponse {
+	out := ContextResponse{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens,
+		Omitted: got.Omitted, Items: make([]ContextItem, 0, len(got.Items))}
+	if got.Revision > 0 {
+		rev := got.Revision
+		out.Revision = &rev
+	}
+	for _, it := range got.Items {
+		item := ContextItem{Type: it.Kind, Content: it.Content, SourcePositions: rawJSON(it.SourcePositions, "[]"),
+			Score: it.Score, Tokens: it.Tokens}
+		if it.Kind == memory.ItemMemory {
+			n := it.EntryNo
+			item.EntryNo = &n
+		} else {
+			id, title := it.CandidateID, it.Title
+			item.CandidateID, item.Title = &id, &title
+		}
+		out.Items = append(out.Items, item)
+	}
+	return out
 }

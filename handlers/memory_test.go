@@ -85,6 +85,8 @@ func TestFlushProcessedWithinWait(t *testing.T) {
 	found := r.json(t)["entries"].([]any)
 	require.Len(t, found, 1)
 	require.Contains(t, found[0].(map[string]any)["content"], "blue-green")
+	require.Greater(t, found[0].(map[string]any)["score"], 0.0)
+	require.NotContains(t, entry, "score", "only search entries carry a score")
 	r = e.get("/v1/memory/search?scope_id=s&q=nothing-like-this")
 	require.Empty(t, r.json(t)["entries"])
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,12 @@ type Deps struct {
 	Journal    *sources.Journal
 	Memory     memory.Reader
 	Experience experience.Reviews
-	Logger     zerolog.Logger
+	// Flusher and Ledger serve flush_memory and get_operation (nil: those tools answer runtime_not_ready).
+	Flusher *memory.Flusher
+	Ledger  *coordinator.Ledger
+	// FlushDefaultWait and FlushMaxWait bound flush_memory's wait like the HTTP flush (defaults 10 s and 30 s).
+	FlushDefaultWait, FlushMaxWait time.Duration
+	Logger                         zerolog.Logger
 	// Version is announced as the server implementation version (default "dev").
 	Version string
 	// MaxSessions caps the sessions a stateful server keeps (default DefaultMaxSessions); a new session beyond it
@@ -40,12 +46,15 @@ const (
 	ToolGetMemory                = "get_memory"
 	ToolSearchMemory             = "search_memory"
 	ToolListExperienceCandidates = "list_experience_candidates"
+	ToolMemoryHistory            = "memory_history"
+	ToolGetContext               = "get_context"
 )
 
 // Limits applied like the HTTP routes do.
 const (
 	defaultSearchLimit    = 20
 	defaultCandidateLimit = 50
+	defaultHistoryLimit   = 50
 )
 
 // timeLayout is RFC 3339 in UTC with exactly six fractional digits, as on the HTTP API.
@@ -63,7 +72,8 @@ func NewHandler(d Deps, stateless bool) http.Handler {
 		&sdk.ServerOptions{
 			Instructions: "powercontext keeps durable context per scope: capture sources (evidence) into a scope, " +
 				"then read the scope's Memory (facts extracted from its sources) or search it, and list proposed " +
-				"Experience lessons. Memory is updated asynchronously after capture.",
+				"Experience lessons. Memory is updated asynchronously after capture (by schedule, or at once with " +
+				"flush_memory); call get_context before a step.",
 			// Tools only; the tool list never changes at run time.
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		})
@@ -110,7 +120,7 @@ func (t *tools) register(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        ToolSearchMemory,
 		Title:       "Search a scope's memory",
-		Description: "Return the entries of a scope's current Memory revision that contain q (case-insensitive).",
+		Description: "Return the entries of a scope's current Memory revision that contain every word of q, best first, each with its BM25 relevance score. Works for Chinese, Japanese and Korean text (character bigrams) as well as space-separated languages.",
 		InputSchema: json.RawMessage(searchMemorySchema),
 		Annotations: readOnly(),
 	}, t.searchMemory)
@@ -121,6 +131,25 @@ func (t *tools) register(s *sdk.Server) {
 		InputSchema: json.RawMessage(listCandidatesSchema),
 		Annotations: readOnly(),
 	}, t.listCandidates)
+	// Schemas inferred from the Go types (MemoryHistoryInput, MemoryHistoryOutput).
+	sdk.AddTool(s, &sdk.Tool{
+		Name:  ToolMemoryHistory,
+		Title: "List a scope's memory revisions",
+		Description: "List a scope's Memory revisions, newest first: revision number, creation time, entry count, the " +
+			"journal window (window_after, window_through] it consumed and the operation that wrote it. Read one " +
+			"revision with get_memory and its revision argument.",
+		Annotations: readOnly(),
+	}, t.memoryHistory)
+	sdk.AddTool(s, &sdk.Tool{
+		Name:  ToolGetContext,
+		Title: "Get the context for a step",
+		Description: "Call before a step: the scope's Memory entries most relevant to q and its approved Experience " +
+			"lessons, within max_tokens (estimated: one token per CJK character, one per 4 bytes of other text). " +
+			"Matching entries come first, then matching lessons, other lessons, other entries; each item carries " +
+			"the journal positions of its sources.",
+		Annotations: readOnly(),
+	}, t.getContext)
+	t.registerWork(s)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -146,7 +175,8 @@ const (
 	getMemorySchema = `{
   "type": "object",
   "properties": {
-    "scope_id": {"type": "string", "description": "Scope whose Memory to read."}
+    "scope_id": {"type": "string", "description": "Scope whose Memory to read."},
+    "revision": {"type": "integer", "minimum": 1, "description": "A revision to read instead of the latest (see memory_history)."}
   },
   "required": ["scope_id"],
   "additionalProperties": false
@@ -155,7 +185,7 @@ const (
   "type": "object",
   "properties": {
     "scope_id": {"type": "string", "description": "Scope whose Memory to search."},
-    "q": {"type": "string", "description": "Text to look for (1..256 bytes, case-insensitive)."},
+    "q": {"type": "string", "description": "Words to look for (1..256 bytes, case-insensitive; every word must be present; ranked)."},
     "limit": {"type": "integer", "description": "Most entries to return (1..100, default 20)."}
   },
   "required": ["scope_id", "q"],
@@ -191,7 +221,60 @@ type CaptureSourceOutput struct {
 
 // GetMemoryInput is the argument object of get_memory.
 type GetMemoryInput struct {
-	ScopeID string `json:"scope_id"`
+	ScopeID  string `json:"scope_id"`
+	Revision *int64 `json:"revision,omitempty"`
+}
+
+// GetContextInput is the argument object of get_context.
+type GetContextInput struct {
+	ScopeID   string `json:"scope_id" jsonschema:"scope to read (1..256 bytes)"`
+	Q         string `json:"q,omitempty" jsonschema:"what the step is about (0..256 bytes); without it the newest items"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"token budget (1..100000, default 2000)"`
+}
+
+// ContextOutput is the result of get_context (the answer of GET /v1/context).
+type ContextOutput struct {
+	ScopeID    string        `json:"scope_id"`
+	Revision   *int64        `json:"revision" jsonschema:"the Memory revision read; null while nothing was committed"`
+	MaxTokens  int           `json:"max_tokens"`
+	UsedTokens int           `json:"used_tokens" jsonschema:"sum of the items' tokens; never above max_tokens"`
+	Omitted    int           `json:"omitted" jsonschema:"items left out because they did not fit"`
+	Items      []ContextItem `json:"items"`
+}
+
+// ContextItem is a Memory entry (type memory) or an approved lesson (type lesson).
+type ContextItem struct {
+	Type            string  `json:"type" jsonschema:"memory or lesson"`
+	EntryNo         int32   `json:"entry_no,omitempty"`
+	CandidateID     string  `json:"candidate_id,omitempty"`
+	Title           string  `json:"title,omitempty"`
+	Content         string  `json:"content"`
+	SourcePositions []int64 `json:"source_positions"`
+	Score           float64 `json:"score"`
+	Tokens          int     `json:"tokens"`
+}
+
+// MemoryHistoryInput is the argument object of memory_history.
+type MemoryHistoryInput struct {
+	ScopeID string `json:"scope_id" jsonschema:"scope whose revisions to list (1..256 bytes)"`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"most revisions to list (1..100, default 50)"`
+}
+
+// MemoryHistoryOutput is the result of memory_history (the answer of GET /v1/memory/revisions).
+type MemoryHistoryOutput struct {
+	Items      []MemoryRevision `json:"items"`
+	NextCursor *string          `json:"next_cursor" jsonschema:"pass as cursor for the next page; null on the last page"`
+}
+
+// MemoryRevision is one Memory revision.
+type MemoryRevision struct {
+	Revision      int64  `json:"revision"`
+	CreatedAt     string `json:"created_at"`
+	EntryCount    int32  `json:"entry_count"`
+	WindowAfter   int64  `json:"window_after" jsonschema:"the revision consumed journal positions (window_after, window_through]"`
+	WindowThrough int64  `json:"window_through"`
+	OperationID   string `json:"operation_id" jsonschema:"the memory_flush or memory_redact operation that wrote it"`
 }
 
 // SearchMemoryInput is the argument object of search_memory.
@@ -214,6 +297,8 @@ type MemoryEntry struct {
 	EntryNo         int32   `json:"entry_no"`
 	Content         string  `json:"content"`
 	SourcePositions []int64 `json:"source_positions"`
+	// Score is the relevance to the query (search_memory only).
+	Score *float64 `json:"score,omitempty"`
 }
 
 // ListCandidatesInput is the argument object of list_experience_candidates.
@@ -265,7 +350,16 @@ func (t *tools) getMemory(ctx context.Context, _ *sdk.CallToolRequest, in GetMem
 	if err := checkTexts(field{"scope_id", in.ScopeID}); err != nil {
 		return nil, MemoryOutput{}, err
 	}
-	m, err := t.d.Memory.Current(ctx, in.ScopeID)
+	var m memory.Memory
+	var err error
+	switch {
+	case in.Revision != nil && *in.Revision < 1:
+		return nil, MemoryOutput{}, &ToolError{Code: "invalid_request", Field: "revision", Message: "must be >= 1"}
+	case in.Revision != nil:
+		m, err = t.d.Memory.At(ctx, in.ScopeID, *in.Revision)
+	default:
+		m, err = t.d.Memory.Current(ctx, in.ScopeID)
+	}
 	if err != nil {
 		return nil, MemoryOutput{}, t.toolError(ToolGetMemory, err)
 	}
@@ -288,6 +382,70 @@ func (t *tools) searchMemory(ctx context.Context, _ *sdk.CallToolRequest, in Sea
 		return nil, MemoryOutput{}, t.toolError(ToolSearchMemory, err)
 	}
 	return nil, memoryOutput(m), nil
+}
+
+func (t *tools) memoryHistory(ctx context.Context, _ *sdk.CallToolRequest, in MemoryHistoryInput) (*sdk.CallToolResult, MemoryHistoryOutput, error) {
+	if t.d.Memory.Store == nil {
+		return nil, MemoryHistoryOutput{}, notReady("memory")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}, field{"cursor", in.Cursor}); err != nil {
+		return nil, MemoryHistoryOutput{}, err
+	}
+	limit := defaultHistoryLimit
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	if limit < 1 || limit > memory.MaxHistoryLimit {
+		return nil, MemoryHistoryOutput{}, &ToolError{Code: "invalid_request", Field: "limit", Message: "must be 1..100"}
+	}
+	var before int64
+	if in.Cursor != "" {
+		var err error
+		if before, err = strconv.ParseInt(in.Cursor, 10, 64); err != nil || before < 1 {
+			return nil, MemoryHistoryOutput{}, &ToolError{Code: "invalid_request", Field: "cursor", Message: "is malformed"}
+		}
+	}
+	revs, err := t.d.Memory.Revisions(ctx, in.ScopeID, before, limit+1)
+	if err != nil {
+		return nil, MemoryHistoryOutput{}, t.toolError(ToolMemoryHistory, err)
+	}
+	out := MemoryHistoryOutput{Items: make([]MemoryRevision, 0, len(revs))}
+	for i, r := range revs {
+		if i == limit {
+			out.NextCursor = ptr(strconv.FormatInt(revs[i-1].Revision, 10))
+			break
+		}
+		out.Items = append(out.Items, MemoryRevision{Revision: r.Revision, CreatedAt: formatTime(r.CreatedAt),
+			EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough, OperationID: r.WorkID})
+	}
+	return nil, out, nil
+}
+
+func (t *tools) getContext(ctx context.Context, _ *sdk.CallToolRequest, in GetContextInput) (*sdk.CallToolResult, ContextOutput, error) {
+	if t.d.Memory.Store == nil || t.d.Experience.Store == nil {
+		return nil, ContextOutput{}, notReady("context assembly")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}, field{"q", in.Q}); err != nil {
+		return nil, ContextOutput{}, err
+	}
+	maxTokens := memory.DefaultContextTokens
+	if in.MaxTokens != nil {
+		maxTokens = *in.MaxTokens
+	}
+	got, err := memory.Assembler{Memory: t.d.Memory, Lessons: t.d.Experience}.Assemble(ctx, in.ScopeID, in.Q, maxTokens)
+	if err != nil {
+		return nil, ContextOutput{}, t.toolError(ToolGetContext, err)
+	}
+	out := ContextOutput{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens, Omitted: got.Omitted,
+		Items: make([]ContextItem, 0, len(got.Items))}
+	if got.Revision > 0 {
+		out.Revision = ptr(got.Revision)
+	}
+	for _, it := range got.Items {
+		out.Items = append(out.Items, ContextItem{Type: it.Kind, EntryNo: it.EntryNo, CandidateID: it.CandidateID,
+			Title: it.Title, Content: it.Content, SourcePositions: positions(it.SourcePositions), Score: it.Score, Tokens: it.Tokens})
+	}
+	return nil, out, nil
 }
 
 func (t *tools) listCandidates(ctx context.Context, _ *sdk.CallToolRequest, in ListCandidatesInput) (*sdk.CallToolResult, CandidateList, error) {
@@ -317,9 +475,12 @@ func memoryOutput(m memory.Memory) MemoryOutput {
 			out.CreatedAt = ptr(formatTime(m.CreatedAt))
 		}
 	}
-	for _, e := range m.Entries {
-		out.Entries = append(out.Entries, MemoryEntry{EntryNo: e.EntryNo, Content: e.Content,
-			SourcePositions: positions(e.SourcePositions)})
+	for i, e := range m.Entries {
+		entry := MemoryEntry{EntryNo: e.EntryNo, Content: e.Content, SourcePositions: positions(e.SourcePositions)}
+		if i < len(m.Scores) {
+			entry.Score = ptr(m.Scores[i])
+		}
+		out.Entries = append(out.Entries, entry)
 	}
 	return out
 }
@@ -369,6 +530,9 @@ func (t *tools) toolError(tool string, err error) error {
 	var ve *sources.ValidationError
 	if errors.As(err, &ve) {
 		return &ToolError{Code: "invalid_request", Field: ve.Field, Message: ve.Message}
+	}
+	if errors.Is(err, memory.ErrRevisionNotFound) {
+		return &ToolError{Code: "revision_not_found", Message: "no such memory revision in that scope"}
 	}
 	if errors.Is(err, context.Canceled) {
 		return errInternal

@@ -148,7 +148,8 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 			names = append(names, tool.Name)
 			require.Equal(t, "object", tool.InputSchema["type"])
 		}
-		require.ElementsMatch(t, []string{"capture_source", "get_memory", "search_memory", "list_experience_candidates"}, names)
+		require.ElementsMatch(t, []string{"capture_source", "get_memory", "search_memory", "list_experience_candidates",
+			"memory_history", "get_context", "flush_memory", "get_operation", "list_sources"}, names)
 	}
 
 	// Capture on A, read on B, alternately.
@@ -183,6 +184,28 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 	r.ok(a, "search_memory", map[string]any{"scope_id": "team", "q": "BILLING", "limit": 5}, &found)
 	require.Len(t, found.Entries, 1)
 	require.Contains(t, found.Entries[0].Content, "billing")
+	require.NotNil(t, found.Entries[0].Score)
+
+	var hist mcp.MemoryHistoryOutput
+	r.ok(a, "memory_history", map[string]any{"scope_id": "team"}, &hist)
+	require.Len(t, hist.Items, 1)
+	require.Nil(t, hist.NextCursor)
+	require.Equal(t, int64(1), hist.Items[0].Revision)
+	require.Equal(t, int64(2), hist.Items[0].WindowThrough)
+	require.NotEmpty(t, hist.Items[0].OperationID)
+	var r1 mcp.MemoryOutput
+	r.ok(b, "get_memory", map[string]any{"scope_id": "team", "revision": 1}, &r1)
+	require.Equal(t, mem.Entries, r1.Entries)
+	var cx mcp.ContextOutput
+	r.ok(a, "get_context", map[string]any{"scope_id": "team", "q": "billing", "max_tokens": 100}, &cx)
+	require.LessOrEqual(t, cx.UsedTokens, 100)
+	require.NotEmpty(t, cx.Items)
+	require.Equal(t, "memory", cx.Items[0].Type)
+	require.Contains(t, cx.Items[0].Content, "billing")
+	require.Equal(t, []int64{2}, cx.Items[0].SourcePositions)
+	res := r.tool(b, "get_memory", map[string]any{"scope_id": "team", "revision": 7})
+	require.True(t, res.IsError)
+	require.Contains(t, res.Content[0].Text, "revision_not_found")
 
 	var cands mcp.CandidateList
 	r.ok(b, "list_experience_candidates", map[string]any{"scope_id": "team", "status": "pending"}, &cands)
@@ -190,7 +213,7 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 	require.Empty(t, cands.Items)
 
 	// The text content carries the same JSON for clients that ignore structuredContent.
-	res := r.tool(a, "get_memory", map[string]any{"scope_id": "team"})
+	res = r.tool(a, "get_memory", map[string]any{"scope_id": "team"})
 	require.JSONEq(t, string(res.StructuredContent), res.Content[0].Text)
 }
 
@@ -308,7 +331,7 @@ func TestSDKClientAgainstStatelessServer(t *testing.T) {
 	t.Cleanup(func() { _ = session.Close() })
 	tools, err := session.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 4)
+	require.Len(t, tools.Tools, 9)
 	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "capture_source",
 		Arguments: map[string]any{"scope_id": "sdk", "content": "hello"}})
 	require.NoError(t, err)

@@ -172,6 +172,7 @@ type Memory struct {
 	Revision  int64 // 0 when nothing was committed yet
 	CreatedAt time.Time
 	Entries   []db.MemoryEntry
+	Scores    []float64 // search only: the relevance of each entry, best first
 }
 
 // Reader reads committed Memory.
@@ -196,7 +197,8 @@ func (r Reader) Current(ctx context.Context, scope string) (Memory, error) {
 	return Memory{ScopeID: scope, Revision: rev.Revision, CreatedAt: rev.CreatedAt, Entries: entries}, nil
 }
 
-// Search returns entries of the latest revision containing query (case-insensitive).
+// Search returns the entries of the latest revision that contain every term of query, ranked by relevance (Rank):
+// Scores[i] is the score of Entries[i].
 func (r Reader) Search(ctx context.Context, scope, query string, limit int) (Memory, error) {
 	if err := sources.ValidateScope(scope); err != nil {
 		return Memory{}, err
@@ -207,16 +209,18 @@ func (r Reader) Search(ctx context.Context, scope, query string, limit int) (Mem
 	if limit < 1 || limit > 100 {
 		return Memory{}, &sources.ValidationError{Field: "limit", Message: "must be 1..100"}
 	}
-	rev, err := r.Store.MemoryRevisionLatest(ctx, scope)
-	if errors.Is(err, db.ErrNotFound) {
-		return Memory{ScopeID: scope}, nil
+	m, err := r.Current(ctx, scope)
+	if err != nil || m.Revision == 0 {
+		return m, err
 	}
-	if err != nil {
-		return Memory{}, err
+	ranked := Rank(m.Entries, query, true)
+	if len(ranked) > limit {
+		ranked = ranked[:limit]
 	}
-	entries, err := r.Store.MemoryEntrySearch(ctx, db.MemoryEntrySearchParams{ScopeID: scope, Revision: rev.Revision, Query: query, Limit: int32(limit)})
-	if err != nil {
-		return Memory{}, err
+	m.Entries, m.Scores = make([]db.MemoryEntry, 0, len(ranked)), make([]float64, 0, len(ranked))
+	for _, s := range ranked {
+		m.Entries = append(m.Entries, s.Entry)
+		m.Scores = append(m.Scores, s.Score)
 	}
-	return Memory{ScopeID: scope, Revision: rev.Revision, CreatedAt: rev.CreatedAt, Entries: entries}, nil
+	return m, nil
 }

@@ -14,6 +14,7 @@ import (
 // memoryCases are the cases of pc_memory_revisions (memory.sql).
 var memoryCases = []storeCase{
 	{"MemoryRevisionInsert/Latest", testMemoryRevision},
+	{"MemoryRevisionGet/List", testMemoryRevisionGetList},
 }
 
 func testMemoryRevision(t *testing.T, s db.Store) {
@@ -42,4 +43,36 @@ func testMemoryRevision(t *testing.T, s db.Store) {
 	other, err := s.MemoryRevisionLatest(ctx, "SCOPE-other")
 	require.NoError(t, err)
 	require.EqualValues(t, 9, other.Revision)
+}
+
+func testMemoryRevisionGetList(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	var revs []db.MemoryRevision
+	for n := int64(1); n <= 5; n++ {
+		r := db.MemoryRevision{ScopeID: scope, Revision: n, WorkID: uuid.NewString(), CursorGeneration: 1,
+			WindowAfter: n - 1, WindowThrough: n, EntryCount: int32(n * 2), CreatedAt: now.Add(time.Duration(n) * time.Second)}
+		require.NoError(t, s.MemoryRevisionInsert(ctx, r))
+		revs = append(revs, r)
+	}
+	require.NoError(t, s.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: "SCOPE-" + scope[len("scope-"):], Revision: 1,
+		WorkID: uuid.NewString(), CreatedAt: now}))
+
+	got, err := s.MemoryRevisionGet(ctx, db.MemoryRevisionGetParams{ScopeID: scope, Revision: 3})
+	require.NoError(t, err)
+	require.Equal(t, revs[2], got)
+	requireUTC(t, got.CreatedAt)
+	_, err = s.MemoryRevisionGet(ctx, db.MemoryRevisionGetParams{ScopeID: scope, Revision: 6})
+	require.ErrorIs(t, err, db.ErrNotFound)
+
+	page, err := s.MemoryRevisionList(ctx, db.MemoryRevisionListParams{ScopeID: scope, BeforeRevision: 1 << 62, Limit: 2})
+	require.NoError(t, err)
+	require.Equal(t, []db.MemoryRevision{revs[4], revs[3]}, page)
+	page, err = s.MemoryRevisionList(ctx, db.MemoryRevisionListParams{ScopeID: scope, BeforeRevision: 4, Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []db.MemoryRevision{revs[2], revs[1], revs[0]}, page)
+	page, err = s.MemoryRevisionList(ctx, db.MemoryRevisionListParams{ScopeID: scope, BeforeRevision: 1, Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, page)
 }

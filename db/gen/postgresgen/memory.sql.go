@@ -10,6 +10,35 @@ import (
 	"time"
 )
 
+const memoryRevisionGet = `-- name: MemoryRevisionGet :one
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+FROM pc_memory_revisions
+WHERE scope_id = $1
+  AND revision = $2
+`
+
+type MemoryRevisionGetParams struct {
+	ScopeID  string
+	Revision int64
+}
+
+// No lock; one revision of a scope by number.
+func (q *Queries) MemoryRevisionGet(ctx context.Context, arg MemoryRevisionGetParams) (PcMemoryRevision, error) {
+	row := q.db.QueryRow(ctx, memoryRevisionGet, arg.ScopeID, arg.Revision)
+	var i PcMemoryRevision
+	err := row.Scan(
+		&i.ScopeID,
+		&i.Revision,
+		&i.WorkID,
+		&i.CursorGeneration,
+		&i.WindowAfter,
+		&i.WindowThrough,
+		&i.EntryCount,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const memoryRevisionInsert = `-- name: MemoryRevisionInsert :exec
 INSERT INTO pc_memory_revisions (
     scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
@@ -68,4 +97,49 @@ func (q *Queries) MemoryRevisionLatest(ctx context.Context, scopeID string) (PcM
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const memoryRevisionList = `-- name: MemoryRevisionList :many
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+FROM pc_memory_revisions
+WHERE scope_id = $1
+  AND revision < $2
+ORDER BY revision DESC
+LIMIT $3
+`
+
+type MemoryRevisionListParams struct {
+	ScopeID        string
+	BeforeRevision int64
+	Limit          int32
+}
+
+// No lock; keyset page of a scope's revisions below before_revision, newest first (primary key order).
+func (q *Queries) MemoryRevisionList(ctx context.Context, arg MemoryRevisionListParams) ([]PcMemoryRevision, error) {
+	rows, err := q.db.Query(ctx, memoryRevisionList, arg.ScopeID, arg.BeforeRevision, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PcMemoryRevision
+	for rows.Next() {
+		var i PcMemoryRevision
+		if err := rows.Scan(
+			&i.ScopeID,
+			&i.Revision,
+			&i.WorkID,
+			&i.CursorGeneration,
+			&i.WindowAfter,
+			&i.WindowThrough,
+			&i.EntryCount,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -1,3 +1,10 @@
+-- No lock; one revision of a scope by number.
+-- name: MemoryRevisionGet :one
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+FROM pc_memory_revisions
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision = sqlc.arg('revision');
+
 -- Guard: caller holds the lane and domain cursor locks; unique (scope_id, revision).
 -- name: MemoryRevisionInsert :exec
 INSERT INTO pc_memory_revisions (
@@ -14,3 +21,12 @@ FROM pc_memory_revisions
 WHERE scope_id = sqlc.arg('scope_id')
 ORDER BY revision DESC
 LIMIT 1;
+
+-- No lock; keyset page of a scope's revisions below before_revision, newest first (primary key order).
+-- name: MemoryRevisionList :many
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+FROM pc_memory_revisions
+WHERE scope_id = sqlc.arg('scope_id')
+  AND revision < sqlc.arg('before_revision')
+ORDER BY revision DESC
+LIMIT sqlc.arg('limit');

@@ -1,0 +1,257 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
+	"github.com/powercontext/powercontext/memory"
+)
+
+// Names of the tools over operations and the journal.
+const (
+	ToolFlushMemory  = "flush_memory"
+	ToolGetOperation = "get_operation"
+	ToolListSources  = "list_sources"
+)
+
+// Limits applied like the HTTP routes do (docs/api.md).
+const (
+	defaultFlushWait   = 10 * time.Second
+	maxFlushWait       = 30 * time.Second
+	defaultSourceLimit = 100
+	maxSourceLimit     = 500
+)
+
+var publicKinds = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind,
+	coordinator.KindMaintenance: coordinator.PublicKindMaintenance, lifecycle.KindRedact: lifecycle.PublicKindRedact,
+	lifecycle.KindErase: lifecycle.PublicKindErase}
+
+// FlushMemoryInput is the argument object of flush_memory.
+type FlushMemoryInput struct {
+	ScopeID     string   `json:"scope_id" jsonschema:"scope whose pending Sources to turn into Memory (1..256 bytes)"`
+	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"how long to wait for the result in seconds (clamped to 0..the server maximum, 30 by default; default 10); 0 returns the operation id at once"`
+}
+
+// FlushMemoryOutput is the result of flush_memory: status idle or processed with the revision, or pending with
+// an operation_id to follow with get_operation.
+type FlushMemoryOutput struct {
+	Status               string  `json:"status" jsonschema:"idle (nothing pending), processed (done within the wait) or pending"`
+	OperationID          *string `json:"operation_id" jsonschema:"the memory_flush operation; null when idle without one"`
+	Revision             *int64  `json:"revision" jsonschema:"the scope's latest Memory revision once idle or processed"`
+	ProcessedSourceCount int64   `json:"processed_source_count"`
+	CurrentCursor        int64   `json:"current_cursor"`
+	HighWatermark        int64   `json:"high_watermark"`
+}
+
+// GetOperationInput is the argument object of get_operation.
+type GetOperationInput struct {
+	OperationID string `json:"operation_id" jsonschema:"an operation id from flush_memory or memory_history"`
+}
+
+// OperationOutput is the result of get_operation (the answer of GET /v1/operations/{id}).
+type OperationOutput struct {
+	OperationID  string          `json:"operation_id"`
+	Kind         string          `json:"kind"`
+	ScopeID      string          `json:"scope_id"`
+	Status       string          `json:"status" jsonschema:"queued, running, retry_wait, cancelling, succeeded, failed or cancelled"`
+	AttemptCount int32           `json:"attempt_count"`
+	StateVersion int64           `json:"state_version"`
+	CreatedAt    string          `json:"created_at"`
+	UpdatedAt    string          `json:"updated_at"`
+	Result       map[string]any  `json:"result,omitempty" jsonschema:"the result once succeeded"`
+	Error        *OperationError `json:"error,omitempty"`
+}
+
+// OperationError is the bounded failure of an operation.
+type OperationError struct {
+	Category string `json:"category"`
+	Code     string `json:"code"`
+}
+
+// ListSourcesInput is the argument object of list_sources.
+type ListSourcesInput struct {
+	ScopeID string `json:"scope_id" jsonschema:"scope whose journal to list (1..256 bytes)"`
+	After   int64  `json:"after,omitempty" jsonschema:"list Sources after this journal position (default 0)"`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"most Sources to list (1..500, default 100)"`
+}
+
+// SourceList is the result of list_sources, in journal order.
+type SourceList struct {
+	Items     []Source `json:"items"`
+	NextAfter *int64   `json:"next_after" jsonschema:"pass as after for the next page; null on the last page"`
+}
+
+// Source is one captured Source (a forgotten one has empty content).
+type Source struct {
+	ScopeID         string         `json:"scope_id"`
+	SourceID        string         `json:"source_id"`
+	JournalPosition int64          `json:"journal_position"`
+	SourceType      string         `json:"source_type"`
+	Content         string         `json:"content"`
+	Metadata        map[string]any `json:"metadata"`
+	CreatedAt       string         `json:"created_at"`
+}
+
+func (t *tools) registerWork(s *sdk.Server) {
+	sdk.AddTool(s, &sdk.Tool{
+		Name:  ToolFlushMemory,
+		Title: "Flush a scope's memory",
+		Description: "Turn the scope's pending Sources into a new Memory revision. Waits up to wait_seconds: status " +
+			"processed (with the revision) or idle (nothing pending); otherwise pending with an operation_id to " +
+			"follow with get_operation. Flushing again while a window is pending joins the same operation.",
+		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}, t.flushMemory)
+	sdk.AddTool(s, &sdk.Tool{
+		Name:        ToolGetOperation,
+		Title:       "Get an operation",
+		Description: "Return one operation (memory_flush, experience_incubation, memory_redact, scope_erase): its status, attempts, result once succeeded and bounded error once failed.",
+		Annotations: readOnly(),
+	}, t.getOperation)
+	sdk.AddTool(s, &sdk.Tool{
+		Name:        ToolListSources,
+		Title:       "List a scope's sources",
+		Description: "List the Sources captured into a scope, in journal order, after a journal position.",
+		Annotations: readOnly(),
+	}, t.listSources)
+}
+
+func (t *tools) flushMemory(ctx context.Context, _ *sdk.CallToolRequest, in FlushMemoryInput) (*sdk.CallToolResult, FlushMemoryOutput, error) {
+	if t.d.Flusher == nil {
+		return nil, FlushMemoryOutput{}, notReady("memory flush")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}); err != nil {
+		return nil, FlushMemoryOutput{}, err
+	}
+	wait, maxWait := t.d.FlushDefaultWait, t.d.FlushMaxWait
+	if maxWait <= 0 {
+		maxWait = maxFlushWait
+	}
+	if wait <= 0 {
+		wait = min(defaultFlushWait, maxWait)
+	}
+	if in.WaitSeconds != nil {
+		// Clamped to 0..max like the HTTP Prefer: wait=N.
+		wait = time.Duration(max(0, min(*in.WaitSeconds, maxWait.Seconds())) * float64(time.Second))
+	}
+	out, err := t.d.Flusher.Flush(ctx, in.ScopeID, wait)
+	if err != nil {
+		return nil, FlushMemoryOutput{}, t.toolError(ToolFlushMemory, err)
+	}
+	var res FlushMemoryOutput
+	if id := out.Item.WorkID; id != "" {
+		res.OperationID = &id
+	}
+	switch out.Status {
+	case memory.FlushIdle, memory.FlushProcessed:
+		res.Status = out.Status
+		res.ProcessedSourceCount, res.CurrentCursor, res.HighWatermark = out.Result.ProcessedSourceCount,
+			out.Result.CurrentCursor, out.Result.HighWatermark
+		if out.Result.Memory != nil {
+			res.Revision = ptr(out.Result.Memory.Revision)
+		}
+		return nil, res, nil
+	case memory.FlushPending:
+		res.Status = "pending"
+		return nil, res, nil
+	case memory.FlushBlocked:
+		return nil, res, &ToolError{Code: "operation_blocked", Message: "the scope's next memory window is held by failed operation " + out.Item.WorkID + "; retry or cancel it"}
+	case memory.FlushFailed:
+		return nil, res, &ToolError{Code: "operation_failed", Message: "memory flush operation " + out.Item.WorkID + " failed"}
+	case memory.FlushCancelled:
+		return nil, res, &ToolError{Code: "operation_cancelled", Message: "memory flush operation " + out.Item.WorkID + " was cancelled"}
+	}
+	return nil, res, errInternal
+}
+
+var errOperationNotFound = &ToolError{Code: "operation_not_found", Field: "operation_id", Message: "operation not found"}
+
+func (t *tools) getOperation(ctx context.Context, req *sdk.CallToolRequest, in GetOperationInput) (*sdk.CallToolResult, OperationOutput, error) {
+	if t.d.Ledger == nil {
+		return nil, OperationOutput{}, notReady("the operation ledger")
+	}
+	if err := checkTexts(field{"operation_id", in.OperationID}); err != nil {
+		return nil, OperationOutput{}, err
+	}
+	if len(in.OperationID) != 36 {
+		return nil, OperationOutput{}, errOperationNotFound
+	}
+	item, err := t.d.Ledger.Get(ctx, in.OperationID)
+	if errors.Is(err, coordinator.ErrNotFound) || errors.Is(err, db.ErrNotFound) {
+		return nil, OperationOutput{}, errOperationNotFound
+	}
+	if err != nil {
+		return nil, OperationOutput{}, t.toolError(ToolGetOperation, err)
+	}
+	kind, public := publicKinds[item.Kind]
+	p := callerOf(req.Extra)
+	// An operation outside the caller's scopes, of an internal kind, or a system one for a non-admin is "not found",
+	// exactly as over HTTP.
+	if !public || !p.AllowsScope(item.ScopeID) || (item.Kind == coordinator.KindMaintenance && p != nil && !p.Admin()) {
+		return nil, OperationOutput{}, errOperationNotFound
+	}
+	out := OperationOutput{OperationID: item.WorkID, Kind: kind, ScopeID: item.ScopeID, Status: item.Status,
+		AttemptCount: item.AttemptCount, StateVersion: item.StateVersion, CreatedAt: formatTime(item.CreatedAt),
+		UpdatedAt: formatTime(item.UpdatedAt)}
+	if len(item.ResultPayload) > 0 {
+		_ = json.Unmarshal(item.ResultPayload, &out.Result)
+	}
+	if item.ErrorCategory != "" || item.ErrorCode != "" {
+		out.Error = &OperationError{Category: item.ErrorCategory, Code: item.ErrorCode}
+	}
+	return nil, out, nil
+}
+
+func (t *tools) listSources(ctx context.Context, _ *sdk.CallToolRequest, in ListSourcesInput) (*sdk.CallToolResult, SourceList, error) {
+	if t.d.Journal == nil {
+		return nil, SourceList{}, notReady("the source journal")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}); err != nil {
+		return nil, SourceList{}, err
+	}
+	limit := defaultSourceLimit
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	if limit < 1 || limit > maxSourceLimit {
+		return nil, SourceList{}, &ToolError{Code: "invalid_request", Field: "limit", Message: "must be 1..500"}
+	}
+	if in.After < 0 {
+		return nil, SourceList{}, &ToolError{Code: "invalid_request", Field: "after", Message: "must be >= 0"}
+	}
+	out := SourceList{Items: []Source{}}
+	after, size := in.After, 0
+	for len(out.Items) < limit {
+		chunk := min(limit-len(out.Items), 32) // Sources are up to 64 KiB: read in chunks, stop at the byte cap
+		rows, err := t.d.Journal.List(ctx, in.ScopeID, after, chunk)
+		if err != nil {
+			return nil, SourceList{}, t.toolError(ToolListSources, err)
+		}
+		for _, r := range rows {
+			if size += len(r.Content) + len(r.Metadata); size > maxListBytes && len(out.Items) > 0 {
+				out.NextAfter = ptr(after)
+				return nil, out, nil
+			}
+			md := map[string]any{}
+			_ = json.Unmarshal(r.Metadata, &md)
+			out.Items = append(out.Items, Source{ScopeID: r.ScopeID, SourceID: r.SourceID, JournalPosition: r.JournalPosition,
+				SourceType: r.SourceType, Content: r.Content, Metadata: md, CreatedAt: formatTime(r.CreatedAt)})
+			after = r.JournalPosition
+		}
+		if len(rows) < chunk {
+			return nil, out, nil
+		}
+	}
+	out.NextAfter = ptr(after)
+	return nil, out, nil
+}
+
+// maxListBytes caps one list_sources answer like the HTTP list byte cap (handlers.DefaultMaxListBytes).
+const maxListBytes = 1 << 20

@@ -1,0 +1,120 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"strings"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// ErrRevisionNotFound is returned for a revision that was never committed or was purged by retention.
+var ErrRevisionNotFound = errors.New("memory: revision not found")
+
+// MaxHistoryLimit is the largest page of Revisions.
+const MaxHistoryLimit = 100
+
+// Revisions returns up to limit revisions of a scope below before (0 = from the newest), newest first. limit may
+// exceed MaxHistoryLimit by one, so a caller can tell whether another page follows.
+func (r Reader) Revisions(ctx context.Context, scope string, before int64, limit int) ([]db.MemoryRevision, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > MaxHistoryLimit+1 {
+		return nil, &sources.ValidationError{Field: "limit", Message: "must be 1..100"}
+	}
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	return r.Store.MemoryRevisionList(ctx, db.MemoryRevisionListParams{ScopeID: scope, BeforeRevision: before, Limit: int32(limit)})
+}
+
+// At returns one revision of a scope and its entries (ErrRevisionNotFound if it does not exist).
+func (r Reader) At(ctx context.Context, scope string, revision int64) (Memory, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return Memory{}, err
+	}
+	rev, err := r.Store.MemoryRevisionGet(ctx, db.MemoryRevisionGetParams{ScopeID: scope, Revision: revision})
+	if errors.Is(err, db.ErrNotFound) {
+		return Memory{}, ErrRevisionNotFound
+	}
+	if err != nil {
+		return Memory{}, err
+	}
+	entries, err := r.Store.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: revision})
+	if err != nil {
+		return Memory{}, err
+	}
+	return Memory{ScopeID: scope, Revision: revision, CreatedAt: rev.CreatedAt, Entries: entries}, nil
+}
+
+// Diff is what changed in a scope's Memory from one revision to another.
+type Diff struct {
+	ScopeID  string
+	From, To Memory
+	Added    []db.MemoryEntry // in To only
+	Removed  []db.MemoryEntry // in From only
+	Changed  []Change         // the same fact in both, restated or cited from other Sources
+}
+
+// Change is one fact present in both revisions whose content or source positions differ.
+type Change struct {
+	From, To db.MemoryEntry
+}
+
+// Diff compares two revisions of a scope. Entries are matched by their fact key: the content lowercased, with
+// whitespace collapsed and trailing punctuation ignored (the key the local extractor de-duplicates on); a matched
+// pair whose text or positions differ is Changed. from may be 0 (the empty Memory before the first revision).
+func (r Reader) Diff(ctx context.Context, scope string, from, to int64) (Diff, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return Diff{}, err
+	}
+	if from < 0 {
+		return Diff{}, &sources.ValidationError{Field: "from", Message: "must be 0 or a revision"}
+	}
+	if to < 1 {
+		return Diff{}, &sources.ValidationError{Field: "to", Message: "must be a revision (>= 1)"}
+	}
+	d := Diff{ScopeID: scope, From: Memory{ScopeID: scope}}
+	var err error
+	if from > 0 {
+		if d.From, err = r.At(ctx, scope, from); err != nil {
+			return Diff{}, err
+		}
+	}
+	if d.To, err = r.At(ctx, scope, to); err != nil {
+		return Diff{}, err
+	}
+	old := make(map[string][]db.MemoryEntry, len(d.From.Entries))
+	for _, e := range d.From.Entries {
+		k := entryKey(e.Content)
+		old[k] = append(old[k], e)
+	}
+	for _, e := range d.To.Entries {
+		k := entryKey(e.Content)
+		if prev := old[k]; len(prev) > 0 {
+			old[k] = prev[1:]
+			if prev[0].Content != e.Content || !bytes.Equal(prev[0].SourcePositions, e.SourcePositions) {
+				d.Changed = append(d.Changed, Change{From: prev[0], To: e})
+			}
+			continue
+		}
+		d.Added = append(d.Added, e)
+	}
+	for _, e := range d.From.Entries {
+		k := entryKey(e.Content)
+		if rest := old[k]; len(rest) > 0 && rest[0].EntryNo == e.EntryNo {
+			d.Removed = append(d.Removed, e)
+			old[k] = rest[1:]
+		}
+	}
+	return d, nil
+}
+
+// entryKey is the matching key of Diff.
+func entryKey(content string) string {
+	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(content), " ")), ".!?;:,。！？ ")
+}
