@@ -36,9 +36,6 @@ type DomainQueries interface {
 	// Memory entries.
 	MemoryEntryInsert(ctx context.Context, e MemoryEntry) error
 	MemoryEntryListByRevision(ctx context.Context, p MemoryEntryListByRevisionParams) ([]MemoryEntry, error)
-	// MemoryEntrySearch returns entries of one revision whose content contains p.Query (case-insensitive), by
-	// entry_no; the adapter escapes LIKE wildcards.
-	MemoryEntrySearch(ctx context.Context, p MemoryEntrySearchParams) ([]MemoryEntry, error)
 
 	// Experience candidates.
 	ExperienceCandidateInsert(ctx context.Context, c ExperienceCandidate) error
@@ -101,14 +98,6 @@ type SourceCursorAdvanceParams struct {
 type MemoryEntryListByRevisionParams struct {
 	ScopeID  string
 	Revision int64
-}
-
-// MemoryEntrySearchParams searches one Memory revision for a literal substring.
-type MemoryEntrySearchParams struct {
-	ScopeID  string
-	Revision int64
-	Query    string
-	Limit    int32
 }
 
 // ExperienceCandidateListParams filters and bounds ExperienceCandidateList.

@@ -16,9 +16,3 @@ func (q queries) MemoryEntryListByRevision(ctx context.Context, p db.MemoryEntry
 	rs, err := q.q.MemoryEntryListByRevision(ctx, mysqlgen.MemoryEntryListByRevisionParams(p))
 	return conv.Many(errs, rs, err, conv.MemoryEntryFromGen)
 }
-
-// MemoryEntrySearch matches case-insensitively (ILIKE).
-func (q queries) MemoryEntrySearch(ctx context.Context, p db.MemoryEntrySearchParams) ([]db.MemoryEntry, error) {
-	rs, err := q.q.MemoryEntrySearch(ctx, conv.MemoryEntrySearchToGen[mysqlgen.MemoryEntrySearchParams](p))
-	return conv.Many(errs, rs, err, conv.MemoryEntryFromGen)
-}

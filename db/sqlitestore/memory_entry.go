@@ -16,9 +16,3 @@ func (q *queries) MemoryEntryListByRevision(ctx context.Context, p db.MemoryEntr
 	rs, err := q.r.MemoryEntryListByRevision(ctx, sqlitegen.MemoryEntryListByRevisionParams(p))
 	return conv.Many(errs, rs, err, conv.MemoryEntryFromGen)
 }
-
-// MemoryEntrySearch matches case-insensitively (ILIKE).
-func (q *queries) MemoryEntrySearch(ctx context.Context, p db.MemoryEntrySearchParams) ([]db.MemoryEntry, error) {
-	rs, err := q.r.MemoryEntrySearch(ctx, conv.MemoryEntrySearchToGen[sqlitegen.MemoryEntrySearchParams](p))
-	return conv.Many(errs, rs, err, conv.MemoryEntryFromGen)
-}

@@ -1,8 +1,6 @@
 package conv
 
 import (
-	"strings"
-
 	"github.com/powercontext/powercontext/db"
 )
 
@@ -77,13 +75,6 @@ type memoryEntry[T Time] = struct {
 	Content         string
 	SourcePositions []byte
 	CreatedAt       T
-}
-
-type memoryEntrySearch = struct {
-	ScopeID  string
-	Revision int64
-	Pattern  string
-	Limit    int32
 }
 
 type experienceCandidate[T Time] = struct {
@@ -239,18 +230,6 @@ func MemoryEntryToGen[P ~memoryEntry[T], T Time](e db.MemoryEntry) P {
 		SourcePositions: e.SourcePositions,
 		CreatedAt:       TimeToGen[T](e.CreatedAt),
 	})
-}
-
-// likeEscaper escapes the LIKE wildcards and the escape character itself (every engine's query names '\' as the
-// escape character).
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-
-// LikeContains is the LIKE pattern that matches query as a literal substring.
-func LikeContains(query string) string { return "%" + likeEscaper.Replace(query) + "%" }
-
-// MemoryEntrySearchToGen builds the parameters of MemoryEntrySearch: the query becomes an escaped LIKE pattern.
-func MemoryEntrySearchToGen[P ~memoryEntrySearch](p db.MemoryEntrySearchParams) P {
-	return P(memoryEntrySearch{ScopeID: p.ScopeID, Revision: p.Revision, Pattern: LikeContains(p.Query), Limit: p.Limit})
 }
 
 // ExperienceCandidateFromGen converts a pc_experience_candidates row.

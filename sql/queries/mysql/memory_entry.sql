@@ -11,13 +11,3 @@ FROM pc_memory_entries
 WHERE scope_id = sqlc.arg('scope_id')
   AND revision = sqlc.arg('revision')
 ORDER BY entry_no;
-
--- No lock; differs from postgres because content is utf8mb4_bin (no ILIKE): LOWER() both sides; '\\' is one backslash in MySQL literals.
--- name: MemoryEntrySearch :many
-SELECT scope_id, revision, entry_no, content, source_positions, created_at
-FROM pc_memory_entries
-WHERE scope_id = sqlc.arg('scope_id')
-  AND revision = sqlc.arg('revision')
-  AND LOWER(content) LIKE LOWER(sqlc.arg('pattern')) ESCAPE '\\'
-ORDER BY entry_no
-LIMIT ?;

@@ -11,13 +11,3 @@ FROM pc_memory_entries
 WHERE scope_id = sqlc.arg('scope_id')
   AND revision = sqlc.arg('revision')
 ORDER BY entry_no;
-
--- No lock; case-insensitive substring match (ILIKE); the adapter escapes % _ and \ in the pattern (ESCAPE '\').
--- name: MemoryEntrySearch :many
-SELECT *
-FROM pc_memory_entries
-WHERE scope_id = sqlc.arg('scope_id')
-  AND revision = sqlc.arg('revision')
-  AND content ILIKE sqlc.arg('pattern')::text ESCAPE '\'
-ORDER BY entry_no
-LIMIT sqlc.arg('limit');

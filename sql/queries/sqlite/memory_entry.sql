@@ -11,13 +11,3 @@ FROM pc_memory_entries
 WHERE scope_id = sqlc.arg('scope_id')
   AND revision = sqlc.arg('revision')
 ORDER BY entry_no;
-
--- No lock. Differs from postgres because SQLite has no ILIKE: like(P, X, E) is X LIKE P ESCAPE E (sqlc cannot parse the ESCAPE clause), case-insensitive for ASCII letters only; the adapter escapes % _ and \.
--- name: MemoryEntrySearch :many
-SELECT scope_id, revision, entry_no, content, source_positions, created_at
-FROM pc_memory_entries
-WHERE scope_id = sqlc.arg('scope_id')
-  AND revision = sqlc.arg('revision')
-  AND like(sqlc.arg('pattern'), content, '\')
-ORDER BY entry_no
-LIMIT CAST(sqlc.arg('limit') AS INT32);
