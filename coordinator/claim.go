@@ -153,23 +153,24 @@ func claimItem(ctx context.Context, q db.Queries, item db.WorkItem, now time.Tim
 	item.GenerationAttemptCount++
 	item.StateVersion++
 	item.UpdatedAt = now
-	if err := updateState(ctx, q, item, prevVersion); err != nil {
-		return Claim{}, err
-	}
 	var traceID, spanID string
 	if req.NewTrace != nil {
 		traceID, spanID = req.NewTrace()
 	}
-	if err := q.WorkAttemptInsert(ctx, db.WorkAttempt{
-		WorkID:             item.WorkID,
-		AttemptNo:          item.AttemptCount,
-		RecoveryGeneration: item.RecoveryGeneration,
-		OwnerID:            req.Owner,
-		Fence:              item.LeaseFence,
-		StartedAt:          now,
-		TraceID:            traceID,
-		SpanID:             spanID,
-	}); err != nil {
+	// The state write and the attempt insert are one composite step (one round trip on PostgreSQL).
+	if err := matchedOne(q.WorkItemUpdateStateInsertAttempt(ctx, db.WorkItemUpdateStateInsertAttemptParams{
+		State: db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion},
+		Attempt: db.WorkAttempt{
+			WorkID:             item.WorkID,
+			AttemptNo:          item.AttemptCount,
+			RecoveryGeneration: item.RecoveryGeneration,
+			OwnerID:            req.Owner,
+			Fence:              item.LeaseFence,
+			StartedAt:          now,
+			TraceID:            traceID,
+			SpanID:             spanID,
+		},
+	})); err != nil {
 		return Claim{}, err
 	}
 	return Claim{

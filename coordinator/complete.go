@@ -120,15 +120,18 @@ func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit Do
 		item.ErrorCategory, item.ErrorCode = "", ""
 		item.StateVersion++
 		item.UpdatedAt, item.CompletedAt = now, now
-		if err := updateState(ctx, q, item, prevVersion); err != nil {
-			return err
+		// The state write, the attempt's finish and the head's advance (the key is already deleted) are one
+		// composite step (one round trip on PostgreSQL).
+		fin := db.WorkItemUpdateStateFinishAttemptParams{
+			State: db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion},
+			Attempt: db.WorkAttemptFinishParams{
+				WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now, Outcome: db.OutcomeSucceeded,
+			},
 		}
-		if _, err := q.WorkAttemptFinish(ctx, db.WorkAttemptFinishParams{
-			WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now, Outcome: db.OutcomeSucceeded,
-		}); err != nil {
-			return err
+		if lane.HeadSequence == item.LaneSequence {
+			fin.AdvanceHead = &db.WorkLaneAdvanceHeadParams{LaneKey: lane.LaneKey, AfterSequence: item.LaneSequence}
 		}
-		if err := finishLane(ctx, q, lane, false, item); err != nil { // the key is already deleted
+		if err := matchedOne(q.WorkItemUpdateStateFinishAttempt(ctx, fin)); err != nil {
 			return err
 		}
 		done = item
@@ -178,10 +181,9 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 			item.CompletedAt = now
 			attempt.Outcome = db.OutcomeFailed
 		}
-		if err := updateState(ctx, q, item, prevVersion); err != nil {
-			return err
-		}
-		if _, err := q.WorkAttemptFinish(ctx, attempt); err != nil {
+		if err := matchedOne(q.WorkItemUpdateStateFinishAttempt(ctx, db.WorkItemUpdateStateFinishAttemptParams{
+			State: db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion}, Attempt: attempt,
+		})); err != nil {
 			return err
 		}
 		out = item

@@ -100,34 +100,13 @@ func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResu
 			return err
 		}
 
-		key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
-		switch {
-		case err == nil:
-			return joinExisting(ctx, q, key, req.LaneKey, spec, &res)
-		case !errors.Is(err, db.ErrNotFound):
-			return err
-		}
-
+		// Create the key, the lane position and the item in one step; an existing key is joined instead (nothing
+		// was written). Losing the key to another lane is an identity mismatch (joinExisting refuses it).
 		workID := uuid.NewString()
-		inserted, err := q.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: workID, LaneKey: req.LaneKey, CreatedAt: now})
-		if err != nil {
-			return err
-		}
-		if !inserted { // lost a race (only possible across lanes, which is an identity mismatch): re-read and join
-			key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
-			if err != nil {
-				return err
-			}
-			return joinExisting(ctx, q, key, req.LaneKey, spec, &res)
-		}
-
 		seq := lane.NextSequence
 		lane.NextSequence++
 		if lane.HeadSequence == 0 {
 			lane.HeadSequence = seq
-		}
-		if err := q.WorkLaneUpdate(ctx, lane); err != nil {
-			return err
 		}
 		item := db.WorkItem{
 			WorkID:         workID,
@@ -145,8 +124,20 @@ func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResu
 			CreatedAt:      now,
 			UpdatedAt:      now,
 		}
-		if err := q.WorkItemInsert(ctx, item); err != nil {
+		inserted, err := q.WorkKeyItemInsert(ctx, db.WorkKeyItemInsertParams{
+			Key:  db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: workID, LaneKey: req.LaneKey, CreatedAt: now},
+			Lane: lane,
+			Item: item,
+		})
+		if err != nil {
 			return err
+		}
+		if !inserted {
+			key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
+			if err != nil {
+				return err
+			}
+			return joinExisting(ctx, q, key, req.LaneKey, spec, &res)
 		}
 		res.Item, res.Created = item, true
 		return nil

@@ -37,7 +37,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 			}
 		}
 	}()
-	if err := fn(ctx, queries{q: postgresgen.New(tx)}); err != nil {
+	if err := fn(ctx, queries{q: postgresgen.New(tx), tx: tx}); err != nil {
 		return err
 	}
 	if !tx.begun {
@@ -158,4 +158,82 @@ func (r *batchRow) Scan(dest ...any) error {
 	}
 	r.rows.Close()
 	return r.rows.Err()
+}
+
+// errRecorded is what the recording executor answers: the statement was queued, not run.
+var errRecorded = errors.New("postgresstore: statement recorded for a pipeline")
+
+// recorder is a postgresgen.DBTX that queues every statement into a batch instead of running it.
+type recorder struct{ b *pgx.Batch }
+
+func (r recorder) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	r.b.Queue(sql, args...)
+	return pgconn.CommandTag{}, errRecorded
+}
+
+func (r recorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.b.Queue(sql, args...)
+	return nil, errRecorded
+}
+
+func (r recorder) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	r.b.Queue(sql, args...)
+	return errRow{errRecorded}
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// replayer is a postgresgen.DBTX that answers each statement with the next result of a sent batch, in order.
+type replayer struct{ br pgx.BatchResults }
+
+func (r replayer) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return r.br.Exec()
+}
+
+func (r replayer) Query(context.Context, string, ...any) (pgx.Rows, error) { return r.br.Query() }
+
+func (r replayer) QueryRow(context.Context, string, ...any) pgx.Row { return r.br.QueryRow() }
+
+// pipeline runs the steps — each exactly one generated statement — in one round trip: it runs every step against a
+// recorder to collect the statements (and the BEGIN if the transaction has not started), sends them as one pgx
+// batch, and runs every step again against the batch's results, so the generated code scans them as usual. The
+// statements execute on the server one after the other, in order, inside the transaction: locks are taken in the
+// steps' order exactly as if they were sent one by one. Each step's error is returned in steps order; a failed
+// statement aborts the transaction, so the steps after it fail too.
+func (t *lazyTx) pipeline(ctx context.Context, steps ...func(q *postgresgen.Queries) error) []error {
+	b := &pgx.Batch{}
+	begin := !t.begun
+	if begin {
+		b.Queue(beginSQL)
+	}
+	rec := postgresgen.New(recorder{b})
+	for _, step := range steps {
+		_ = step(rec) // errRecorded: each step queues exactly its one statement
+	}
+	t.begun = true // from here on the transaction may be open: roll it back on failure
+	br := t.conn.SendBatch(ctx, b)
+	errs := make([]error, len(steps))
+	if begin {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			for i := range errs {
+				errs[i] = err
+			}
+			return errs
+		}
+	}
+	rep := postgresgen.New(replayer{br})
+	for i, step := range steps {
+		errs[i] = step(rep)
+	}
+	if err := br.Close(); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	return errs
 }

@@ -1,0 +1,31 @@
+package sqlitestore
+
+import (
+	"context"
+	"time"
+
+	"github.com/powercontext/powercontext/db"
+)
+
+// The composite steps run their statements one after the other (db.Chain…): SQLite is in-process, so a statement
+// costs no network round trip and one statement per step keeps the queries plain.
+
+func (q *queries) WorkLaneItemLock(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
+	return db.ChainWorkLaneItemLock(ctx, q, p)
+}
+
+func (q *queries) WorkLaneKeyDeleteItemLock(ctx context.Context, p db.WorkLaneKeyDeleteItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
+	return db.ChainWorkLaneKeyDeleteItemLock(ctx, q, p)
+}
+
+func (q *queries) WorkItemUpdateStateInsertAttempt(ctx context.Context, p db.WorkItemUpdateStateInsertAttemptParams) (int64, error) {
+	return db.ChainWorkItemUpdateStateInsertAttempt(ctx, q, p)
+}
+
+func (q *queries) WorkItemUpdateStateFinishAttempt(ctx context.Context, p db.WorkItemUpdateStateFinishAttemptParams) (int64, error) {
+	return db.ChainWorkItemUpdateStateFinishAttempt(ctx, q, p)
+}
+
+func (q *queries) WorkKeyItemInsert(ctx context.Context, p db.WorkKeyItemInsertParams) (bool, error) {
+	return db.ChainWorkKeyItemInsert(ctx, q, p)
+}
