@@ -2,6 +2,7 @@ package coordinator_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -76,5 +77,105 @@ func TestEnqueueManyOneTransaction(t *testing.T) {
 
 		claims := claim(t, l, "w", 10, time.Minute)
 		require.Len(t, claims, 3, "one head per lane: lane-a, lane-b, lane-z")
+	})
+}
+
+// revisionCommit is a domain commit that writes one memory revision for the item's scope (and marks that it ran);
+// with fail set it writes it and then refuses, so only its savepoint's rollback can undo the write.
+func revisionCommit(ran *bool, fail error) coordinator.DomainCommit {
+	return func(ctx context.Context, q db.Queries, item db.WorkItem) error {
+		*ran = true
+		if err := q.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: item.ScopeID, Revision: 1, WorkID: item.WorkID,
+			WindowAfter: item.LaneSequence, WindowThrough: item.LaneSequence, CreatedAt: time.Now()}); err != nil {
+			return err
+		}
+		return fail
+	}
+}
+
+func TestCompleteManyCommitsOnlyValidClaims(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		byLane := func(claims []coordinator.Claim) map[string]coordinator.Claim {
+			m := map[string]coordinator.Claim{}
+			for _, c := range claims {
+				m[c.Item.ScopeID] = c
+			}
+			return m
+		}
+
+		// lane-s: claimed by a worker whose lease then expires and is taken over (its claim is stale).
+		enqueue(t, l, "lane-s", "w1", 5)
+		old := claim(t, l, "worker-old", 1, 200*time.Millisecond)
+		require.Len(t, old, 1)
+		for _, lane := range []string{"lane-v", "lane-c", "lane-f"} {
+			enqueue(t, l, lane, "w1", 5)
+		}
+		waitDBPast(t, s, old[0].LeaseExpiresAt)
+		res, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: "worker-new", Supported: supported, Slots: 8, Lease: time.Minute})
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Expired)
+		claims := byLane(res.Claims)
+		require.Len(t, claims, 3)
+		fresh := claim(t, l, "worker-new", 1, time.Minute)
+		require.Len(t, fresh, 1)
+		require.Equal(t, old[0].Fence+1, fresh[0].Fence)
+
+		// lane-c: the operator asks to cancel while it runs.
+		cancelled := claims["lane-c"]
+		_, err = l.Cancel(ctx, cancelled.Item.WorkID, cancelled.Item.StateVersion)
+		require.NoError(t, err)
+
+		errRefused := errors.New("domain refused")
+		var ranValid, ranStale, ranCancelled, ranFailed bool
+		out := l.CompleteMany(ctx, []coordinator.Completion{
+			{Claim: claims["lane-v"], Result: coordinator.Result{Code: "processed"}, Commit: revisionCommit(&ranValid, nil)},
+			{Claim: old[0], Result: coordinator.Result{Code: "processed"}, Commit: revisionCommit(&ranStale, nil)},
+			{Claim: cancelled, Result: coordinator.Result{Code: "processed"}, Commit: revisionCommit(&ranCancelled, nil)},
+			{Claim: claims["lane-f"], Result: coordinator.Result{Code: "processed"}, Commit: revisionCommit(&ranFailed, errRefused)},
+		})
+		require.Len(t, out, 4)
+		require.NoError(t, out[0].Err)
+		require.Equal(t, db.StatusSucceeded, out[0].Item.Status)
+		require.ErrorIs(t, out[1].Err, coordinator.ErrStaleWorkClaim)
+		require.ErrorIs(t, out[2].Err, coordinator.ErrCancelRequested)
+		require.ErrorIs(t, out[3].Err, errRefused)
+		require.True(t, ranValid)
+		require.False(t, ranStale, "a stale claim's domain commit never runs")
+		require.False(t, ranCancelled, "a cancelled claim's domain commit never runs")
+		require.True(t, ranFailed)
+
+		// Only the valid item's domain write committed.
+		_, err = s.MemoryRevisionLatest(ctx, "lane-v")
+		require.NoError(t, err)
+		for _, scope := range []string{"lane-s", "lane-c", "lane-f"} {
+			_, err := s.MemoryRevisionLatest(ctx, scope)
+			require.ErrorIs(t, err, db.ErrNotFound, scope)
+		}
+		valid, err := l.Get(ctx, claims["lane-v"].Item.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, db.StatusSucceeded, valid.Status)
+		lane, err := s.WorkLaneGet(ctx, hash("lane-v"))
+		require.NoError(t, err)
+		require.Zero(t, lane.HeadSequence, "the valid item's lane head advanced (idle)")
+		c, err := l.Get(ctx, cancelled.Item.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, db.StatusCancelling, c.Status)
+
+		// The refused and the taken-over items are untouched: their keys and heads are back, and their current
+		// claims still complete (one batch again).
+		out = l.CompleteMany(ctx, []coordinator.Completion{
+			{Claim: claims["lane-f"], Result: coordinator.Result{Code: "processed"}, Commit: revisionCommit(new(bool), nil)},
+			{Claim: fresh[0], Result: coordinator.Result{Code: "processed"}, Commit: revisionCommit(new(bool), nil)},
+		})
+		require.NoError(t, out[0].Err)
+		require.NoError(t, out[1].Err)
+		for _, scope := range []string{"lane-s", "lane-f"} {
+			_, err := s.MemoryRevisionLatest(ctx, scope)
+			require.NoError(t, err, scope)
+		}
+		again := enqueue(t, l, "lane-f", "w1", 5)
+		require.True(t, again.Created, "the committed item's key was deleted, so the window is new again")
 	})
 }

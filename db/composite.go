@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -69,4 +70,28 @@ func ChainWorkKeyItemInsert(ctx context.Context, q Queries, p WorkKeyItemInsertP
 		return true, err
 	}
 	return true, q.WorkItemInsert(ctx, p.Item)
+}
+
+// ErrNoTransaction is Savepoint called outside InTx.
+var ErrNoTransaction = errors.New("db: savepoint outside a transaction")
+
+// The savepoint statements (one name: savepoints do not nest).
+const (
+	SavepointSQL         = "SAVEPOINT pc_item"
+	RollbackSavepointSQL = "ROLLBACK TO SAVEPOINT pc_item"
+	ReleaseSavepointSQL  = "RELEASE SAVEPOINT pc_item"
+)
+
+// ChainSavepoint is Savepoint over an executor of the transaction: SAVEPOINT, fn, then RELEASE, or on fn's error
+// ROLLBACK TO and RELEASE.
+func ChainSavepoint(ctx context.Context, exec func(ctx context.Context, stmt string) error, q Queries, fn func(ctx context.Context, q Queries) error) (fnErr error, err error) {
+	if err := exec(ctx, SavepointSQL); err != nil {
+		return nil, err
+	}
+	if fnErr = fn(ctx, q); fnErr != nil {
+		if err := exec(ctx, RollbackSavepointSQL); err != nil {
+			return fnErr, err
+		}
+	}
+	return fnErr, exec(ctx, ReleaseSavepointSQL)
 }

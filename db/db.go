@@ -140,6 +140,12 @@ type Queries interface {
 	// the key was inserted; when it was not, nothing was written.
 	WorkKeyItemInsert(ctx context.Context, p WorkKeyItemInsertParams) (bool, error)
 
+	// Savepoint runs fn inside a savepoint of the current transaction (docs/protocol.md#complete-many): when fn
+	// returns an error, only what fn wrote is rolled back, fnErr is that error and the transaction goes on. err is
+	// non-nil when the savepoint itself failed (or q is not inside InTx): the transaction cannot go on. Savepoints
+	// do not nest.
+	Savepoint(ctx context.Context, fn func(ctx context.Context, q Queries) error) (fnErr error, err error)
+
 	// Attempts (append-only audit).
 	WorkAttemptInsert(ctx context.Context, a WorkAttempt) error
 	// WorkAttemptFinish sets finished_at, outcome and error of an unfinished attempt. Returns rows changed.

@@ -39,3 +39,14 @@ func (q queries) WorkKeyItemInsert(ctx context.Context, p db.WorkKeyItemInsertPa
 	}
 	return db.ChainWorkKeyItemInsert(ctx, q, p)
 }
+
+// Savepoint runs SAVEPOINT, fn and RELEASE (or ROLLBACK TO and RELEASE) as plain statements of the transaction.
+func (q queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) (error, error) {
+	if q.tx == nil {
+		return nil, db.ErrNoTransaction
+	}
+	return db.ChainSavepoint(ctx, func(ctx context.Context, stmt string) error {
+		_, err := q.tx.ExecContext(ctx, stmt)
+		return interpretError(err)
+	}, q, fn)
+}

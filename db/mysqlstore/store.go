@@ -145,7 +145,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 			_ = tx.Rollback()
 		}
 	}()
-	if err := fn(ctx, queries{q: mysqlgen.New(tx), oceanBase: s.oceanBase}); err != nil {
+	if err := fn(ctx, queries{q: mysqlgen.New(tx), tx: tx, oceanBase: s.oceanBase}); err != nil {
 		return err
 	}
 	done = true
@@ -158,7 +158,8 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 // queries implements db.Queries over one mysqlgen.Queries (the pool in autocommit mode, or a transaction). Its
 // methods (one file per sql/queries/mysql file) call the generated statement and convert with package conv.
 type queries struct {
-	q *mysqlgen.Queries
+	q  *mysqlgen.Queries
+	tx *sql.Tx // the transaction inside InTx (savepoints); nil in autocommit mode
 	// oceanBase: the server is OceanBase, whose locking reads need the no-op "...Touch" update first (touch).
 	oceanBase bool
 }

@@ -134,3 +134,11 @@ func (q queries) WorkKeyItemInsert(ctx context.Context, p db.WorkKeyItemInsertPa
 	}
 	return true, nil
 }
+
+// Savepoint queues its statements in front of the next statement (lazyTx.savepoint): no round trip of its own.
+func (q queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) (error, error) {
+	if q.tx == nil {
+		return nil, db.ErrNoTransaction
+	}
+	return q.tx.savepoint(ctx, q, fn)
+}

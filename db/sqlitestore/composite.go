@@ -29,3 +29,14 @@ func (q *queries) WorkItemUpdateStateFinishAttempt(ctx context.Context, p db.Wor
 func (q *queries) WorkKeyItemInsert(ctx context.Context, p db.WorkKeyItemInsertParams) (bool, error) {
 	return db.ChainWorkKeyItemInsert(ctx, q, p)
 }
+
+// Savepoint runs SAVEPOINT, fn and RELEASE (or ROLLBACK TO and RELEASE) as plain statements of the transaction.
+func (q *queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) (error, error) {
+	if q.tx == nil {
+		return nil, db.ErrNoTransaction
+	}
+	return db.ChainSavepoint(ctx, func(ctx context.Context, stmt string) error {
+		_, err := q.tx.ExecContext(ctx, stmt)
+		return interpretError(err)
+	}, q, fn)
+}

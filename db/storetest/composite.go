@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -19,6 +20,58 @@ var compositeCases = []storeCase{
 	{"WorkItemUpdateStateInsertAttempt/ClaimWrites", testWorkItemUpdateStateInsertAttempt},
 	{"WorkItemUpdateStateFinishAttempt/FinishAndAdvance", testWorkItemUpdateStateFinishAttempt},
 	{"WorkKeyItemInsert/CreatesOnceThenWritesNothing", testWorkKeyItemInsert},
+	{"Savepoint/RollsBackOnlyTheFailedPart", testSavepoint},
+}
+
+func testSavepoint(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	_, err := s.Savepoint(ctx, func(context.Context, db.Queries) error { return nil })
+	require.ErrorIs(t, err, db.ErrNoTransaction)
+
+	a, b, c, d := randHex(t, 64), randHex(t, 64), randHex(t, 64), randHex(t, 64)
+	errItem := errors.New("item failed")
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, err := q.WorkLaneInsertIfAbsent(ctx, a)
+		require.NoError(t, err)
+		// fn fails after a write: only its write is undone.
+		fnErr, err := q.Savepoint(ctx, func(ctx context.Context, q db.Queries) error {
+			_, err := q.WorkLaneInsertIfAbsent(ctx, b)
+			require.NoError(t, err)
+			return errItem
+		})
+		require.NoError(t, err)
+		require.ErrorIs(t, fnErr, errItem)
+		// fn's statement fails in the database (which aborts the transaction on PostgreSQL): the savepoint restores it.
+		fnErr, err = q.Savepoint(ctx, func(ctx context.Context, q db.Queries) error {
+			return q.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: a, NextSequence: 0}) // violates next_sequence > 0
+		})
+		require.NoError(t, err)
+		require.Error(t, fnErr)
+		// fn sends nothing.
+		fnErr, err = q.Savepoint(ctx, func(context.Context, db.Queries) error { return nil })
+		require.NoError(t, err)
+		require.NoError(t, fnErr)
+		// fn succeeds: kept.
+		fnErr, err = q.Savepoint(ctx, func(ctx context.Context, q db.Queries) error {
+			_, err := q.WorkLaneInsertIfAbsent(ctx, c)
+			return err
+		})
+		require.NoError(t, err)
+		require.NoError(t, fnErr)
+		_, err = q.WorkLaneInsertIfAbsent(ctx, d)
+		return err
+	}))
+	for key, want := range map[string]bool{a: true, b: false, c: true, d: true} {
+		_, err := s.WorkLaneGet(ctx, key)
+		if want {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, db.ErrNotFound)
+		}
+	}
+	lane, err := s.WorkLaneGet(ctx, a)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, lane.NextSequence)
 }
 
 // laneWithItems creates a lane with items at sequences 1..n (head 1) and their logical keys.

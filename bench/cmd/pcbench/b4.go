@@ -159,13 +159,15 @@ func enqueueNoopLanes(ctx context.Context, l *coordinator.Ledger, prefix string,
 	return err
 }
 
-// completeNoopBatch completes the claims as one batch.
-//
-// Stub until the ledger has batched completion (issue 14, phase 2): one Complete transaction per claim.
+// completeNoopBatch completes the claims as one batch (Ledger.CompleteMany: one transaction, a savepoint per item).
 func completeNoopBatch(ctx context.Context, l *coordinator.Ledger, claims []coordinator.Claim) error {
-	for _, c := range claims {
-		if _, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, nil); err != nil {
-			return err
+	cs := make([]coordinator.Completion, len(claims))
+	for i, c := range claims {
+		cs[i] = coordinator.Completion{Claim: c, Result: coordinator.Result{Code: "processed"}}
+	}
+	for _, r := range l.CompleteMany(ctx, cs) {
+		if r.Err != nil {
+			return r.Err
 		}
 	}
 	return nil
