@@ -179,3 +179,101 @@ func TestCompleteManyCommitsOnlyValidClaims(t *testing.T) {
 		require.True(t, again.Created, "the committed item's key was deleted, so the window is new again")
 	})
 }
+
+// TestClaimPathsAgree runs the same claim scenario on the batched and the per-candidate claim pass.
+func TestClaimPathsAgree(t *testing.T) {
+	for _, perCandidate := range []bool{false, true} {
+		name := "batched"
+		if perCandidate {
+			name = "per-candidate"
+		}
+		t.Run(name, func(t *testing.T) {
+			enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+				ctx := context.Background()
+				l := coordinator.NewLedger(s)
+				l.SetPerCandidateClaims(perCandidate)
+				for _, lane := range []string{"l1", "l2", "l3"} {
+					enqueue(t, l, lane, "w1", 5)
+					enqueue(t, l, lane, "w2", 5)
+				}
+				_, err := l.Enqueue(ctx, coordinator.EnqueueRequest{LaneKey: hash("l4"),
+					Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+						return &coordinator.EnqueueSpec{Kind: "other.kind", PayloadVersion: 1, ScopeID: "l4", LogicalKey: hash("l4/w1"),
+							Payload: map[string]any{}, MaxAttempts: 5}, nil
+					}})
+				require.NoError(t, err)
+
+				two := claim(t, l, "w", 2, time.Minute)
+				require.Len(t, two, 2, "never more than the slots")
+				rest := claim(t, l, "w", 10, time.Minute)
+				require.Len(t, rest, 1, "only lane heads, only supported kinds")
+				all := append(two, rest...)
+				seen := map[string]bool{}
+				for _, c := range all {
+					require.EqualValues(t, 1, c.Item.LaneSequence, "the head of its lane")
+					require.EqualValues(t, 1, c.Fence)
+					require.EqualValues(t, 1, c.AttemptNo)
+					require.Equal(t, db.StatusRunning, c.Item.Status)
+					require.False(t, seen[c.Item.LaneKey], "one claim per lane")
+					seen[c.Item.LaneKey] = true
+					attempts, err := l.Attempts(ctx, c.Item.WorkID)
+					require.NoError(t, err)
+					require.Len(t, attempts, 1)
+					require.Equal(t, "w", attempts[0].OwnerID)
+					got, err := l.Get(ctx, c.Item.WorkID)
+					require.NoError(t, err)
+					require.Equal(t, c.Item, got)
+				}
+				require.Empty(t, claim(t, l, "w", 10, time.Minute), "running heads block their lanes")
+				for _, c := range all {
+					_, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, nil)
+					require.NoError(t, err)
+				}
+				next := claim(t, l, "w", 10, time.Minute)
+				require.Len(t, next, 3)
+				for _, c := range next {
+					require.EqualValues(t, 2, c.Item.LaneSequence, "lane order")
+				}
+			})
+		})
+	}
+}
+
+// TestBatchedClaimSkipsHeldLanes holds one lane's lock in another transaction: the batched pass claims the other
+// lanes' heads at once instead of waiting (PostgreSQL and MySQL; SQLite's single writer never has a held row).
+func TestBatchedClaimSkipsHeldLanes(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		if s.Engine() == db.EngineSQLite || !s.SkipLocked() {
+			t.Skip("no row is ever held by another transaction here")
+		}
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		for _, lane := range []string{"a", "b", "c"} {
+			enqueue(t, l, lane, "w1", 5)
+		}
+		locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+				if _, _, err := q.WorkLaneLock(ctx, hash("b")); err != nil {
+					return err
+				}
+				close(locked)
+				<-release
+				return nil
+			})
+		}()
+		<-locked
+		start := time.Now()
+		claims := claim(t, l, "w", 10, time.Minute)
+		require.Less(t, time.Since(start), 3*time.Second, "the pass did not wait for the held lane")
+		require.Len(t, claims, 2)
+		for _, c := range claims {
+			require.NotEqual(t, hash("b"), c.Item.LaneKey)
+		}
+		close(release)
+		require.NoError(t, <-done)
+		later := claim(t, l, "w", 10, time.Minute)
+		require.Len(t, later, 1)
+		require.Equal(t, hash("b"), later[0].Item.LaneKey)
+	})
+}

@@ -16,6 +16,8 @@ type Ledger struct {
 	store db.Store
 	hooks LedgerHooks
 	watch itemWatch
+	// perCandidateClaims forces the per-candidate claim pass even where the store supports the batched one.
+	perCandidateClaims bool
 }
 
 // NewLedger returns a Ledger over store.
@@ -32,6 +34,11 @@ type LedgerHooks struct {
 
 // SetHooks installs hooks. Call it once, before the ledger is used.
 func (l *Ledger) SetHooks(h LedgerHooks) { l.hooks = h }
+
+// SetPerCandidateClaims selects the claim pass (docs/protocol.md#claim): true forces one transaction per candidate
+// (the path OceanBase always takes), false (the default) the batched pass where the store supports SKIP LOCKED.
+// Call it before the ledger is used; tests and benchmarks run both paths.
+func (l *Ledger) SetPerCandidateClaims(on bool) { l.perCandidateClaims = on }
 
 // Store returns the underlying store.
 func (l *Ledger) Store() db.Store { return l.store }

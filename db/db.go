@@ -62,6 +62,11 @@ type Store interface {
 	Queries
 	Engine() Engine
 	InTx(ctx context.Context, fn func(ctx context.Context, q Queries) error) error
+	// SkipLocked reports whether WorkLaneItemLockSkipLocked skips rows another transaction holds without waiting
+	// (PostgreSQL, MariaDB >= 10.6 and MySQL 8; SQLite, where no other transaction ever holds a row), which the
+	// batched claim needs (docs/protocol.md#batched-claim). OceanBase reports false: its locking reads start with a
+	// no-op UPDATE, which would wait.
+	SkipLocked() bool
 	Close() error
 }
 
@@ -124,6 +129,10 @@ type Queries interface {
 	// WorkLaneItemLock is WorkLaneLock then WorkItemLock (lane → item); the time is the item lock's database clock.
 	// db.ErrNotFound when either row is missing.
 	WorkLaneItemLock(ctx context.Context, p WorkLaneItemLockParams) (WorkLane, WorkItem, time.Time, error)
+	// WorkLaneItemLockSkipLocked is WorkLaneLockSkipLocked then, if the lane was locked, WorkItemLockSkipLocked:
+	// SELECT … FOR UPDATE SKIP LOCKED of the lane, then of the item, so it never waits for a row lock. db.ErrNotFound
+	// when either row is missing or held by another transaction (the item may then be locked without its lane).
+	WorkLaneItemLockSkipLocked(ctx context.Context, p WorkLaneItemLockParams) (WorkLane, WorkItem, time.Time, error)
 	// WorkLaneKeyDeleteItemLock is WorkLaneLock, WorkKeyDelete(p.LogicalKey) (whose DELETE takes the key's row lock)
 	// then WorkItemLock (lane → key → item); db.ErrNotFound when the lane or the item is missing.
 	WorkLaneKeyDeleteItemLock(ctx context.Context, p WorkLaneKeyDeleteItemLockParams) (WorkLane, WorkItem, time.Time, error)

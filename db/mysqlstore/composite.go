@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
 // The composite steps run their statements one after the other (db.Chain…): go-sql-driver sends one statement per
@@ -49,4 +51,17 @@ func (q queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q d
 		_, err := q.tx.ExecContext(ctx, stmt)
 		return interpretError(err)
 	}, q, fn)
+}
+
+// WorkLaneItemLockSkipLocked runs the two SKIP LOCKED reads (no touch: the store reports SkipLocked false on
+// OceanBase, where the touch would wait, so the batched claim never calls this there).
+func (q queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
+	r, err := q.q.WorkLaneLockSkipLocked(ctx, p.LaneKey)
+	lane, _, err := conv.Locked(errs, mysqlgen.WorkLaneLockRow(r), r.DbNow, err, conv.WorkLaneLockFromGen)
+	if err != nil {
+		return lane, db.WorkItem{}, time.Time{}, err
+	}
+	ir, err := q.q.WorkItemLockSkipLocked(ctx, p.WorkID)
+	item, now, err := conv.Locked(errs, ir.PcWorkItem, ir.DbNow, err, conv.WorkItemFromGen)
+	return lane, item, now, err
 }

@@ -129,6 +129,10 @@ func (s *Store) DB() *sql.DB { return s.sqlDB }
 // Engine reports db.EngineMySQL.
 func (s *Store) Engine() db.Engine { return db.EngineMySQL }
 
+// SkipLocked reports whether the batched claim may use FOR UPDATE SKIP LOCKED: on MariaDB (>= 10.6, the supported
+// floor) and MySQL 8, not on OceanBase (whose locking reads start with a no-op UPDATE, which would wait).
+func (s *Store) SkipLocked() bool { return !s.oceanBase }
+
 // Close closes the pool.
 func (s *Store) Close() error { return s.sqlDB.Close() }
 

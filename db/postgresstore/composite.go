@@ -142,3 +142,26 @@ func (q queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q d
 	}
 	return q.tx.savepoint(ctx, q, fn)
 }
+
+// WorkLaneItemLockSkipLocked pipelines both SKIP LOCKED reads (the item's never waits either, so locking it when
+// the lane was skipped is harmless: the transaction holds it without waiting for anything).
+func (q queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
+	var (
+		lane postgresgen.WorkLaneLockSkipLockedRow
+		item postgresgen.WorkItemLockSkipLockedRow
+	)
+	if q.tx == nil {
+		return db.WorkLane{}, db.WorkItem{}, time.Time{}, db.ErrNoTransaction
+	}
+	res := q.tx.pipeline(ctx,
+		func(g *postgresgen.Queries) (err error) {
+			lane, err = g.WorkLaneLockSkipLocked(ctx, p.LaneKey)
+			return err
+		},
+		func(g *postgresgen.Queries) (err error) {
+			item, err = g.WorkItemLockSkipLocked(ctx, p.WorkID)
+			return err
+		},
+	)
+	return lockedLaneItem(postgresgen.WorkLaneLockRow(lane), postgresgen.WorkItemLockRow(item), res[0], res[1])
+}

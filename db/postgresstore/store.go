@@ -72,6 +72,9 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // Engine reports db.EnginePostgres.
 func (s *Store) Engine() db.Engine { return db.EnginePostgres }
 
+// SkipLocked reports true: PostgreSQL has FOR UPDATE SKIP LOCKED.
+func (s *Store) SkipLocked() bool { return true }
+
 // Close closes the pool.
 func (s *Store) Close() error {
 	s.pool.Close()

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/gen/sqlitegen"
+	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
 // The composite steps run their statements one after the other (db.Chain…): SQLite is in-process, so a statement
@@ -39,4 +41,16 @@ func (q *queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q 
 		_, err := q.tx.ExecContext(ctx, stmt)
 		return interpretError(err)
 	}, q, fn)
+}
+
+// WorkLaneItemLockSkipLocked is WorkLaneItemLock: inside BEGIN IMMEDIATE no other transaction holds a row.
+func (q *queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
+	r, err := q.w.WorkLaneLockSkipLocked(ctx, p.LaneKey)
+	lane, _, err := conv.Locked(errs, sqlitegen.WorkLaneLockRow(r), r.DbNow, err, conv.WorkLaneLockFromGen)
+	if err != nil {
+		return lane, db.WorkItem{}, time.Time{}, err
+	}
+	ir, err := q.w.WorkItemLockSkipLocked(ctx, p.WorkID)
+	item, now, err := conv.Locked(errs, ir.PcWorkItem, ir.DbNow, err, conv.WorkItemFromGen)
+	return lane, item, now, err
 }

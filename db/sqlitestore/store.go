@@ -190,6 +190,9 @@ func (s *Store) Close() error {
 	return errors.Join(s.reader.Close(), s.writer.Close())
 }
 
+// SkipLocked reports true: inside BEGIN IMMEDIATE no other transaction ever holds a row, so nothing is skipped.
+func (s *Store) SkipLocked() bool { return true }
+
 // InTx runs fn in one BEGIN IMMEDIATE transaction on the writer connection, commits, and rolls back on error or
 // panic. It never retries. fn must use q, not the Store: a write on the Store from inside fn would wait for the
 // single writer connection that fn's transaction holds.

@@ -21,6 +21,52 @@ var compositeCases = []storeCase{
 	{"WorkItemUpdateStateFinishAttempt/FinishAndAdvance", testWorkItemUpdateStateFinishAttempt},
 	{"WorkKeyItemInsert/CreatesOnceThenWritesNothing", testWorkKeyItemInsert},
 	{"Savepoint/RollsBackOnlyTheFailedPart", testSavepoint},
+	{"WorkLaneItemLockSkipLocked/SkipsHeldRows", testWorkLaneItemLockSkipLocked},
+}
+
+func testWorkLaneItemLockSkipLocked(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	laneKey, items := laneWithItems(t, s, 1)
+	p := db.WorkLaneItemLockParams{LaneKey: laneKey, WorkID: items[0].WorkID}
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		lane, item, now, err := q.WorkLaneItemLockSkipLocked(ctx, p)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, lane.HeadSequence)
+		require.Equal(t, items[0].WorkID, item.WorkID)
+		requireUTC(t, now)
+		_, _, _, err = q.WorkLaneItemLockSkipLocked(ctx, db.WorkLaneItemLockParams{LaneKey: laneKey, WorkID: uuid.NewString()})
+		require.ErrorIs(t, err, db.ErrNotFound, "missing item")
+		return nil
+	}))
+	if s.Engine() == db.EngineSQLite || !s.SkipLocked() {
+		return // one writer: no row is ever held by another transaction
+	}
+	for name, hold := range map[string]func(ctx context.Context, q db.Queries) error{
+		"lane": func(ctx context.Context, q db.Queries) error { _, _, err := q.WorkLaneLock(ctx, laneKey); return err },
+		"item": func(ctx context.Context, q db.Queries) error { _, _, err := q.WorkItemLock(ctx, items[0].WorkID); return err },
+	} {
+		locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+				if err := hold(ctx, q); err != nil {
+					return err
+				}
+				close(locked)
+				<-release
+				return nil
+			})
+		}()
+		<-locked
+		start := time.Now()
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			_, _, _, err := q.WorkLaneItemLockSkipLocked(ctx, p)
+			require.ErrorIs(t, err, db.ErrNotFound, "held %s is skipped", name)
+			return nil
+		}))
+		require.Less(t, time.Since(start), 3*time.Second, "held %s: no wait", name)
+		close(release)
+		require.NoError(t, <-done)
+	}
 }
 
 func testSavepoint(t *testing.T, s db.Store) {
