@@ -43,7 +43,10 @@ func testWorkLaneItemLockSkipLocked(t *testing.T, s db.Store) {
 	}
 	for name, hold := range map[string]func(ctx context.Context, q db.Queries) error{
 		"lane": func(ctx context.Context, q db.Queries) error { _, _, err := q.WorkLaneLock(ctx, laneKey); return err },
-		"item": func(ctx context.Context, q db.Queries) error { _, _, err := q.WorkItemLock(ctx, items[0].WorkID); return err },
+		"item": func(ctx context.Context, q db.Queries) error {
+			_, _, err := q.WorkItemLock(ctx, items[0].WorkID)
+			return err
+		},
 	} {
 		locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 		go func() {
