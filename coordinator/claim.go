@@ -3,6 +3,8 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
@@ -60,6 +62,9 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 	if err != nil {
 		return res, err
 	}
+	if l.store.SkipLocked() && !l.perCandidateClaims {
+		return l.claimBatched(ctx, req, cands)
+	}
 	for _, c := range cands {
 		if len(res.Claims) >= req.Slots {
 			break
@@ -81,6 +86,85 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 		}
 	}
 	return res, nil
+}
+
+// claimBatched is the batched claim pass (docs/protocol.md#batched-claim): up to req.Slots due, supported
+// candidates are claimed in ONE transaction — oldest first, in rounds of as many candidates as slots are left, each
+// round in ascending lane_key order — each locked lane → item with FOR UPDATE
+// SKIP LOCKED (a lane or item another transaction holds is skipped, never waited for: the pass cannot take part in
+// a deadlock) and re-checked exactly as claimOne does. Expired candidates are then recovered one by one (claimOne)
+// while slots are left.
+func (l *Ledger) claimBatched(ctx context.Context, req ClaimRequest, cands []db.ClaimCandidate) (ClaimResult, error) {
+	var res ClaimResult
+	var due, expired []db.ClaimCandidate
+	for _, c := range cands {
+		switch {
+		case c.Status == db.StatusRunning || c.Status == db.StatusCancelling:
+			expired = append(expired, c)
+		case req.Supported.Has(c.Kind, c.PayloadVersion):
+			due = append(due, c)
+		}
+	}
+	if len(due) > 0 {
+		err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			res.Claims = res.Claims[:0]
+			// Oldest first, in rounds of as many candidates as slots are left, each round in ascending lane_key
+			// order: a skipped head makes room for the next candidate instead of an empty slot.
+			for rest := due; len(rest) > 0 && len(res.Claims) < req.Slots; {
+				round := slices.Clone(rest[:min(len(rest), req.Slots-len(res.Claims))])
+				rest = rest[len(round):]
+				sort.Slice(round, func(a, b int) bool { return round[a].LaneKey < round[b].LaneKey })
+				for _, c := range round {
+					claim, ok, err := claimSkipLocked(ctx, q, c, req)
+					if err != nil {
+						return err
+					}
+					if ok {
+						res.Claims = append(res.Claims, claim)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return ClaimResult{}, err
+		}
+		for _, c := range res.Claims {
+			l.watch.notify(c.Item.WorkID)
+		}
+	}
+	for _, c := range expired {
+		if len(res.Claims) >= req.Slots {
+			break
+		}
+		_, _, outcome, err := l.claimOne(ctx, c, req)
+		if err != nil {
+			return res, err
+		}
+		if outcome != "" {
+			res.Expired++
+			res.Expirations = append(res.Expirations, LeaseExpiration{Kind: c.Kind, Outcome: outcome})
+		}
+	}
+	return res, nil
+}
+
+// claimSkipLocked locks one due candidate lane → item without waiting, re-checks it and claims it.
+func claimSkipLocked(ctx context.Context, q db.Queries, c db.ClaimCandidate, req ClaimRequest) (Claim, bool, error) {
+	lane, item, now, err := q.WorkLaneItemLockSkipLocked(ctx, db.WorkLaneItemLockParams{LaneKey: c.LaneKey, WorkID: c.WorkID})
+	if errors.Is(err, db.ErrNotFound) {
+		return Claim{}, false, nil // held by another transaction, purged or never committed
+	}
+	if err != nil {
+		return Claim{}, false, err
+	}
+	if lane.HeadSequence != item.LaneSequence ||
+		(item.Status != db.StatusQueued && item.Status != db.StatusRetryWait) ||
+		item.AvailableAt.After(now) || !req.Supported.Has(item.Kind, item.PayloadVersion) {
+		return Claim{}, false, nil
+	}
+	claim, err := claimItem(ctx, q, item, now, req)
+	return claim, err == nil, err
 }
 
 // claimOne claims or expires one candidate; expired is the old attempt's outcome when it recovered an expired
@@ -153,23 +237,24 @@ func claimItem(ctx context.Context, q db.Queries, item db.WorkItem, now time.Tim
 	item.GenerationAttemptCount++
 	item.StateVersion++
 	item.UpdatedAt = now
-	if err := updateState(ctx, q, item, prevVersion); err != nil {
-		return Claim{}, err
-	}
 	var traceID, spanID string
 	if req.NewTrace != nil {
 		traceID, spanID = req.NewTrace()
 	}
-	if err := q.WorkAttemptInsert(ctx, db.WorkAttempt{
-		WorkID:             item.WorkID,
-		AttemptNo:          item.AttemptCount,
-		RecoveryGeneration: item.RecoveryGeneration,
-		OwnerID:            req.Owner,
-		Fence:              item.LeaseFence,
-		StartedAt:          now,
-		TraceID:            traceID,
-		SpanID:             spanID,
-	}); err != nil {
+	// The state write and the attempt insert are one composite step (one round trip on PostgreSQL).
+	if err := matchedOne(q.WorkItemUpdateStateInsertAttempt(ctx, db.WorkItemUpdateStateInsertAttemptParams{
+		State: db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion},
+		Attempt: db.WorkAttempt{
+			WorkID:             item.WorkID,
+			AttemptNo:          item.AttemptCount,
+			RecoveryGeneration: item.RecoveryGeneration,
+			OwnerID:            req.Owner,
+			Fence:              item.LeaseFence,
+			StartedAt:          now,
+			TraceID:            traceID,
+			SpanID:             spanID,
+		},
+	})); err != nil {
 		return Claim{}, err
 	}
 	return Claim{

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
@@ -85,57 +86,151 @@ func (l *Ledger) Complete(ctx context.Context, c Claim, result Result, commit Do
 }
 
 func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit DomainCommit) (db.WorkItem, error) {
-	var resultPayload []byte
-	if result.Payload != nil {
-		p, err := CanonicalJSON(result.Payload)
-		if err != nil {
-			return db.WorkItem{}, err
-		}
-		resultPayload = p
-	}
-	if result.Code == "" || len(result.Code) > 64 {
-		return db.WorkItem{}, invalidArgument("result code must be 1..64 bytes")
+	payload, err := resultPayload(result)
+	if err != nil {
+		return db.WorkItem{}, err
 	}
 	var done db.WorkItem
-	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		// The key is deleted while it is locked (a stale claim rolls the deletion back with everything else).
-		lane, item, now, err := lockLaneDeleteKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
-		if err != nil {
-			return err
+	err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		var err error
+		done, err = completeIn(ctx, q, c, result.Code, payload, commit)
+		if err == nil {
+			l.noteFinished(ctx)
 		}
-		if !unsafeSkipFence {
-			if err := verifyClaim(item, c, now); err != nil {
-				return err
-			}
-		}
-		if commit != nil {
-			if err := commit(ctx, q, item); err != nil {
-				return err
-			}
-		}
-		prevVersion := item.StateVersion
-		item.Status = db.StatusSucceeded
-		item.LeaseOwner, item.LeaseExpiresAt = "", time.Time{}
-		item.ResultCode, item.ResultPayload = result.Code, resultPayload
-		item.ErrorCategory, item.ErrorCode = "", ""
-		item.StateVersion++
-		item.UpdatedAt, item.CompletedAt = now, now
-		if err := updateState(ctx, q, item, prevVersion); err != nil {
-			return err
-		}
-		if _, err := q.WorkAttemptFinish(ctx, db.WorkAttemptFinishParams{
-			WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now, Outcome: db.OutcomeSucceeded,
-		}); err != nil {
-			return err
-		}
-		if err := finishLane(ctx, q, lane, false, item); err != nil { // the key is already deleted
-			return err
-		}
-		done = item
-		l.noteFinished(ctx)
-		return nil
+		return err
 	})
 	return done, err
+}
+
+// resultPayload validates a result and canonicalises its payload.
+func resultPayload(result Result) ([]byte, error) {
+	if result.Code == "" || len(result.Code) > 64 {
+		return nil, invalidArgument("result code must be 1..64 bytes")
+	}
+	if result.Payload == nil {
+		return nil, nil
+	}
+	return CanonicalJSON(result.Payload)
+}
+
+// completeIn is Complete's work inside the caller's transaction (or savepoint).
+func completeIn(ctx context.Context, q db.Queries, c Claim, code string, payload []byte, commit DomainCommit) (db.WorkItem, error) {
+	// The key is deleted while it is locked (a stale claim rolls the deletion back with everything else).
+	lane, item, now, err := lockLaneDeleteKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
+	if err != nil {
+		return db.WorkItem{}, err
+	}
+	if !unsafeSkipFence {
+		if err := verifyClaim(item, c, now); err != nil {
+			return db.WorkItem{}, err
+		}
+	}
+	if commit != nil {
+		if err := commit(ctx, q, item); err != nil {
+			return db.WorkItem{}, err
+		}
+	}
+	prevVersion := item.StateVersion
+	item.Status = db.StatusSucceeded
+	item.LeaseOwner, item.LeaseExpiresAt = "", time.Time{}
+	item.ResultCode, item.ResultPayload = code, payload
+	item.ErrorCategory, item.ErrorCode = "", ""
+	item.StateVersion++
+	item.UpdatedAt, item.CompletedAt = now, now
+	// The state write, the attempt's finish and the head's advance (the key is already deleted) are one
+	// composite step (one round trip on PostgreSQL).
+	fin := db.WorkItemUpdateStateFinishAttemptParams{
+		State: db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion},
+		Attempt: db.WorkAttemptFinishParams{
+			WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now, Outcome: db.OutcomeSucceeded,
+		},
+	}
+	if lane.HeadSequence == item.LaneSequence {
+		fin.AdvanceHead = &db.WorkLaneAdvanceHeadParams{LaneKey: lane.LaneKey, AfterSequence: item.LaneSequence}
+	}
+	if err := matchedOne(q.WorkItemUpdateStateFinishAttempt(ctx, fin)); err != nil {
+		return db.WorkItem{}, err
+	}
+	return item, nil
+}
+
+// Completion is one item of a CompleteMany batch.
+type Completion struct {
+	Claim  Claim
+	Result Result
+	Commit DomainCommit
+}
+
+// CompletionResult is the outcome of one Completion: the item as committed, or the item's own error
+// (ErrStaleWorkClaim, ErrCancelRequested, an invalid result, its domain commit's error) or the batch's.
+type CompletionResult struct {
+	Item db.WorkItem
+	Err  error
+}
+
+// CompleteMany completes many claims in one transaction (docs/protocol.md#complete-many): the items run in ascending
+// lane_key order (so the batch keeps lane → key → item → domain across lanes), each inside its own savepoint, with
+// exactly Complete's steps: lock lane → key → item, verify the claim on database time, run its domain commit, mark
+// it succeeded, finish the attempt and advance the lane head. An item whose claim is stale or cancelled, or whose
+// domain commit fails, rolls back only its savepoint and reports its own error; the others commit together. When
+// the transaction itself fails (the database, the COMMIT), every item not already refused reports that error.
+// Results are in the order of cs.
+func (l *Ledger) CompleteMany(ctx context.Context, cs []Completion) []CompletionResult {
+	out := make([]CompletionResult, len(cs))
+	payloads := make([][]byte, len(cs))
+	order := make([]int, 0, len(cs))
+	for i, c := range cs {
+		p, err := resultPayload(c.Result)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		payloads[i] = p
+		order = append(order, i)
+	}
+	if len(order) == 0 {
+		return out
+	}
+	sort.SliceStable(order, func(a, b int) bool { return cs[order[a]].Claim.Item.LaneKey < cs[order[b]].Claim.Item.LaneKey })
+	ends := make(map[int]func(error), len(order))
+	if l.hooks.Commit != nil {
+		for _, i := range order {
+			_, ends[i] = l.hooks.Commit(ctx, cs[i].Claim)
+		}
+	}
+	itemErr := make([]bool, len(cs))
+	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		for _, i := range order {
+			out[i], itemErr[i] = CompletionResult{}, false
+			var done db.WorkItem
+			fnErr, err := q.Savepoint(ctx, func(ctx context.Context, q db.Queries) error {
+				var err error
+				done, err = completeIn(ctx, q, cs[i].Claim, cs[i].Result.Code, payloads[i], cs[i].Commit)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			out[i] = CompletionResult{Item: done, Err: fnErr}
+			itemErr[i] = fnErr != nil
+			if fnErr == nil {
+				l.noteFinished(ctx)
+			}
+		}
+		return nil
+	})
+	for _, i := range order {
+		if err != nil && !itemErr[i] {
+			out[i] = CompletionResult{Err: err}
+		}
+		if end := ends[i]; end != nil {
+			end(out[i].Err)
+		}
+		if out[i].Err == nil {
+			l.watch.notify(cs[i].Claim.Item.WorkID)
+		}
+	}
+	return out
 }
 
 // Fail records a classified failure of the claim's attempt: retry_wait after delay when retryable and the
@@ -180,10 +275,9 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 			item.CompletedAt = now
 			attempt.Outcome = db.OutcomeFailed
 		}
-		if err := updateState(ctx, q, item, prevVersion); err != nil {
-			return err
-		}
-		if _, err := q.WorkAttemptFinish(ctx, attempt); err != nil {
+		if err := matchedOne(q.WorkItemUpdateStateFinishAttempt(ctx, db.WorkItemUpdateStateFinishAttemptParams{
+			State: db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion}, Attempt: attempt,
+		})); err != nil {
 			return err
 		}
 		out = item

@@ -3,6 +3,8 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"slices"
+	"sort"
 
 	"github.com/google/uuid"
 
@@ -66,9 +68,7 @@ func (l *Ledger) enqueue(ctx context.Context, req EnqueueRequest) (EnqueueResult
 		if !errors.Is(err, errLaneMissing) {
 			return res, err
 		}
-		if err := CreateRow(ctx, func(ctx context.Context) (bool, error) {
-			return l.store.WorkLaneInsertIfAbsent(ctx, req.LaneKey)
-		}); err != nil {
+		if err := l.createLane(ctx, req.LaneKey); err != nil {
 			return EnqueueResult{}, err
 		}
 	}
@@ -78,91 +78,188 @@ func (l *Ledger) enqueue(ctx context.Context, req EnqueueRequest) (EnqueueResult
 func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResult, error) {
 	var res EnqueueResult
 	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		res = EnqueueResult{}
 		if req.Lease != nil {
 			if err := assertLease(ctx, q, *req.Lease); err != nil {
 				return err
 			}
 		}
-		lane, now, err := q.WorkLaneLock(ctx, req.LaneKey)
-		// Missing, or deadlocked behind inserts racing to re-create a lane a scope erase just deleted (InnoDB; the
-		// lane lock is the first lock after the scheduler lease, so the whole transaction rolls back cleanly): go
-		// round (docs/protocol.md#creating-rows).
-		if errors.Is(err, db.ErrNotFound) || errors.Is(err, db.ErrDeadlock) {
-			return errLaneMissing
+		var err error
+		res, err = enqueueIn(ctx, q, req)
+		if res.Created {
+			l.noteEnqueued(ctx)
 		}
-		if err != nil {
-			return err
-		}
-		spec, err := req.Spec(ctx, q)
-		if err != nil {
-			return err
-		}
-		if spec == nil {
-			res.Idle = true
-			return nil
-		}
-		if err := validateSpec(spec); err != nil {
-			return err
-		}
-		payload, err := CanonicalJSON(spec.Payload)
-		if err != nil {
-			return err
-		}
-
-		key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
-		switch {
-		case err == nil:
-			return joinExisting(ctx, q, key, req.LaneKey, spec, &res)
-		case !errors.Is(err, db.ErrNotFound):
-			return err
-		}
-
-		workID := uuid.NewString()
-		inserted, err := q.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: workID, LaneKey: req.LaneKey, CreatedAt: now})
-		if err != nil {
-			return err
-		}
-		if !inserted { // lost a race (only possible across lanes, which is an identity mismatch): re-read and join
-			key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
-			if err != nil {
-				return err
-			}
-			return joinExisting(ctx, q, key, req.LaneKey, spec, &res)
-		}
-
-		seq := lane.NextSequence
-		lane.NextSequence++
-		if lane.HeadSequence == 0 {
-			lane.HeadSequence = seq
-		}
-		if err := q.WorkLaneUpdate(ctx, lane); err != nil {
-			return err
-		}
-		item := db.WorkItem{
-			WorkID:         workID,
-			LogicalKey:     spec.LogicalKey,
-			LaneKey:        req.LaneKey,
-			LaneSequence:   seq,
-			Kind:           spec.Kind,
-			PayloadVersion: spec.PayloadVersion,
-			ScopeID:        spec.ScopeID,
-			Payload:        payload,
-			Status:         db.StatusQueued,
-			AvailableAt:    now,
-			MaxAttempts:    spec.MaxAttempts,
-			StateVersion:   1,
-			CreatedAt:      now,
-			UpdatedAt:      now,
-		}
-		if err := q.WorkItemInsert(ctx, item); err != nil {
-			return err
-		}
-		res.Item, res.Created = item, true
-		l.noteEnqueued(ctx)
-		return nil
+		return err
 	})
 	return res, err
+}
+
+// createLane creates a lane row autocommitted (docs/protocol.md#creating-rows).
+func (l *Ledger) createLane(ctx context.Context, laneKey string) error {
+	return CreateRow(ctx, func(ctx context.Context) (bool, error) { return l.store.WorkLaneInsertIfAbsent(ctx, laneKey) })
+}
+
+// enqueueIn is one enqueue inside the caller's transaction (the lease, if any, already asserted): lane lock, the
+// window, then the key (joined) or key + lane position + item (created).
+func enqueueIn(ctx context.Context, q db.Queries, req EnqueueRequest) (EnqueueResult, error) {
+	var res EnqueueResult
+	lane, now, err := q.WorkLaneLock(ctx, req.LaneKey)
+	// Missing, or deadlocked behind inserts racing to re-create a lane a scope erase just deleted (InnoDB rolls the
+	// whole transaction back, and every lock before this one is a lease or a lower lane): go round
+	// (docs/protocol.md#creating-rows).
+	if errors.Is(err, db.ErrNotFound) || errors.Is(err, db.ErrDeadlock) {
+		return res, laneMissing{req.LaneKey}
+	}
+	if err != nil {
+		return res, err
+	}
+	spec, err := req.Spec(ctx, q)
+	if err != nil {
+		return res, err
+	}
+	if spec == nil {
+		res.Idle = true
+		return res, nil
+	}
+	if err := validateSpec(spec); err != nil {
+		return res, err
+	}
+	payload, err := CanonicalJSON(spec.Payload)
+	if err != nil {
+		return res, err
+	}
+
+	// Create the key, the lane position and the item in one step; an existing key is joined instead (nothing
+	// was written). Losing the key to another lane is an identity mismatch (joinExisting refuses it).
+	workID := uuid.NewString()
+	seq := lane.NextSequence
+	lane.NextSequence++
+	if lane.HeadSequence == 0 {
+		lane.HeadSequence = seq
+	}
+	item := db.WorkItem{
+		WorkID:         workID,
+		LogicalKey:     spec.LogicalKey,
+		LaneKey:        req.LaneKey,
+		LaneSequence:   seq,
+		Kind:           spec.Kind,
+		PayloadVersion: spec.PayloadVersion,
+		ScopeID:        spec.ScopeID,
+		Payload:        payload,
+		Status:         db.StatusQueued,
+		AvailableAt:    now,
+		MaxAttempts:    spec.MaxAttempts,
+		StateVersion:   1,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+	}
+	inserted, err := q.WorkKeyItemInsert(ctx, db.WorkKeyItemInsertParams{
+		Key:  db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: workID, LaneKey: req.LaneKey, CreatedAt: now},
+		Lane: lane,
+		Item: item,
+	})
+	if err != nil {
+		return res, err
+	}
+	if !inserted {
+		key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
+		if err != nil {
+			return res, err
+		}
+		return res, joinExisting(ctx, q, key, req.LaneKey, spec, &res)
+	}
+	res.Item, res.Created = item, true
+	return res, nil
+}
+
+// laneMissing is errLaneMissing naming the lane.
+type laneMissing struct{ laneKey string }
+
+func (laneMissing) Error() string { return errLaneMissing.Error() }
+
+func (laneMissing) Unwrap() error { return errLaneMissing }
+
+// EnqueueMany runs many enqueues in one transaction (docs/protocol.md#enqueue-many): every distinct scheduler lease
+// of the requests is asserted first, then the requests run in ascending lane_key order (stable for one lane, so a
+// lane's windows keep the callers' order), each as Enqueue would: lane lock, window, key joined or key + item
+// created. Results are in the order of reqs. Lanes that do not exist yet are created autocommitted and the
+// transaction runs again, as for Enqueue. Any error rolls the whole batch back.
+func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (results []EnqueueResult, err error) {
+	for _, r := range reqs {
+		if !isHex64(r.LaneKey) {
+			return nil, invalidArgument("lane key must be 64 lowercase hex characters")
+		}
+	}
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return reqs[order[a]].LaneKey < reqs[order[b]].LaneKey })
+	var leases []LeaseToken
+	for _, r := range reqs {
+		if r.Lease != nil && !slices.Contains(leases, *r.Lease) {
+			leases = append(leases, *r.Lease)
+		}
+	}
+	ends := make([]func(EnqueueResult, error), len(reqs))
+	if l.hooks.Enqueue != nil {
+		for i := range reqs {
+			_, ends[i] = l.hooks.Enqueue(ctx)
+		}
+		defer func() {
+			for i, end := range ends {
+				var r EnqueueResult
+				if err == nil {
+					r = results[i]
+				}
+				end(r, err)
+			}
+		}()
+	}
+	// Each retry follows the creation of at least the missing lane, and of every later lane of the batch once a
+	// second lane turned out missing, so a batch of new lanes costs at most three transactions.
+	for attempt := 0; attempt < 3; attempt++ {
+		results = make([]EnqueueResult, len(reqs))
+		err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			for _, t := range leases {
+				if err := assertLease(ctx, q, t); err != nil {
+					return err
+				}
+			}
+			for _, i := range order {
+				r, err := enqueueIn(ctx, q, reqs[i])
+				if err != nil {
+					return err
+				}
+				results[i] = r
+				if r.Created {
+					l.noteEnqueued(ctx)
+				}
+			}
+			return nil
+		})
+		var missing laneMissing
+		if !errors.As(err, &missing) {
+			return results, err
+		}
+		create := []string{missing.laneKey}
+		if attempt > 0 {
+			create = create[:0]
+			for _, i := range order {
+				if reqs[i].LaneKey >= missing.laneKey {
+					create = append(create, reqs[i].LaneKey)
+				}
+			}
+		}
+		for _, lk := range slices.Compact(create) {
+			if err := l.createLane(ctx, lk); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, errors.New("coordinator: lane rows vanished after creation")
 }
 
 func joinExisting(ctx context.Context, q db.Queries, key db.WorkKey, laneKey string, spec *EnqueueSpec, res *EnqueueResult) error {

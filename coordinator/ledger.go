@@ -17,6 +17,8 @@ type Ledger struct {
 	hooks LedgerHooks
 	watch itemWatch
 	wake  wakeups // cross-process wake-ups (wakeup.go)
+	// perCandidateClaims forces the per-candidate claim pass even where the store supports the batched one.
+	perCandidateClaims bool
 }
 
 // NewLedger returns a Ledger over store.
@@ -33,6 +35,11 @@ type LedgerHooks struct {
 
 // SetHooks installs hooks. Call it once, before the ledger is used.
 func (l *Ledger) SetHooks(h LedgerHooks) { l.hooks = h }
+
+// SetPerCandidateClaims selects the claim pass (docs/protocol.md#claim): true forces one transaction per candidate
+// (the path OceanBase always takes), false (the default) the batched pass where the store supports SKIP LOCKED.
+// Call it before the ledger is used; tests and benchmarks run both paths.
+func (l *Ledger) SetPerCandidateClaims(on bool) { l.perCandidateClaims = on }
 
 // Store returns the underlying store.
 func (l *Ledger) Store() db.Store { return l.store }
@@ -151,27 +158,14 @@ func lockLaneKeyItem(ctx context.Context, q db.Queries, laneKey, logicalKey, wor
 // serves paths that neither read nor write the key, such as claiming a due lane head: every path that does touch
 // the key holds the lane lock first, so the lane lock already serialises them with this one.
 func lockLaneItem(ctx context.Context, q db.Queries, laneKey, workID string) (lane db.WorkLane, item db.WorkItem, now time.Time, err error) {
-	lane, _, err = q.WorkLaneLock(ctx, laneKey)
-	if err != nil {
-		return lane, item, now, err
-	}
-	item, now, err = q.WorkItemLock(ctx, workID)
-	return lane, item, now, err
+	return q.WorkLaneItemLock(ctx, db.WorkLaneItemLockParams{LaneKey: laneKey, WorkID: workID})
 }
 
 // lockLaneDeleteKeyItem is lockLaneKeyItem for Complete, which always deletes the key when it commits: the DELETE
 // itself takes the key's row lock (in the lane → key → item order) instead of a locking read followed by a DELETE
 // later in the transaction. If the claim turns out stale, the transaction rolls back and the key is restored.
 func lockLaneDeleteKeyItem(ctx context.Context, q db.Queries, laneKey, logicalKey, workID string) (lane db.WorkLane, item db.WorkItem, now time.Time, err error) {
-	lane, _, err = q.WorkLaneLock(ctx, laneKey)
-	if err != nil {
-		return lane, item, now, err
-	}
-	if _, err = q.WorkKeyDelete(ctx, logicalKey); err != nil {
-		return lane, item, now, err
-	}
-	item, now, err = q.WorkItemLock(ctx, workID)
-	return lane, item, now, err
+	return q.WorkLaneKeyDeleteItemLock(ctx, db.WorkLaneKeyDeleteItemLockParams{LaneKey: laneKey, LogicalKey: logicalKey, WorkID: workID})
 }
 
 // finishLane deletes the logical key of a succeeded or cancelled item and advances the lane head past it when it
@@ -188,15 +182,23 @@ func finishLane(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool
 	return q.WorkLaneAdvanceHead(ctx, db.WorkLaneAdvanceHeadParams{LaneKey: lane.LaneKey, AfterSequence: item.LaneSequence})
 }
 
-// updateState writes item guarded by its previous state_version (always current under the held row lock; the
-// guard turns any protocol bug into a loud error instead of a silent overwrite).
-func updateState(ctx context.Context, q db.Queries, item db.WorkItem, prevVersion int64) error {
-	n, err := q.WorkItemUpdateState(ctx, db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion})
+// errVersionMoved is a compare-and-set on state_version that failed under a held row lock: a protocol bug.
+var errVersionMoved = errors.New("coordinator: work item state version moved under a held lock")
+
+// matchedOne turns a guarded write's rows-matched count into errVersionMoved (which fails the transaction).
+func matchedOne(n int64, err error) error {
 	if err != nil {
 		return err
 	}
 	if n != 1 {
-		return errors.New("coordinator: work item state version moved under a held lock")
+		return errVersionMoved
 	}
 	return nil
+}
+
+// updateState writes item guarded by its previous state_version (always current under the held row lock; the
+// guard turns any protocol bug into a loud error instead of a silent overwrite).
+func updateState(ctx context.Context, q db.Queries, item db.WorkItem, prevVersion int64) error {
+	n, err := q.WorkItemUpdateState(ctx, db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion})
+	return matchedOne(n, err)
 }

@@ -14,6 +14,11 @@
 //   - "Update" methods that return only an error return ErrNotFound when no row matched; ":execrows" methods return
 //     the number of rows MATCHED (MySQL connections use CLIENT_FOUND_ROWS), so a compare-and-set that rewrites
 //     identical values still counts 1.
+//   - Composite methods (named after the statements they chain, e.g. WorkLaneItemLock) run several of the
+//     statements above in their order inside the caller's transaction, so an adapter can send them in fewer round
+//     trips (one pipelined batch on PostgreSQL, or one statement) without changing what they lock or write. Their
+//     semantics are exactly those of the statements run one after the other; when they report a guard that did not
+//     match, the caller fails (rolls back) the transaction (docs/protocol.md#round-trips).
 //   - Engine deadlock or serialization failures are returned wrapped in ErrDeadlock and are never retried here:
 //     the protocol is deadlock-free by construction, so one is a bug to expose, not to hide.
 package db
@@ -57,6 +62,11 @@ type Store interface {
 	Queries
 	Engine() Engine
 	InTx(ctx context.Context, fn func(ctx context.Context, q Queries) error) error
+	// SkipLocked reports whether WorkLaneItemLockSkipLocked skips rows another transaction holds without waiting
+	// (PostgreSQL, MariaDB >= 10.6 and MySQL 8; SQLite, where no other transaction ever holds a row), which the
+	// batched claim needs (docs/protocol.md#batched-claim). OceanBase reports false: its locking reads start with a
+	// no-op UPDATE, which would wait.
+	SkipLocked() bool
 	Close() error
 }
 
@@ -113,6 +123,37 @@ type Queries interface {
 	WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error)
 	// WorkItemQueueStatistics groups non-terminal items (and failed ones) by kind and status.
 	WorkItemQueueStatistics(ctx context.Context) ([]QueueStatistic, error)
+
+	// Composite ledger steps (see the package comment; docs/protocol.md#round-trips).
+	//
+	// WorkLaneItemLock is WorkLaneLock then WorkItemLock (lane → item); the time is the item lock's database clock.
+	// db.ErrNotFound when either row is missing.
+	WorkLaneItemLock(ctx context.Context, p WorkLaneItemLockParams) (WorkLane, WorkItem, time.Time, error)
+	// WorkLaneItemLockSkipLocked is WorkLaneLockSkipLocked then, if the lane was locked, WorkItemLockSkipLocked:
+	// SELECT … FOR UPDATE SKIP LOCKED of the lane, then of the item, so it never waits for a row lock. db.ErrNotFound
+	// when either row is missing or held by another transaction (the item may then be locked without its lane).
+	WorkLaneItemLockSkipLocked(ctx context.Context, p WorkLaneItemLockParams) (WorkLane, WorkItem, time.Time, error)
+	// WorkLaneKeyDeleteItemLock is WorkLaneLock, WorkKeyDelete(p.LogicalKey) (whose DELETE takes the key's row lock)
+	// then WorkItemLock (lane → key → item); db.ErrNotFound when the lane or the item is missing.
+	WorkLaneKeyDeleteItemLock(ctx context.Context, p WorkLaneKeyDeleteItemLockParams) (WorkLane, WorkItem, time.Time, error)
+	// WorkItemUpdateStateInsertAttempt is WorkItemUpdateState(p.State) then WorkAttemptInsert(p.Attempt) (a claim).
+	// It returns the rows the state update matched; when that is not 1 the attempt may have been inserted too and
+	// the caller must fail the transaction.
+	WorkItemUpdateStateInsertAttempt(ctx context.Context, p WorkItemUpdateStateInsertAttemptParams) (int64, error)
+	// WorkItemUpdateStateFinishAttempt is WorkItemUpdateState(p.State), WorkAttemptFinish(p.Attempt) and, when
+	// p.AdvanceHead is set, WorkLaneAdvanceHead(*p.AdvanceHead) (caller holds lane, key and item locks). It returns
+	// the rows the state update matched; when that is not 1 the caller must fail the transaction.
+	WorkItemUpdateStateFinishAttempt(ctx context.Context, p WorkItemUpdateStateFinishAttemptParams) (int64, error)
+	// WorkKeyItemInsert is WorkKeyInsertIfAbsent(p.Key) and, only when the key was inserted, WorkLaneUpdate(p.Lane)
+	// and WorkItemInsert(p.Item) (an enqueue that creates its item; caller holds the lane lock). It reports whether
+	// the key was inserted; when it was not, nothing was written.
+	WorkKeyItemInsert(ctx context.Context, p WorkKeyItemInsertParams) (bool, error)
+
+	// Savepoint runs fn inside a savepoint of the current transaction (docs/protocol.md#complete-many): when fn
+	// returns an error, only what fn wrote is rolled back, fnErr is that error and the transaction goes on. err is
+	// non-nil when the savepoint itself failed (or q is not inside InTx): the transaction cannot go on. Savepoints
+	// do not nest.
+	Savepoint(ctx context.Context, fn func(ctx context.Context, q Queries) error) (fnErr error, err error)
 
 	// Attempts (append-only audit).
 	WorkAttemptInsert(ctx context.Context, a WorkAttempt) error
@@ -292,6 +333,40 @@ type QueueStatistic struct {
 type WorkLaneAdvanceHeadParams struct {
 	LaneKey       string
 	AfterSequence int64
+}
+
+// WorkLaneItemLockParams addresses WorkLaneItemLock.
+type WorkLaneItemLockParams struct {
+	LaneKey string
+	WorkID  string
+}
+
+// WorkLaneKeyDeleteItemLockParams addresses WorkLaneKeyDeleteItemLock.
+type WorkLaneKeyDeleteItemLockParams struct {
+	LaneKey    string
+	LogicalKey string
+	WorkID     string
+}
+
+// WorkItemUpdateStateInsertAttemptParams is a claim's state write and its new attempt.
+type WorkItemUpdateStateInsertAttemptParams struct {
+	State   WorkItemUpdateStateParams
+	Attempt WorkAttempt
+}
+
+// WorkItemUpdateStateFinishAttemptParams is a finishing state write, its attempt's finish and, when AdvanceHead is
+// set, the lane head's advance.
+type WorkItemUpdateStateFinishAttemptParams struct {
+	State       WorkItemUpdateStateParams
+	Attempt     WorkAttemptFinishParams
+	AdvanceHead *WorkLaneAdvanceHeadParams
+}
+
+// WorkKeyItemInsertParams is the key, the lane's new allocator and head, and the item of a creating enqueue.
+type WorkKeyItemInsertParams struct {
+	Key  WorkKey
+	Lane WorkLane
+	Item WorkItem
 }
 
 // WorkItemUpdateStateParams is a compare-and-set of every mutable column of Item on its state_version.

@@ -12,10 +12,10 @@ func (q queries) RateLimitWindowInsertIfAbsent(ctx context.Context, w db.RateLim
 	return errs.Inserted(q.q.RateLimitWindowInsertIfAbsent(ctx, conv.RateLimitWindowToGen[mysqlgen.RateLimitWindowInsertIfAbsentParams](w)))
 }
 
-// RateLimitWindowLock runs the no-op RateLimitWindowTouch first, so that the transaction and the row lock really start
+// RateLimitWindowLock runs the no-op RateLimitWindowTouch first on OceanBase (touch), so that the transaction and the row lock really start
 // (OceanBase), then the SELECT ... FOR UPDATE.
 func (q queries) RateLimitWindowLock(ctx context.Context, p db.RateLimitWindowLockParams) (db.RateLimitWindow, error) {
-	if _, err := q.q.RateLimitWindowTouch(ctx, conv.RateLimitWindowKeyToGen[mysqlgen.RateLimitWindowTouchParams](p)); err != nil {
+	if _, err := touch(ctx, q, q.q.RateLimitWindowTouch, conv.RateLimitWindowKeyToGen[mysqlgen.RateLimitWindowTouchParams](p)); err != nil {
 		return db.RateLimitWindow{}, errs(err)
 	}
 	r, err := q.q.RateLimitWindowLock(ctx, conv.RateLimitWindowKeyToGen[mysqlgen.RateLimitWindowLockParams](p))

@@ -13,10 +13,10 @@ func (q queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName str
 	return errs.Inserted(q.q.SchedulerLeaseInsertIfAbsent(ctx, leaseName))
 }
 
-// SchedulerLeaseLock runs the no-op SchedulerLeaseTouch first, so that the transaction and the row lock really start
+// SchedulerLeaseLock runs the no-op SchedulerLeaseTouch first on OceanBase (touch), so that the transaction and the row lock really start
 // (OceanBase), then the SELECT ... FOR UPDATE.
 func (q queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (db.SchedulerLease, time.Time, error) {
-	if _, err := q.q.SchedulerLeaseTouch(ctx, leaseName); err != nil {
+	if _, err := touch(ctx, q, q.q.SchedulerLeaseTouch, leaseName); err != nil {
 		return db.SchedulerLease{}, time.Time{}, errs(err)
 	}
 	r, err := q.q.SchedulerLeaseLock(ctx, leaseName)

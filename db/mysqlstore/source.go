@@ -12,10 +12,10 @@ func (q queries) SourceJournalHeadInsertIfAbsent(ctx context.Context, scopeID st
 	return errs.Inserted(q.q.SourceJournalHeadInsertIfAbsent(ctx, scopeID))
 }
 
-// SourceJournalHeadLock runs the no-op SourceJournalHeadTouch first, so that the transaction and the row lock really start
+// SourceJournalHeadLock runs the no-op SourceJournalHeadTouch first on OceanBase (touch), so that the transaction and the row lock really start
 // (OceanBase), then the SELECT ... FOR UPDATE.
 func (q queries) SourceJournalHeadLock(ctx context.Context, scopeID string) (db.SourceJournalHead, error) {
-	if _, err := q.q.SourceJournalHeadTouch(ctx, scopeID); err != nil {
+	if _, err := touch(ctx, q, q.q.SourceJournalHeadTouch, scopeID); err != nil {
 		return db.SourceJournalHead{}, errs(err)
 	}
 	r, err := q.q.SourceJournalHeadLock(ctx, scopeID)

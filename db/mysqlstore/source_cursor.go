@@ -13,10 +13,10 @@ func (q queries) SourceCursorGet(ctx context.Context, p db.SourceCursorGetParams
 	return conv.One(errs, r, err, conv.SourceCursorFromGen)
 }
 
-// SourceCursorLock runs the no-op SourceCursorTouch first, so that the transaction and the row lock really start
+// SourceCursorLock runs the no-op SourceCursorTouch first on OceanBase (touch), so that the transaction and the row lock really start
 // (OceanBase), then the SELECT ... FOR UPDATE.
 func (q queries) SourceCursorLock(ctx context.Context, p db.SourceCursorLockParams) (db.SourceCursor, error) {
-	if _, err := q.q.SourceCursorTouch(ctx, mysqlgen.SourceCursorTouchParams(p)); err != nil {
+	if _, err := touch(ctx, q, q.q.SourceCursorTouch, mysqlgen.SourceCursorTouchParams(p)); err != nil {
 		return db.SourceCursor{}, errs(err)
 	}
 	r, err := q.q.SourceCursorLock(ctx, mysqlgen.SourceCursorLockParams(p))

@@ -3,9 +3,10 @@
 //
 // Every connection runs with time_zone '+00:00' and READ COMMITTED (set once per session when the connection is
 // opened, so a transaction is a plain BEGIN). Affected-row counts are "rows matched" (CLIENT_FOUND_ROWS), as on
-// PostgreSQL and SQLite, so a compare-and-set that writes unchanged values still reports one row. A "...Lock" method
-// first runs the no-op "...Touch" update of the same row, so the server-side transaction and the row lock really
-// start (OceanBase), and then the SELECT ... FOR UPDATE.
+// PostgreSQL and SQLite, so a compare-and-set that writes unchanged values still reports one row. On OceanBase a
+// "...Lock" method first runs the no-op "...Touch" update of the same row, so the server-side transaction and the
+// row lock really start, and then the SELECT ... FOR UPDATE; on MariaDB and MySQL (InnoDB) the SELECT ... FOR
+// UPDATE alone takes the lock and the touch is skipped (touch).
 package mysqlstore
 
 import (
@@ -45,7 +46,8 @@ var sessionSetup = []string{
 // Store is a MySQL/OceanBase connection pool implementing db.Store.
 type Store struct {
 	queries
-	sqlDB *sql.DB
+	sqlDB     *sql.DB
+	oceanBase bool
 }
 
 var _ db.Store = (*Store)(nil)
@@ -57,7 +59,22 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{queries: queries{q: mysqlgen.New(sqlDB)}, sqlDB: sqlDB}, nil
+	ob, err := isOceanBase(ctx, sqlDB)
+	if err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
+	return &Store{queries: queries{q: mysqlgen.New(sqlDB), oceanBase: ob}, sqlDB: sqlDB, oceanBase: ob}, nil
+}
+
+// isOceanBase reads the server version once: OceanBase's MySQL mode reports e.g. "5.7.25-OceanBase-v4.3.5.0",
+// MariaDB "10.11.6-MariaDB", MySQL "8.0.36".
+func isOceanBase(ctx context.Context, sqlDB *sql.DB) (bool, error) {
+	var version string
+	if err := sqlDB.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return false, fmt.Errorf("mysqlstore: server version: %w", interpretError(err))
+	}
+	return strings.Contains(strings.ToLower(version), "oceanbase"), nil
 }
 
 // OpenDB opens the database/sql pool of Open without the Store around it: the migration and schema-check
@@ -112,6 +129,10 @@ func (s *Store) DB() *sql.DB { return s.sqlDB }
 // Engine reports db.EngineMySQL.
 func (s *Store) Engine() db.Engine { return db.EngineMySQL }
 
+// SkipLocked reports whether the batched claim may use FOR UPDATE SKIP LOCKED: on MariaDB (>= 10.6, the supported
+// floor) and MySQL 8, not on OceanBase (whose locking reads start with a no-op UPDATE, which would wait).
+func (s *Store) SkipLocked() bool { return !s.oceanBase }
+
 // Close closes the pool.
 func (s *Store) Close() error { return s.sqlDB.Close() }
 
@@ -128,7 +149,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 			_ = tx.Rollback()
 		}
 	}()
-	if err := fn(ctx, queries{q: mysqlgen.New(tx)}); err != nil {
+	if err := fn(ctx, queries{q: mysqlgen.New(tx), tx: tx, oceanBase: s.oceanBase}); err != nil {
 		return err
 	}
 	done = true
@@ -141,7 +162,20 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 // queries implements db.Queries over one mysqlgen.Queries (the pool in autocommit mode, or a transaction). Its
 // methods (one file per sql/queries/mysql file) call the generated statement and convert with package conv.
 type queries struct {
-	q *mysqlgen.Queries
+	q  *mysqlgen.Queries
+	tx *sql.Tx // the transaction inside InTx (savepoints); nil in autocommit mode
+	// oceanBase: the server is OceanBase, whose locking reads need the no-op "...Touch" update first (touch).
+	oceanBase bool
+}
+
+// touch runs a locking read's no-op "...Touch" update on OceanBase, which starts the server-side transaction and
+// the row lock only on a write (docs/protocol.md#engines). InnoDB (MariaDB, MySQL) locks on the SELECT ... FOR UPDATE
+// itself, so there the touch is skipped: one round trip less per locking read, the same lock.
+func touch[P any](ctx context.Context, q queries, fn func(context.Context, P) (int64, error), arg P) (int64, error) {
+	if !q.oceanBase {
+		return 0, nil
+	}
+	return fn(ctx, arg)
 }
 
 // errs interprets this engine's driver errors for the conv result helpers.

@@ -13,10 +13,10 @@ func (q queries) WorkItemInsert(ctx context.Context, item db.WorkItem) error {
 	return errs.Err(q.q.WorkItemInsert(ctx, conv.WorkItemToGen[mysqlgen.WorkItemInsertParams](item)))
 }
 
-// WorkItemLock runs the no-op WorkItemTouch first, so that the transaction and the row lock really start
+// WorkItemLock runs the no-op WorkItemTouch first on OceanBase (touch), so that the transaction and the row lock really start
 // (OceanBase), then the SELECT ... FOR UPDATE.
 func (q queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
-	if _, err := q.q.WorkItemTouch(ctx, workID); err != nil {
+	if _, err := touch(ctx, q, q.q.WorkItemTouch, workID); err != nil {
 		return db.WorkItem{}, time.Time{}, errs(err)
 	}
 	r, err := q.q.WorkItemLock(ctx, workID)

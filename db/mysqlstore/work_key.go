@@ -12,10 +12,10 @@ func (q queries) WorkKeyInsertIfAbsent(ctx context.Context, key db.WorkKey) (boo
 	return errs.Inserted(q.q.WorkKeyInsertIfAbsent(ctx, conv.WorkKeyToGen[mysqlgen.WorkKeyInsertIfAbsentParams](key)))
 }
 
-// WorkKeyLock runs the no-op WorkKeyTouch first, so that the transaction and the row lock really start
+// WorkKeyLock runs the no-op WorkKeyTouch first on OceanBase (touch), so that the transaction and the row lock really start
 // (OceanBase), then the SELECT ... FOR UPDATE.
 func (q queries) WorkKeyLock(ctx context.Context, logicalKey string) (db.WorkKey, error) {
-	if _, err := q.q.WorkKeyTouch(ctx, logicalKey); err != nil {
+	if _, err := touch(ctx, q, q.q.WorkKeyTouch, logicalKey); err != nil {
 		return db.WorkKey{}, errs(err)
 	}
 	r, err := q.q.WorkKeyLock(ctx, logicalKey)

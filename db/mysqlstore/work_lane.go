@@ -13,10 +13,10 @@ func (q queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bo
 	return errs.Inserted(q.q.WorkLaneInsertIfAbsent(ctx, laneKey))
 }
 
-// WorkLaneLock runs the no-op WorkLaneTouch first, so that the transaction and the row lock really start
+// WorkLaneLock runs the no-op WorkLaneTouch first on OceanBase (touch), so that the transaction and the row lock really start
 // (OceanBase), then the SELECT ... FOR UPDATE.
 func (q queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, time.Time, error) {
-	if _, err := q.q.WorkLaneTouch(ctx, laneKey); err != nil {
+	if _, err := touch(ctx, q, q.q.WorkLaneTouch, laneKey); err != nil {
 		return db.WorkLane{}, time.Time{}, errs(err)
 	}
 	r, err := q.q.WorkLaneLock(ctx, laneKey)

@@ -110,13 +110,14 @@ func (s *Store) listenOnce(ctx context.Context, h db.ListenHandlers) (bool, erro
 	}
 }
 
-// commitNotifying sends COMMIT, preceded in the same pipelined batch (one round trip) by the transaction's notifications:
-// they are delivered if and only if the COMMIT succeeds.
+// commitNotifying is commit (the pending savepoint statements, then the COMMIT) preceded in the same pipelined
+// batch (one round trip) by the transaction's notifications: they are delivered if and only if the COMMIT succeeds.
 func (t *lazyTx) commitNotifying(ctx context.Context, channels []string) (pgconn.CommandTag, error) {
 	if len(channels) == 0 {
-		return t.conn.Exec(ctx, "commit")
+		return t.commit(ctx)
 	}
 	b := &pgx.Batch{}
+	n := t.prefix(b)
 	queue := postgresgen.New(batchQueue{b})
 	for _, ch := range channels {
 		if err := queue.WorkNotify(ctx, ch); err != nil {
@@ -125,7 +126,7 @@ func (t *lazyTx) commitNotifying(ctx context.Context, channels []string) (pgconn
 	}
 	b.Queue("commit")
 	br := t.conn.SendBatch(ctx, b)
-	for range channels {
+	for range n + len(channels) {
 		if _, err := br.Exec(); err != nil {
 			return pgconn.CommandTag{}, errors.Join(err, br.Close())
 		}

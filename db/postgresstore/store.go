@@ -31,7 +31,8 @@ type Store struct {
 // queries implements db.Queries over one pgx executor: the pool (autocommit) or a transaction. Its methods (one
 // file per sql/queries/postgres file) call the generated statement and convert with package conv.
 type queries struct {
-	q *postgresgen.Queries
+	q  *postgresgen.Queries
+	tx *lazyTx // the transaction inside InTx (composite steps pipeline on it); nil in autocommit mode
 }
 
 // errs interprets this engine's driver errors for the conv result helpers.
@@ -70,6 +71,9 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Engine reports db.EnginePostgres.
 func (s *Store) Engine() db.Engine { return db.EnginePostgres }
+
+// SkipLocked reports true: PostgreSQL has FOR UPDATE SKIP LOCKED.
+func (s *Store) SkipLocked() bool { return true }
 
 // Close closes the pool.
 func (s *Store) Close() error {

@@ -39,7 +39,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 			}
 		}
 	}()
-	if err := fn(ctx, queries{q: postgresgen.New(tx)}); err != nil {
+	if err := fn(ctx, queries{q: postgresgen.New(tx), tx: tx}); err != nil {
 		return err
 	}
 	if !tx.begun {
@@ -58,29 +58,66 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 }
 
 // lazyTx is the postgresgen.DBTX of one transaction on one connection: its first statement is sent in one batch
-// (one round trip) after the BEGIN; later statements run on the connection directly.
+// (one round trip) after the BEGIN; later statements run on the connection directly. Savepoint statements are not
+// sent on their own either: they wait in pending and go in front of the next statement (or the COMMIT), in the
+// same batch.
 type lazyTx struct {
-	conn  *pgx.Conn
-	begun bool
+	conn    *pgx.Conn
+	begun   bool
+	pending []string
 }
 
-// first sends BEGIN and the first statement in one pipelined batch and consumes the BEGIN's result. The caller
+// prefix is what must precede the next statement: the BEGIN if the transaction has not started, then the pending
+// savepoint statements. It empties pending.
+func (t *lazyTx) prefix(b *pgx.Batch) int {
+	n := 0
+	if !t.begun {
+		b.Queue(beginSQL)
+		n++
+	}
+	for _, stmt := range t.pending {
+		b.Queue(stmt)
+		n++
+	}
+	t.pending = t.pending[:0]
+	t.begun = true // from here on the transaction may be open: roll it back on failure
+	return n
+}
+
+// direct reports whether the next statement can go to the connection as is (nothing must precede it).
+func (t *lazyTx) direct() bool { return t.begun && len(t.pending) == 0 }
+
+// first sends the prefix and the statement in one pipelined batch and consumes the prefix's results. The caller
 // reads the statement's result from the returned batch and must close it.
 func (t *lazyTx) first(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
-	b.Queue(beginSQL)
+	n := t.prefix(b)
 	b.Queue(sql, args...)
-	t.begun = true // from here on the transaction may be open: roll it back on failure
 	br := t.conn.SendBatch(ctx, b)
-	if _, err := br.Exec(); err != nil {
-		_ = br.Close()
-		return nil, err
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
 	}
 	return br, nil
 }
 
+// commit sends the pending savepoint statements, if any, and the COMMIT in one batch.
+func (t *lazyTx) commit(ctx context.Context) (pgconn.CommandTag, error) {
+	if t.direct() {
+		return t.conn.Exec(ctx, "commit")
+	}
+	br, err := t.first(ctx, "commit", nil)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	return tag, errors.Join(err, br.Close())
+}
+
 func (t *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if t.begun {
+	if t.direct() {
 		return t.conn.Exec(ctx, sql, args...)
 	}
 	br, err := t.first(ctx, sql, args)
@@ -92,7 +129,7 @@ func (t *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 }
 
 func (t *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if t.begun {
+	if t.direct() {
 		return t.conn.Query(ctx, sql, args...)
 	}
 	br, err := t.first(ctx, sql, args)
@@ -108,7 +145,7 @@ func (t *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 }
 
 func (t *lazyTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if t.begun {
+	if t.direct() {
 		return t.conn.QueryRow(ctx, sql, args...)
 	}
 	rows, err := t.Query(ctx, sql, args...)
@@ -160,4 +197,101 @@ func (r *batchRow) Scan(dest ...any) error {
 	}
 	r.rows.Close()
 	return r.rows.Err()
+}
+
+// errRecorded is what the recording executor answers: the statement was queued, not run.
+var errRecorded = errors.New("postgresstore: statement recorded for a pipeline")
+
+// recorder is a postgresgen.DBTX that queues every statement into a batch instead of running it.
+type recorder struct{ b *pgx.Batch }
+
+func (r recorder) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	r.b.Queue(sql, args...)
+	return pgconn.CommandTag{}, errRecorded
+}
+
+func (r recorder) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	r.b.Queue(sql, args...)
+	return nil, errRecorded
+}
+
+func (r recorder) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	r.b.Queue(sql, args...)
+	return errRow{errRecorded}
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// replayer is a postgresgen.DBTX that answers each statement with the next result of a sent batch, in order.
+type replayer struct{ br pgx.BatchResults }
+
+func (r replayer) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return r.br.Exec()
+}
+
+func (r replayer) Query(context.Context, string, ...any) (pgx.Rows, error) { return r.br.Query() }
+
+func (r replayer) QueryRow(context.Context, string, ...any) pgx.Row { return r.br.QueryRow() }
+
+// pipeline runs the steps — each exactly one generated statement — in one round trip: it runs every step against a
+// recorder to collect the statements (and the BEGIN if the transaction has not started), sends them as one pgx
+// batch, and runs every step again against the batch's results, so the generated code scans them as usual. The
+// statements execute on the server one after the other, in order, inside the transaction: locks are taken in the
+// steps' order exactly as if they were sent one by one. Each step's error is returned in steps order; a failed
+// statement aborts the transaction, so the steps after it fail too.
+func (t *lazyTx) pipeline(ctx context.Context, steps ...func(q *postgresgen.Queries) error) []error {
+	b := &pgx.Batch{}
+	n := t.prefix(b)
+	rec := postgresgen.New(recorder{b})
+	for _, step := range steps {
+		_ = step(rec) // errRecorded: each step queues exactly its one statement
+	}
+	br := t.conn.SendBatch(ctx, b)
+	errs := make([]error, len(steps))
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			for i := range errs {
+				errs[i] = err
+			}
+			return errs
+		}
+	}
+	rep := postgresgen.New(replayer{br})
+	for i, step := range steps {
+		errs[i] = step(rep)
+	}
+	if err := br.Close(); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	return errs
+}
+
+// savepoint is db.Queries.Savepoint inside InTx: the SAVEPOINT, and the RELEASE after fn, are queued in pending, so
+// they cost no round trip of their own; a failed fn costs one (ROLLBACK TO and RELEASE). When fn sent nothing,
+// nothing is sent.
+func (t *lazyTx) savepoint(ctx context.Context, q queries, fn func(ctx context.Context, q db.Queries) error) (error, error) {
+	mark := len(t.pending)
+	t.pending = append(t.pending, db.SavepointSQL)
+	fnErr := fn(ctx, q)
+	if len(t.pending) == mark+1 && t.pending[mark] == db.SavepointSQL {
+		t.pending = t.pending[:mark] // fn sent no statement: no savepoint needed
+		return fnErr, nil
+	}
+	if fnErr != nil {
+		// Roll back at once, in one simple-protocol round trip: a failed statement leaves the transaction aborted,
+		// and pgx cannot prepare (or deallocate) the next batch's statements until it is restored.
+		if _, err := t.conn.Exec(ctx, db.RollbackSavepointSQL+"; "+db.ReleaseSavepointSQL); err != nil {
+			return fnErr, interpretError(err)
+		}
+		return fnErr, nil
+	}
+	t.pending = append(t.pending, db.ReleaseSavepointSQL)
+	return fnErr, nil
 }

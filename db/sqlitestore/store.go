@@ -48,8 +48,9 @@ var _ db.Store = (*Store)(nil)
 // queries implements db.Queries over two sqlc handles: r for reads, w for writes. On the Store they are the reader
 // and writer pools; inside InTx both are the transaction.
 type queries struct {
-	r *sqlitegen.Queries
-	w *sqlitegen.Queries
+	r  *sqlitegen.Queries
+	w  *sqlitegen.Queries
+	tx *sql.Tx // the transaction inside InTx (savepoints); nil on the Store
 }
 
 var _ db.Queries = (*queries)(nil)
@@ -189,6 +190,9 @@ func (s *Store) Close() error {
 	return errors.Join(s.reader.Close(), s.writer.Close())
 }
 
+// SkipLocked reports true: inside BEGIN IMMEDIATE no other transaction ever holds a row, so nothing is skipped.
+func (s *Store) SkipLocked() bool { return true }
+
 // InTx runs fn in one BEGIN IMMEDIATE transaction on the writer connection, commits, and rolls back on error or
 // panic. It never retries. fn must use q, not the Store: a write on the Store from inside fn would wait for the
 // single writer connection that fn's transaction holds.
@@ -204,7 +208,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 		}
 	}()
 	gq := sqlitegen.New(tx)
-	if err := fn(ctx, &queries{r: gq, w: gq}); err != nil {
+	if err := fn(ctx, &queries{r: gq, w: gq, tx: tx}); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -38,7 +38,7 @@ func Run(t *testing.T, engine db.Engine) {
 		})
 	}
 	for _, family := range [][]storeCase{
-		dbCases, workLaneCases, workKeyCases, workItemCases, workAttemptCases, schedulerLeaseCases,
+		dbCases, workLaneCases, workKeyCases, workItemCases, workAttemptCases, compositeCases, schedulerLeaseCases,
 		schedulerScanCases, runtimeMemberCases, rateLimitCases, uiSessionCases, sourceCases, sourceCursorCases, memoryCases,
 		memoryEntryCases, experienceCases, lifecycleCases,
 	} {

@@ -36,26 +36,29 @@ func (noopHandler) Prepare(context.Context, db.WorkItem) (coordinator.Prepared, 
 
 // enqueueNoop enqueues item i of lane (one transaction, the real Enqueue path).
 func enqueueNoop(ctx context.Context, l *coordinator.Ledger, lane string, i int) (coordinator.EnqueueResult, error) {
-	return l.Enqueue(ctx, coordinator.EnqueueRequest{
+	return l.Enqueue(ctx, noopRequest(lane, i))
+}
+
+// noopRequest is the enqueue of no-op item i on lane.
+func noopRequest(lane string, i int) coordinator.EnqueueRequest {
+	return coordinator.EnqueueRequest{
 		LaneKey: hash("lane/" + lane),
 		Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
 			return &coordinator.EnqueueSpec{Kind: noopKind, PayloadVersion: 1, ScopeID: "scope-" + lane,
 				LogicalKey: hash("item/" + strconv.Itoa(i)), Payload: map[string]any{"n": i}, MaxAttempts: 5}, nil
 		},
-	})
+	}
 }
 
-// enqueueNoopBatch enqueues items [from, to) (item i in lane i mod lanes) as one bulk enqueue.
-//
-// Stub until the ledger has EnqueueMany (issue 14, phase 2): one Enqueue transaction per item, so the "before"
-// figures of the bulk run measure what a bulk caller had to do before.
+// enqueueNoopBatch enqueues items [from, to) (item i in lane i mod lanes) as one bulk enqueue (Ledger.EnqueueMany:
+// one transaction).
 func enqueueNoopBatch(ctx context.Context, l *coordinator.Ledger, lanes, from, to int) error {
+	reqs := make([]coordinator.EnqueueRequest, 0, to-from)
 	for i := from; i < to; i++ {
-		if _, err := enqueueNoop(ctx, l, strconv.Itoa(i%lanes), i); err != nil {
-			return err
-		}
+		reqs = append(reqs, noopRequest(strconv.Itoa(i%lanes), i))
 	}
-	return nil
+	_, err := l.EnqueueMany(ctx, reqs)
+	return err
 }
 
 // b1Config is one throughput run.

@@ -148,26 +148,26 @@ func runB4(ctx context.Context, srv *servers, engine db.Engine, items int) b4Res
 // b4Batch is the batch size of B4's batched lifecycle.
 const b4Batch = 16
 
-// enqueueNoopLanes enqueues items first … first+count−1 as one bulk enqueue, item first+j on lane prefix+j (the
-// lanes exist and are idle).
-//
-// Stub until the ledger has EnqueueMany (issue 14, phase 2): one Enqueue transaction per item.
+// enqueueNoopLanes enqueues items first … first+count−1 as one bulk enqueue (Ledger.EnqueueMany), item first+j on
+// lane prefix+j (the lanes exist and are idle).
 func enqueueNoopLanes(ctx context.Context, l *coordinator.Ledger, prefix string, first, count int) error {
+	reqs := make([]coordinator.EnqueueRequest, 0, count)
 	for j := range count {
-		if _, err := enqueueNoop(ctx, l, prefix+strconv.Itoa(j), first+j); err != nil {
-			return err
-		}
+		reqs = append(reqs, noopRequest(prefix+strconv.Itoa(j), first+j))
 	}
-	return nil
+	_, err := l.EnqueueMany(ctx, reqs)
+	return err
 }
 
-// completeNoopBatch completes the claims as one batch.
-//
-// Stub until the ledger has batched completion (issue 14, phase 2): one Complete transaction per claim.
+// completeNoopBatch completes the claims as one batch (Ledger.CompleteMany: one transaction, a savepoint per item).
 func completeNoopBatch(ctx context.Context, l *coordinator.Ledger, claims []coordinator.Claim) error {
-	for _, c := range claims {
-		if _, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, nil); err != nil {
-			return err
+	cs := make([]coordinator.Completion, len(claims))
+	for i, c := range claims {
+		cs[i] = coordinator.Completion{Claim: c, Result: coordinator.Result{Code: "processed"}}
+	}
+	for _, r := range l.CompleteMany(ctx, cs) {
+		if r.Err != nil {
+			return r.Err
 		}
 	}
 	return nil

@@ -51,6 +51,128 @@ func (q *Queries) WorkKeyInsertIfAbsent(ctx context.Context, arg WorkKeyInsertIf
 	return result.RowsAffected(), nil
 }
 
+const workKeyItemInsert = `-- name: WorkKeyItemInsert :one
+WITH k AS (
+    INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
+    VALUES ($1, $2, $3, $4)
+    ON CONFLICT DO NOTHING
+    RETURNING pc_work_keys.logical_key
+), l AS (
+    UPDATE pc_work_lanes wl
+    SET next_sequence = $5,
+        head_sequence = $6
+    WHERE wl.lane_key = $7
+      AND EXISTS (SELECT 1 FROM k)
+    RETURNING wl.lane_key
+), i AS (
+    INSERT INTO pc_work_items (
+        work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
+        lease_owner, lease_fence, lease_expires_at, attempt_count, generation_attempt_count, recovery_generation,
+        max_attempts, cancel_requested, result_code, result_payload, error_category, error_code, state_version,
+        created_at, updated_at, completed_at
+    )
+    SELECT $8::uuid, $9::text, $10::text,
+           $11::bigint, $12::text, $13::integer,
+           $14::text, $15::bytea, $16::text,
+           $17::timestamptz, $18::text, $19::bigint,
+           $20::timestamptz, $21::integer,
+           $22::integer, $23::integer,
+           $24::integer, $25::boolean, $26::text,
+           $27::bytea, $28::text, $29::text,
+           $30::bigint, $31::timestamptz,
+           $32::timestamptz, $33::timestamptz
+    WHERE EXISTS (SELECT 1 FROM k)
+    RETURNING pc_work_items.work_id
+)
+SELECT (SELECT count(*) FROM k)::bigint AS keys_inserted,
+       (SELECT count(*) FROM l)::bigint AS lanes_updated,
+       (SELECT count(*) FROM i)::bigint AS items_inserted
+`
+
+type WorkKeyItemInsertParams struct {
+	KeyLogicalKey          string
+	KeyWorkID              string
+	KeyLaneKey             string
+	KeyCreatedAt           time.Time
+	LaneNextSequence       int64
+	LaneHeadSequence       *int64
+	LaneLaneKey            string
+	WorkID                 string
+	LogicalKey             string
+	LaneKey                string
+	LaneSequence           int64
+	Kind                   string
+	PayloadVersion         int32
+	ScopeID                string
+	Payload                []byte
+	Status                 string
+	AvailableAt            time.Time
+	LeaseOwner             *string
+	LeaseFence             int64
+	LeaseExpiresAt         *time.Time
+	AttemptCount           int32
+	GenerationAttemptCount int32
+	RecoveryGeneration     int32
+	MaxAttempts            int32
+	CancelRequested        bool
+	ResultCode             *string
+	ResultPayload          []byte
+	ErrorCategory          *string
+	ErrorCode              *string
+	StateVersion           int64
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	CompletedAt            *time.Time
+}
+
+type WorkKeyItemInsertRow struct {
+	KeysInserted  int64
+	LanesUpdated  int64
+	ItemsInserted int64
+}
+
+// Engine-only (postgres): Guard: caller holds the lane lock; inserts the key if absent and only then (data-modifying CTEs, one statement) writes the lane's allocator and head and inserts the item.
+func (q *Queries) WorkKeyItemInsert(ctx context.Context, arg WorkKeyItemInsertParams) (WorkKeyItemInsertRow, error) {
+	row := q.db.QueryRow(ctx, workKeyItemInsert,
+		arg.KeyLogicalKey,
+		arg.KeyWorkID,
+		arg.KeyLaneKey,
+		arg.KeyCreatedAt,
+		arg.LaneNextSequence,
+		arg.LaneHeadSequence,
+		arg.LaneLaneKey,
+		arg.WorkID,
+		arg.LogicalKey,
+		arg.LaneKey,
+		arg.LaneSequence,
+		arg.Kind,
+		arg.PayloadVersion,
+		arg.ScopeID,
+		arg.Payload,
+		arg.Status,
+		arg.AvailableAt,
+		arg.LeaseOwner,
+		arg.LeaseFence,
+		arg.LeaseExpiresAt,
+		arg.AttemptCount,
+		arg.GenerationAttemptCount,
+		arg.RecoveryGeneration,
+		arg.MaxAttempts,
+		arg.CancelRequested,
+		arg.ResultCode,
+		arg.ResultPayload,
+		arg.ErrorCategory,
+		arg.ErrorCode,
+		arg.StateVersion,
+		arg.CreatedAt,
+		arg.UpdatedAt,
+		arg.CompletedAt,
+	)
+	var i WorkKeyItemInsertRow
+	err := row.Scan(&i.KeysInserted, &i.LanesUpdated, &i.ItemsInserted)
+	return i, err
+}
+
 const workKeyLock = `-- name: WorkKeyLock :one
 SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys

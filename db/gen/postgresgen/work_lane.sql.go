@@ -95,6 +95,33 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 	return i, err
 }
 
+const workLaneLockSkipLocked = `-- name: WorkLaneLockSkipLocked :one
+SELECT lane_key, next_sequence, head_sequence, clock_timestamp()::timestamptz AS db_now
+FROM pc_work_lanes
+WHERE lane_key = $1
+FOR UPDATE SKIP LOCKED
+`
+
+type WorkLaneLockSkipLockedRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence *int64
+	DbNow        time.Time
+}
+
+// Lock: the lane row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it); batched claim only (docs/protocol.md#batched-claim).
+func (q *Queries) WorkLaneLockSkipLocked(ctx context.Context, laneKey string) (WorkLaneLockSkipLockedRow, error) {
+	row := q.db.QueryRow(ctx, workLaneLockSkipLocked, laneKey)
+	var i WorkLaneLockSkipLockedRow
+	err := row.Scan(
+		&i.LaneKey,
+		&i.NextSequence,
+		&i.HeadSequence,
+		&i.DbNow,
+	)
+	return i, err
+}
+
 const workLaneUpdate = `-- name: WorkLaneUpdate :execrows
 UPDATE pc_work_lanes
 SET next_sequence = $1,

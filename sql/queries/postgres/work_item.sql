@@ -107,6 +107,13 @@ FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE;
 
+-- Lock: the item row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it), after the lane; batched claim only (docs/protocol.md#batched-claim).
+-- name: WorkItemLockSkipLocked :one
+SELECT sqlc.embed(pc_work_items), clock_timestamp()::timestamptz AS db_now
+FROM pc_work_items
+WHERE work_id = sqlc.arg('work_id')
+FOR UPDATE SKIP LOCKED;
+
 -- No lock; succeeded/cancelled items completed before the cutoff, oldest first (never failed ones).
 -- name: WorkItemPurgeCandidates :many
 SELECT work_id

@@ -32,6 +32,13 @@ FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;
 
+-- Lock: the lane row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it); batched claim only (docs/protocol.md#batched-claim).
+-- name: WorkLaneLockSkipLocked :one
+SELECT lane_key, next_sequence, head_sequence, clock_timestamp()::timestamptz AS db_now
+FROM pc_work_lanes
+WHERE lane_key = sqlc.arg('lane_key')
+FOR UPDATE SKIP LOCKED;
+
 -- Guard: caller holds the lane lock; writes the allocator and the head (NULL = idle).
 -- name: WorkLaneUpdate :execrows
 UPDATE pc_work_lanes

@@ -1,0 +1,383 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/db"
+)
+
+// compositeCases are the cases of the composite ledger steps (db.Queries, "Composite ledger steps"): each must
+// behave exactly like its statements run one after the other, inside a transaction (where PostgreSQL pipelines them).
+var compositeCases = []storeCase{
+	{"WorkLaneItemLock/LocksBothOrNotFound", testWorkLaneItemLock},
+	{"WorkLaneKeyDeleteItemLock/DeletesKeyAndLocks", testWorkLaneKeyDeleteItemLock},
+	{"WorkItemUpdateStateInsertAttempt/ClaimWrites", testWorkItemUpdateStateInsertAttempt},
+	{"WorkItemUpdateStateFinishAttempt/FinishAndAdvance", testWorkItemUpdateStateFinishAttempt},
+	{"WorkKeyItemInsert/CreatesOnceThenWritesNothing", testWorkKeyItemInsert},
+	{"Savepoint/RollsBackOnlyTheFailedPart", testSavepoint},
+	{"WorkLaneItemLockSkipLocked/SkipsHeldRows", testWorkLaneItemLockSkipLocked},
+}
+
+func testWorkLaneItemLockSkipLocked(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	laneKey, items := laneWithItems(t, s, 1)
+	p := db.WorkLaneItemLockParams{LaneKey: laneKey, WorkID: items[0].WorkID}
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		lane, item, now, err := q.WorkLaneItemLockSkipLocked(ctx, p)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, lane.HeadSequence)
+		require.Equal(t, items[0].WorkID, item.WorkID)
+		requireUTC(t, now)
+		_, _, _, err = q.WorkLaneItemLockSkipLocked(ctx, db.WorkLaneItemLockParams{LaneKey: laneKey, WorkID: uuid.NewString()})
+		require.ErrorIs(t, err, db.ErrNotFound, "missing item")
+		return nil
+	}))
+	if s.Engine() == db.EngineSQLite || !s.SkipLocked() {
+		return // one writer: no row is ever held by another transaction
+	}
+	for name, hold := range map[string]func(ctx context.Context, q db.Queries) error{
+		"lane": func(ctx context.Context, q db.Queries) error { _, _, err := q.WorkLaneLock(ctx, laneKey); return err },
+		"item": func(ctx context.Context, q db.Queries) error {
+			_, _, err := q.WorkItemLock(ctx, items[0].WorkID)
+			return err
+		},
+	} {
+		locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+				if err := hold(ctx, q); err != nil {
+					return err
+				}
+				close(locked)
+				<-release
+				return nil
+			})
+		}()
+		<-locked
+		start := time.Now()
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			_, _, _, err := q.WorkLaneItemLockSkipLocked(ctx, p)
+			require.ErrorIs(t, err, db.ErrNotFound, "held %s is skipped", name)
+			return nil
+		}))
+		require.Less(t, time.Since(start), 3*time.Second, "held %s: no wait", name)
+		close(release)
+		require.NoError(t, <-done)
+	}
+}
+
+func testSavepoint(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	_, err := s.Savepoint(ctx, func(context.Context, db.Queries) error { return nil })
+	require.ErrorIs(t, err, db.ErrNoTransaction)
+
+	a, b, c, d := randHex(t, 64), randHex(t, 64), randHex(t, 64), randHex(t, 64)
+	errItem := errors.New("item failed")
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, err := q.WorkLaneInsertIfAbsent(ctx, a)
+		require.NoError(t, err)
+		// fn fails after a write: only its write is undone.
+		fnErr, err := q.Savepoint(ctx, func(ctx context.Context, q db.Queries) error {
+			_, err := q.WorkLaneInsertIfAbsent(ctx, b)
+			require.NoError(t, err)
+			return errItem
+		})
+		require.NoError(t, err)
+		require.ErrorIs(t, fnErr, errItem)
+		// fn's statement fails in the database (which aborts the transaction on PostgreSQL): the savepoint restores it.
+		fnErr, err = q.Savepoint(ctx, func(ctx context.Context, q db.Queries) error {
+			return q.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: a, NextSequence: 0}) // violates next_sequence > 0
+		})
+		require.NoError(t, err)
+		require.Error(t, fnErr)
+		// fn sends nothing.
+		fnErr, err = q.Savepoint(ctx, func(context.Context, db.Queries) error { return nil })
+		require.NoError(t, err)
+		require.NoError(t, fnErr)
+		// fn succeeds: kept.
+		fnErr, err = q.Savepoint(ctx, func(ctx context.Context, q db.Queries) error {
+			_, err := q.WorkLaneInsertIfAbsent(ctx, c)
+			return err
+		})
+		require.NoError(t, err)
+		require.NoError(t, fnErr)
+		_, err = q.WorkLaneInsertIfAbsent(ctx, d)
+		return err
+	}))
+	for key, want := range map[string]bool{a: true, b: false, c: true, d: true} {
+		_, err := s.WorkLaneGet(ctx, key)
+		if want {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, db.ErrNotFound)
+		}
+	}
+	lane, err := s.WorkLaneGet(ctx, a)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, lane.NextSequence)
+}
+
+// laneWithItems creates a lane with items at sequences 1..n (head 1) and their logical keys.
+func laneWithItems(t *testing.T, s db.Store, n int) (string, []db.WorkItem) {
+	t.Helper()
+	ctx := context.Background()
+	laneKey := newLaneWithHead(t, s, 1, int64(n)+1)
+	now := dbNow(t, s)
+	items := make([]db.WorkItem, 0, n)
+	for seq := 1; seq <= n; seq++ {
+		it := newItem(t, laneKey, int64(seq), "k", now)
+		insertItem(t, s, it)
+		inserted, err := s.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: it.LogicalKey, WorkID: it.WorkID, LaneKey: laneKey, CreatedAt: us(now)})
+		require.NoError(t, err)
+		require.True(t, inserted)
+		items = append(items, it)
+	}
+	return laneKey, items
+}
+
+func testWorkLaneItemLock(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	laneKey, items := laneWithItems(t, s, 1)
+	before := dbNow(t, s)
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		lane, item, now, err := q.WorkLaneItemLock(ctx, db.WorkLaneItemLockParams{LaneKey: laneKey, WorkID: items[0].WorkID})
+		require.NoError(t, err)
+		require.Equal(t, db.WorkLane{LaneKey: laneKey, NextSequence: 2, HeadSequence: 1}, lane)
+		require.Equal(t, items[0].WorkID, item.WorkID)
+		require.Equal(t, items[0].Payload, item.Payload)
+		requireUTC(t, now)
+		require.False(t, now.Before(before), "the clock is read while locking")
+		return nil
+	}))
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, _, err := q.WorkLaneItemLock(ctx, db.WorkLaneItemLockParams{LaneKey: laneKey, WorkID: uuid.NewString()})
+		require.ErrorIs(t, err, db.ErrNotFound, "missing item")
+		return nil
+	}))
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, _, err := q.WorkLaneItemLock(ctx, db.WorkLaneItemLockParams{LaneKey: randHex(t, 64), WorkID: items[0].WorkID})
+		require.ErrorIs(t, err, db.ErrNotFound, "missing lane")
+		return nil
+	}))
+}
+
+func testWorkLaneKeyDeleteItemLock(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	laneKey, items := laneWithItems(t, s, 2)
+	it := items[0]
+	// Rolled back: the key is restored.
+	errRollback := context.Canceled
+	require.ErrorIs(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		lane, item, _, err := q.WorkLaneKeyDeleteItemLock(ctx, db.WorkLaneKeyDeleteItemLockParams{LaneKey: laneKey, LogicalKey: it.LogicalKey, WorkID: it.WorkID})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, lane.HeadSequence)
+		require.Equal(t, it.WorkID, item.WorkID)
+		_, err = q.WorkKeyLock(ctx, it.LogicalKey)
+		require.ErrorIs(t, err, db.ErrNotFound, "deleted inside the transaction")
+		return errRollback
+	}), errRollback)
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		key, err := q.WorkKeyLock(ctx, it.LogicalKey)
+		require.NoError(t, err)
+		require.Equal(t, it.WorkID, key.WorkID)
+		return nil
+	}))
+	// Committed: only this item's key is gone.
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, _, err := q.WorkLaneKeyDeleteItemLock(ctx, db.WorkLaneKeyDeleteItemLockParams{LaneKey: laneKey, LogicalKey: it.LogicalKey, WorkID: it.WorkID})
+		return err
+	}))
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, err := q.WorkKeyLock(ctx, it.LogicalKey)
+		require.ErrorIs(t, err, db.ErrNotFound)
+		_, err = q.WorkKeyLock(ctx, items[1].LogicalKey)
+		require.NoError(t, err)
+		_, _, _, err = q.WorkLaneKeyDeleteItemLock(ctx, db.WorkLaneKeyDeleteItemLockParams{LaneKey: laneKey, LogicalKey: randHex(t, 64), WorkID: uuid.NewString()})
+		require.ErrorIs(t, err, db.ErrNotFound, "missing item")
+		return nil
+	}))
+}
+
+// running returns it as claimed by owner (fence and attempt 1) at now.
+func running(it db.WorkItem, owner string, now time.Time) db.WorkItem {
+	it.Status = db.StatusRunning
+	it.LeaseOwner = owner
+	it.LeaseFence++
+	it.LeaseExpiresAt = us(now.Add(time.Minute))
+	it.AttemptCount++
+	it.GenerationAttemptCount++
+	it.StateVersion++
+	it.UpdatedAt = us(now)
+	return it
+}
+
+func testWorkItemUpdateStateInsertAttempt(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	_, items := laneWithItems(t, s, 1)
+	now := dbNow(t, s)
+	claimed := running(items[0], "owner-1", now)
+	attempt := db.WorkAttempt{WorkID: claimed.WorkID, AttemptNo: 1, OwnerID: "owner-1", Fence: 1, StartedAt: us(now), TraceID: "t", SpanID: "s"}
+
+	var stale int64
+	require.ErrorIs(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		var err error
+		stale, err = q.WorkItemUpdateStateInsertAttempt(ctx, db.WorkItemUpdateStateInsertAttemptParams{
+			State: db.WorkItemUpdateStateParams{Item: claimed, ExpectedVersion: 7}, Attempt: attempt})
+		require.NoError(t, err)
+		return context.Canceled // the caller fails the transaction on a guard that did not match
+	}), context.Canceled)
+	require.EqualValues(t, 0, stale, "a wrong expected version matches no row")
+	got, err := s.WorkItemGet(ctx, claimed.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, db.StatusQueued, got.Status)
+
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		n, err := q.WorkItemUpdateStateInsertAttempt(ctx, db.WorkItemUpdateStateInsertAttemptParams{
+			State: db.WorkItemUpdateStateParams{Item: claimed, ExpectedVersion: 1}, Attempt: attempt})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		return nil
+	}))
+	got, err = s.WorkItemGet(ctx, claimed.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, claimed, got)
+	a, err := s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: claimed.WorkID, AttemptNo: 1})
+	require.NoError(t, err)
+	require.Equal(t, attempt, a)
+}
+
+func testWorkItemUpdateStateFinishAttempt(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	laneKey, items := laneWithItems(t, s, 3)
+	now := dbNow(t, s)
+	for i := range items {
+		items[i] = running(items[i], "owner-1", now)
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			_, err := q.WorkItemUpdateStateInsertAttempt(ctx, db.WorkItemUpdateStateInsertAttemptParams{
+				State:   db.WorkItemUpdateStateParams{Item: items[i], ExpectedVersion: 1},
+				Attempt: db.WorkAttempt{WorkID: items[i].WorkID, AttemptNo: 1, OwnerID: "owner-1", Fence: 1, StartedAt: us(now)}})
+			return err
+		}))
+	}
+	finish := func(it db.WorkItem, status string, advance bool) db.WorkItem {
+		prev := it.StateVersion
+		it.Status, it.LeaseOwner, it.LeaseExpiresAt = status, "", time.Time{}
+		it.StateVersion++
+		it.CompletedAt = us(now)
+		p := db.WorkItemUpdateStateFinishAttemptParams{
+			State:   db.WorkItemUpdateStateParams{Item: it, ExpectedVersion: prev},
+			Attempt: db.WorkAttemptFinishParams{WorkID: it.WorkID, AttemptNo: 1, FinishedAt: us(now), Outcome: status, ErrorCategory: "c", ErrorCode: "e"},
+		}
+		if advance {
+			p.AdvanceHead = &db.WorkLaneAdvanceHeadParams{LaneKey: laneKey, AfterSequence: it.LaneSequence}
+		}
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			n, err := q.WorkItemUpdateStateFinishAttempt(ctx, p)
+			require.NoError(t, err)
+			require.EqualValues(t, 1, n)
+			return nil
+		}))
+		return it
+	}
+	// The second item succeeds first (no head advance: it is not the head), then the head: the head skips it.
+	items[1] = finish(items[1], db.StatusSucceeded, false)
+	lane, err := s.WorkLaneGet(ctx, laneKey)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, lane.HeadSequence)
+	items[0] = finish(items[0], db.StatusSucceeded, true)
+	lane, err = s.WorkLaneGet(ctx, laneKey)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, lane.HeadSequence, "advanced past the finished second item")
+	for _, it := range items[:2] {
+		got, err := s.WorkItemGet(ctx, it.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, it, got)
+		a, err := s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: it.WorkID, AttemptNo: 1})
+		require.NoError(t, err)
+		require.Equal(t, db.OutcomeSucceeded, a.Outcome)
+		require.Equal(t, us(now), a.FinishedAt)
+		require.Equal(t, "e", a.ErrorCode)
+	}
+
+	// A wrong expected version matches nothing (the caller then fails the transaction).
+	stale := items[2]
+	stale.Status = db.StatusFailed
+	require.ErrorIs(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		n, err := q.WorkItemUpdateStateFinishAttempt(ctx, db.WorkItemUpdateStateFinishAttemptParams{
+			State:   db.WorkItemUpdateStateParams{Item: stale, ExpectedVersion: 99},
+			Attempt: db.WorkAttemptFinishParams{WorkID: stale.WorkID, AttemptNo: 1, FinishedAt: us(now), Outcome: db.OutcomeFailed},
+		})
+		require.NoError(t, err)
+		require.EqualValues(t, 0, n)
+		return context.Canceled
+	}), context.Canceled)
+	got, err := s.WorkItemGet(ctx, stale.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, db.StatusRunning, got.Status)
+
+	// Advancing a lane that does not exist is db.ErrNotFound.
+	last := items[2]
+	last.Status = db.StatusSucceeded
+	last.StateVersion++
+	require.ErrorIs(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, err := q.WorkItemUpdateStateFinishAttempt(ctx, db.WorkItemUpdateStateFinishAttemptParams{
+			State:       db.WorkItemUpdateStateParams{Item: last, ExpectedVersion: items[2].StateVersion},
+			Attempt:     db.WorkAttemptFinishParams{WorkID: last.WorkID, AttemptNo: 1, FinishedAt: us(now), Outcome: db.OutcomeSucceeded},
+			AdvanceHead: &db.WorkLaneAdvanceHeadParams{LaneKey: randHex(t, 64), AfterSequence: 3},
+		})
+		return err
+	}), db.ErrNotFound)
+}
+
+func testWorkKeyItemInsert(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	laneKey := newLaneWithHead(t, s, 0, 1)
+	now := us(dbNow(t, s))
+	item := newItem(t, laneKey, 1, "k", now)
+	key := db.WorkKey{LogicalKey: item.LogicalKey, WorkID: item.WorkID, LaneKey: laneKey, CreatedAt: now}
+	lane := db.WorkLane{LaneKey: laneKey, NextSequence: 2, HeadSequence: 1}
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, err := q.WorkLaneLock(ctx, laneKey)
+		require.NoError(t, err)
+		inserted, err := q.WorkKeyItemInsert(ctx, db.WorkKeyItemInsertParams{Key: key, Lane: lane, Item: item})
+		require.NoError(t, err)
+		require.True(t, inserted)
+		return nil
+	}))
+	got, err := s.WorkItemGet(ctx, item.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, item, got)
+	gotLane, err := s.WorkLaneGet(ctx, laneKey)
+	require.NoError(t, err)
+	require.Equal(t, lane, gotLane)
+
+	// Same logical key again (another work id and position): not inserted, nothing written.
+	other := newItem(t, laneKey, 2, "k", now)
+	other.LogicalKey = item.LogicalKey
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, err := q.WorkLaneLock(ctx, laneKey)
+		require.NoError(t, err)
+		inserted, err := q.WorkKeyItemInsert(ctx, db.WorkKeyItemInsertParams{
+			Key:  db.WorkKey{LogicalKey: other.LogicalKey, WorkID: other.WorkID, LaneKey: laneKey, CreatedAt: now},
+			Lane: db.WorkLane{LaneKey: laneKey, NextSequence: 3, HeadSequence: 1},
+			Item: other,
+		})
+		require.NoError(t, err)
+		require.False(t, inserted)
+		k, err := q.WorkKeyLock(ctx, item.LogicalKey)
+		require.NoError(t, err)
+		require.Equal(t, key, k)
+		return nil
+	}))
+	_, err = s.WorkItemGet(ctx, other.WorkID)
+	require.ErrorIs(t, err, db.ErrNotFound)
+	gotLane, err = s.WorkLaneGet(ctx, laneKey)
+	require.NoError(t, err)
+	require.Equal(t, lane, gotLane)
+}
