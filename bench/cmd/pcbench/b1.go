@@ -124,6 +124,7 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 		}
 	}()
 	cnt := &counter{}
+	const ledgerWorkerMaxConns = 20
 	open := func(maxConns int) (db.Store, error) {
 		s, err := openStore(ctx, bdb, storeOptions{maxConns: maxConns, counter: cnt})
 		if err == nil {
@@ -153,7 +154,10 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	for i := range workers {
 		store := apiStore
 		if engine != db.EngineSQLite {
-			if store, err = open(cfg.slots + 2); err != nil {
+			// One connection per slot in flight plus two, capped so the wide run (W=4 × C=32) stays under
+			// PostgreSQL's default max_connections (100): uncapped, 4 × 34 connections exhausted the server and the
+			// run stalled on "too many clients". The cap can only slow the ledger, never the peer.
+			if store, err = open(min(cfg.slots+2, ledgerWorkerMaxConns)); err != nil {
 				res.err = err
 				return res
 			}
