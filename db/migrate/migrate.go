@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/powercontext/powercontext/internal/clock"
+	"slices"
 	"strings"
 	"time"
 
@@ -269,7 +270,7 @@ func plan(files []migrate.File, sum migrate.HashFile, revs []Revision) (planned,
 		if r.Hash == "" || !r.Complete() {
 			continue
 		}
-		if h, err := sum.SumByName(f.Name()); err == nil && h != r.Hash {
+		if h, err := sum.SumByName(f.Name()); err == nil && h != r.Hash && !slices.Contains(commentOnlyRewrites[f.Name()], r.Hash) {
 			return p, &HistoryChangedError{File: f.Name()}
 		}
 	}
@@ -511,6 +512,17 @@ func (e *StatementError) Error() string {
 }
 
 func (e *StatementError) Unwrap() error { return e.Err }
+
+// commentOnlyRewrites lists, per migration file, the hashes of earlier copies that differ from the current one in
+// comments only (reviewed; no statement changed). A database that applied such a copy has the same schema, so its
+// revision is accepted instead of being reported as edited history. The baseline's comments once cited a document
+// outside the repository; they now cite docs/protocol.md#lock-order (MySQL and PostgreSQL copies).
+var commentOnlyRewrites = map[string][]string{
+	"20261202000000_baseline.sql": {
+		"h1:LrmqwLcGajPfSpL+nAkvyVHEY674rbvvWjfnMJyngmA=", // mysql, before the comment rewrite
+		"h1:HZ4tdDW14zlF593S4lGEeY02PyEREjmRJOtOHcucK/A=", // postgres, before the comment rewrite
+	},
+}
 
 // HistoryChangedError reports an applied migration whose content differs from the binary's copy.
 type HistoryChangedError struct {

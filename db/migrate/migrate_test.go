@@ -127,3 +127,36 @@ func TestStatementErrorMessages(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestCommentOnlyRewriteIsAccepted: a database that applied the baseline before its comments stopped citing a
+// document outside the repository keeps working (same statements, older hash), while any other hash is still
+// reported as edited history.
+func TestCommentOnlyRewriteIsAccepted(t *testing.T) {
+	for _, e := range []db.Engine{db.EnginePostgres, db.EngineMySQL} {
+		d, err := Dir(e)
+		require.NoError(t, err)
+		files, err := d.Files()
+		require.NoError(t, err)
+		sum, err := d.Checksum()
+		require.NoError(t, err)
+		base := files[0]
+		require.Equal(t, "20261202000000_baseline.sql", base.Name())
+		current, err := sum.SumByName(base.Name())
+		require.NoError(t, err)
+		rev := func(hash string) []Revision {
+			return []Revision{{Version: base.Version(), Description: base.Desc(), Type: revisionTypeExecute, Applied: 1, Total: 1, Hash: hash}}
+		}
+		_, err = plan(files, sum, rev(current))
+		require.NoError(t, err, "%s: the current copy", e)
+		accepted := 0
+		for _, old := range commentOnlyRewrites[base.Name()] {
+			if _, err := plan(files, sum, rev(old)); err == nil {
+				accepted++
+			}
+		}
+		require.Equal(t, len(commentOnlyRewrites[base.Name()]), accepted, "%s: every listed earlier copy is accepted", e)
+		_, err = plan(files, sum, rev("h1:not-a-known-copy="))
+		var herr *HistoryChangedError
+		require.ErrorAs(t, err, &herr, "%s: an unknown hash is still edited history", e)
+	}
+}

@@ -7,7 +7,7 @@
 -- SQLite's BINARY (the *_bin collations are PAD SPACE on MariaDB/OceanBase: 'a' would equal 'a '). Server-made ids
 -- and keys (uuids, sha256 hex, member ids) are ascii_bin / utf8mb4_bin. CHECKs bound ids in bytes.
 -- JSON payloads are compact bytes in MEDIUMBLOB. No foreign keys: the application writes every value under the
--- ledger's lock order (SPEC §3.3).
+-- ledger's lock order (docs/protocol.md#lock-order).
 
 -- Work Ledger -----------------------------------------------------------------------------------------------------
 

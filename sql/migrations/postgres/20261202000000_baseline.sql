@@ -4,7 +4,7 @@
 -- powercontext desired schema, PostgreSQL >= 13.
 -- Times are timestamptz (microsecond precision, always written in UTC). Ids and keys use the "C" collation so
 -- comparison and ordering are byte-exact. JSON payloads are stored as compact bytes (bytea).
--- No foreign keys: the application writes every value under the ledger's lock order (SPEC §3.3).
+-- No foreign keys: the application writes every value under the ledger's lock order (docs/protocol.md#lock-order).
 
 -- Work Ledger -----------------------------------------------------------------------------------------------------
 
