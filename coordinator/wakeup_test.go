@@ -234,8 +234,9 @@ func TestWakeupPollingFloor(t *testing.T) {
 }
 
 // listeningWorkerChild is the child process of TestWakeupAcrossOSProcesses: a worker polling once a minute on a
-// ledger that listens for wake-ups. It prints "ready" once the listener is connected and "started SCOPE" when an
-// attempt starts.
+// ledger that listens for wake-ups. It prints "ready" once the listener is connected and the claim passes of the
+// start and of the connect's wake-up are over (none for 300 ms: on a loaded CI machine they can take longer than
+// any fixed sleep), and "started SCOPE" when an attempt starts.
 func listeningWorkerChild(l *coordinator.Ledger, name string) {
 	l.SetNotify(true)
 	ctx := context.Background()
@@ -244,14 +245,22 @@ func listeningWorkerChild(l *coordinator.Ledger, name string) {
 	go func() {
 		_ = l.Listen(ctx, coordinator.ListenHooks{Connected: func() { once.Do(func() { close(connected) }) }})
 	}()
+	var passes, lastPass atomic.Int64 // claim passes ended, and when the last one ended (UnixNano)
 	h := &scopeReporter{}
-	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: name, Poll: time.Minute, Logger: zerolog.Nop()}, h)
+	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: name, Poll: time.Minute, Logger: zerolog.Nop(),
+		Hooks: coordinator.WorkerHooks{ClaimPass: func(time.Duration, []coordinator.Claim, int) {
+			lastPass.Store(time.Now().UnixNano())
+			passes.Add(1)
+		}}}, h)
 	if err != nil {
 		os.Exit(6)
 	}
 	go func() { _ = w.Run(ctx) }()
 	<-connected
-	time.Sleep(200 * time.Millisecond) // the passes of the start and of the connect's wake-up are over
+	const quiet = 300 * time.Millisecond
+	for passes.Load() == 0 || time.Since(time.Unix(0, lastPass.Load())) < quiet {
+		time.Sleep(20 * time.Millisecond)
+	}
 	fmt.Println("ready")
 	select {}
 }
