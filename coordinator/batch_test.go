@@ -83,7 +83,7 @@ func TestEnqueueManyOneTransaction(t *testing.T) {
 // revisionCommit is a domain commit that writes one memory revision for the item's scope (and marks that it ran);
 // with fail set it writes it and then refuses, so only its savepoint's rollback can undo the write.
 func revisionCommit(ran *bool, fail error) coordinator.DomainCommit {
-	return func(ctx context.Context, q db.Queries, item db.WorkItem) error {
+	return func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
 		*ran = true
 		if err := q.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: item.ScopeID, Revision: 1, WorkID: item.WorkID,
 			WindowAfter: item.LaneSequence, WindowThrough: item.LaneSequence, CreatedAt: time.Now()}); err != nil {

@@ -10,8 +10,11 @@ import (
 
 // DomainCommit applies a handler's result inside the ledger's final transaction, after the claim was verified
 // and with lane, key and item locked. It takes the domain cursor lock (the last in the global order), checks the
-// cursor exactly and advances it with compare-and-set. It must not call the Store outside q.
-type DomainCommit func(ctx context.Context, q db.Queries, item db.WorkItem) error
+// cursor exactly and advances it with compare-and-set. It must not call the Store outside q. now is the database
+// time the claim was verified at, read by the item lock's own statement: the commit stamps its rows with it (no
+// second clock read), so a row's time is the moment the lease was checked, even when the connection then stalls
+// with the locks held — nobody can recover the item meanwhile (docs/protocol.md#complete).
+type DomainCommit func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error
 
 // Result is what a successful attempt stores on the item.
 type Result struct {
@@ -126,7 +129,7 @@ func completeIn(ctx context.Context, q db.Queries, c Claim, code string, payload
 		}
 	}
 	if commit != nil {
-		if err := commit(ctx, q, item); err != nil {
+		if err := commit(ctx, q, item, now); err != nil {
 			return db.WorkItem{}, err
 		}
 	}

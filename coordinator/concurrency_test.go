@@ -123,7 +123,7 @@ func TestConcurrentClaimsCommitOncePerItemInLaneOrder(t *testing.T) {
 									// Real time: expiry is judged on the database clock only (waitDBPast).
 									time.Sleep(20 * time.Millisecond)
 								}
-								_, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem) error {
+								_, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem, time.Time) error {
 									return errors.New("a stale claim's domain commit ran")
 								})
 								if !errors.Is(err, coordinator.ErrStaleWorkClaim) {
@@ -138,7 +138,7 @@ func TestConcurrentClaimsCommitOncePerItemInLaneOrder(t *testing.T) {
 								}
 								failures.Add(1)
 							default:
-								_, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, func(ctx context.Context, q db.Queries, item db.WorkItem) error {
+								_, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
 									latest, err := q.MemoryRevisionLatest(ctx, item.ScopeID)
 									if err != nil && !errors.Is(err, db.ErrNotFound) {
 										return err

@@ -117,7 +117,7 @@ func TestOnlyLaneHeadIsClaimable(t *testing.T) {
 		require.Empty(t, claim(t, l, "worker-2", 2, time.Minute), "the head is running; the next item waits")
 
 		commits := 0
-		done, err := l.Complete(ctx, claims[0], coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem) error {
+		done, err := l.Complete(ctx, claims[0], coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem, time.Time) error {
 			commits++
 			return nil
 		})
@@ -165,7 +165,7 @@ func TestLeaseTakeoverFencesTheOldWorker(t *testing.T) {
 		require.Equal(t, old[0].Fence+1, fresh[0].Fence)
 
 		ran := false
-		_, err = l.Complete(ctx, old[0], coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem) error {
+		_, err = l.Complete(ctx, old[0], coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem, time.Time) error {
 			ran = true
 			return nil
 		})
@@ -255,7 +255,7 @@ func TestCancelWhileRunning(t *testing.T) {
 		require.True(t, hb.CancelRequested)
 
 		ran := false
-		_, err = l.Complete(ctx, c[0], coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem) error {
+		_, err = l.Complete(ctx, c[0], coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem, time.Time) error {
 			ran = true
 			return nil
 		})

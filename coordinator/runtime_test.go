@@ -217,7 +217,7 @@ func (h *slotHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinato
 		}
 		<-h.overlapped
 	}
-	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}, Commit: func(context.Context, db.Queries, db.WorkItem) error {
+	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}, Commit: func(context.Context, db.Queries, db.WorkItem, time.Time) error {
 		h.commits.Add(1)
 		notify(h.commit)
 		return nil

@@ -36,7 +36,7 @@ func (l *Ledger) Skip(ctx context.Context, workID string, expectedVersion int64,
 			}
 		}
 		if commit != nil {
-			if err := commit(ctx, q, item); err != nil {
+			if err := commit(ctx, q, item, now); err != nil {
 				return item, true, err
 			}
 		}

@@ -151,7 +151,7 @@ func (h *stormHandler) Prepare(_ context.Context, item db.WorkItem) (coordinator
 	if n <= h.denials {
 		return coordinator.Prepared{}, stormError{after: 20 * time.Millisecond}
 	}
-	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}, Commit: func(context.Context, db.Queries, db.WorkItem) error {
+	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}, Commit: func(context.Context, db.Queries, db.WorkItem, time.Time) error {
 		h.commits.Add(1)
 		notify(h.done)
 		return nil

@@ -114,7 +114,7 @@ func TestSkipFinishesAFailedItemAndUnblocksItsLane(t *testing.T) {
 
 		commits := 0
 		skip := func(context.Context, db.Queries, db.WorkItem) (coordinator.Result, coordinator.DomainCommit, error) {
-			return coordinator.Result{Code: "ignored", Payload: map[string]any{"skipped": true}}, func(context.Context, db.Queries, db.WorkItem) error {
+			return coordinator.Result{Code: "ignored", Payload: map[string]any{"skipped": true}}, func(context.Context, db.Queries, db.WorkItem, time.Time) error {
 				commits++
 				return nil
 			}, nil
@@ -134,7 +134,7 @@ func TestSkipFinishesAFailedItemAndUnblocksItsLane(t *testing.T) {
 		require.True(t, conflict, "a stale version is refused")
 		boom := errors.New("domain says no")
 		_, err = l.Skip(ctx, failed.WorkID, failed.StateVersion, func(context.Context, db.Queries, db.WorkItem) (coordinator.Result, coordinator.DomainCommit, error) {
-			return coordinator.Result{}, func(context.Context, db.Queries, db.WorkItem) error { return boom }, nil
+			return coordinator.Result{}, func(context.Context, db.Queries, db.WorkItem, time.Time) error { return boom }, nil
 		})
 		require.ErrorIs(t, err, boom)
 		still, err := l.Get(ctx, failed.WorkID)

@@ -7,6 +7,7 @@ package experience
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -123,11 +124,7 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	}
 	result := Result{Type: PublicKind, PreviousCursor: p.After, CurrentCursor: p.Through, HighWatermark: p.HighWatermark,
 		ProcessedSourceCount: p.Through - p.After, CandidateCount: len(lessons)}
-	commit := func(ctx context.Context, q db.Queries, item db.WorkItem) error {
-		now, err := q.DBNow(ctx)
-		if err != nil {
-			return err
-		}
+	commit := func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
 		if err := sources.Advance(ctx, q, item.ScopeID, p, now); err != nil {
 			return err
 		}

@@ -160,7 +160,9 @@ func (h *EraseHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinat
 			return coordinator.Prepared{}, err
 		}
 	}
-	commit := func(ctx context.Context, q db.Queries, item db.WorkItem) error { return finishErase(ctx, q, scope) }
+	commit := func(ctx context.Context, q db.Queries, _ db.WorkItem, _ time.Time) error {
+		return finishErase(ctx, q, scope)
+	}
 	return coordinator.Prepared{Result: coordinator.Result{Code: "erased", Payload: res}, Commit: commit}, nil
 }
 

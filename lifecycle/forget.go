@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/powercontext/powercontext/coordinator"
@@ -329,7 +330,7 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 	res.ScrubbedEntries += int64(res.RemovedEntries + res.UpdatedEntries)
 	revision := rev.Revision + 1
 	res.Memory = &memory.RevisionResult{Revision: revision}
-	commit := func(ctx context.Context, q db.Queries, item db.WorkItem) error {
+	commit := func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
 		latest, err := q.MemoryRevisionLatest(ctx, item.ScopeID)
 		if err != nil || latest.Revision != rev.Revision { // cannot happen in lane order; retry with a fresh read
 			if err == nil {
@@ -341,10 +342,6 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 			return err
 		}
 		cur, err := sources.Cursor(ctx, q, item.ScopeID, memory.CursorName)
-		if err != nil {
-			return err
-		}
-		now, err := q.DBNow(ctx)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
@@ -56,11 +57,7 @@ func SkipFunc(kind, principal string) (coordinator.SkipFunc, error) {
 		}
 		result := SkippedWindow{Type: publicKind, PreviousCursor: p.After, CurrentCursor: p.Through,
 			HighWatermark: p.HighWatermark, SkippedSourceCount: p.Through - p.After}
-		commit := func(ctx context.Context, q db.Queries, item db.WorkItem) error {
-			now, err := q.DBNow(ctx)
-			if err != nil {
-				return err
-			}
+		commit := func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
 			return sources.Advance(ctx, q, item.ScopeID, p, now)
 		}
 		return coordinator.Result{Code: coordinator.ResultSkipped, Payload: result}, commit, nil

@@ -107,11 +107,7 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	revision := latest + 1
 	result := FlushResult{Type: PublicKind, PreviousCursor: p.After, CurrentCursor: p.Through, HighWatermark: p.HighWatermark,
 		ProcessedSourceCount: p.Through - p.After, Memory: &RevisionResult{Revision: revision}}
-	commit := func(ctx context.Context, q db.Queries, item db.WorkItem) error {
-		now, err := q.DBNow(ctx)
-		if err != nil {
-			return err
-		}
+	commit := func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
 		if err := sources.Advance(ctx, q, item.ScopeID, p, now); err != nil {
 			return err
 		}

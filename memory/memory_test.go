@@ -152,7 +152,13 @@ func TestLostResponseEndsAlreadyCommitted(t *testing.T) {
 		p, err := e.handler.Prepare(ctx, res.Claims[0].Item)
 		require.NoError(t, err)
 		// The domain commit lands but the worker "crashes" before the ledger hears of it.
-		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error { return p.Commit(ctx, q, res.Claims[0].Item) }))
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			now, err := q.DBNow(ctx)
+			if err != nil {
+				return err
+			}
+			return p.Commit(ctx, q, res.Claims[0].Item, now)
+		}))
 		for {
 			now, err := s.DBNow(ctx)
 			require.NoError(t, err)
@@ -192,8 +198,8 @@ func TestFlushDuringCommitCannotCreateAStaleWindow(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := e.ledger.Complete(ctx, res.Claims[0], p.Result, func(ctx context.Context, q db.Queries, item db.WorkItem) error {
-				if err := p.Commit(ctx, q, item); err != nil {
+			_, err := e.ledger.Complete(ctx, res.Claims[0], p.Result, func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
+				if err := p.Commit(ctx, q, item, now); err != nil {
 					return err
 				}
 				close(inCommit)
