@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/postgresgen"
@@ -25,9 +26,10 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 	if err != nil {
 		return interpretError(err)
 	}
-	// Release destroys the connection instead of pooling it if a transaction is still open on it (a failed ROLLBACK).
-	defer conn.Release()
-	tx := &lazyTx{conn: conn.Conn()}
+	tx := &lazyTx{conn: conn.Conn(), pc: conn, pool: s.pool}
+	// Release destroys the connection instead of pooling it if a transaction is still open on it (a failed ROLLBACK)
+	// or it was closed. tx.pc, not conn: a lost pooled connection is replaced before the first statement (send).
+	defer func() { tx.pc.Release() }()
 	committed := false
 	ctx, notes := db.WithTxNotes(ctx) // wake-ups sent with the COMMIT (notify.go); End runs after the rollback below
 	defer func() { notes.End(committed && err == nil) }()
@@ -63,8 +65,46 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 // same batch.
 type lazyTx struct {
 	conn    *pgx.Conn
+	pc      *pgxpool.Conn // conn's pool handle (nil outside InTx: no replacement)
+	pool    *pgxpool.Pool
 	begun   bool
 	pending []string
+}
+
+// send sends b, whose first n statements are the prefix, and consumes the prefix's results. When b opens the
+// transaction (begins) and the connection turns out lost — a pooled connection that died while idle, for example
+// after the database restarted — nothing of the transaction can have been applied (an uncommitted transaction dies
+// with its session), so the pool is reset (its other idle connections died the same way) and b is sent once more on
+// a fresh connection; fn never sees the dead one. Any later failure is returned as it is.
+func (t *lazyTx) send(ctx context.Context, b *pgx.Batch, n int, begins bool) (pgx.BatchResults, error) {
+	br, err := t.sendOnce(ctx, b, n)
+	if err == nil || !begins || t.pc == nil || ctx.Err() != nil || !errors.Is(interpretError(err), db.ErrUnavailable) {
+		return br, err
+	}
+	again := &pgx.Batch{}
+	for _, qq := range b.QueuedQueries {
+		again.Queue(qq.SQL, qq.Arguments...)
+	}
+	_ = t.conn.Close(context.WithoutCancel(ctx)) // Release destroys it
+	t.pool.Reset()
+	pc, aerr := t.pool.Acquire(ctx)
+	if aerr != nil {
+		return nil, aerr
+	}
+	t.pc.Release()
+	t.pc, t.conn = pc, pc.Conn()
+	return t.sendOnce(ctx, again, n)
+}
+
+func (t *lazyTx) sendOnce(ctx context.Context, b *pgx.Batch, n int) (pgx.BatchResults, error) {
+	br := t.conn.SendBatch(ctx, b)
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+	}
+	return br, nil
 }
 
 // prefix is what must precede the next statement: the BEGIN if the transaction has not started, then the pending
@@ -91,16 +131,10 @@ func (t *lazyTx) direct() bool { return t.begun && len(t.pending) == 0 }
 // reads the statement's result from the returned batch and must close it.
 func (t *lazyTx) first(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
+	begins := !t.begun
 	n := t.prefix(b)
 	b.Queue(sql, args...)
-	br := t.conn.SendBatch(ctx, b)
-	for range n {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return nil, err
-		}
-	}
-	return br, nil
+	return t.send(ctx, b, n, begins)
 }
 
 // commit sends the pending savepoint statements, if any, and the COMMIT in one batch.
@@ -243,21 +277,19 @@ func (r replayer) QueryRow(context.Context, string, ...any) pgx.Row { return r.b
 // statement aborts the transaction, so the steps after it fail too.
 func (t *lazyTx) pipeline(ctx context.Context, steps ...func(q *postgresgen.Queries) error) []error {
 	b := &pgx.Batch{}
+	begins := !t.begun
 	n := t.prefix(b)
 	rec := postgresgen.New(recorder{b})
 	for _, step := range steps {
 		_ = step(rec) // errRecorded: each step queues exactly its one statement
 	}
-	br := t.conn.SendBatch(ctx, b)
 	errs := make([]error, len(steps))
-	for range n {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			for i := range errs {
-				errs[i] = err
-			}
-			return errs
+	br, err := t.send(ctx, b, n, begins)
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
 		}
+		return errs
 	}
 	rep := postgresgen.New(replayer{br})
 	for i, step := range steps {
