@@ -20,13 +20,16 @@ from .errors import (
 from .types import (
     Candidate,
     CaptureResult,
+    Context,
     EraseResult,
     ForgetResult,
     FlushResult,
     Health,
     Member,
     Memory,
+    MemoryDiff,
     MemoryFlushOperationResult,
+    MemoryRevisionList,
     OperationList,
     OperationRecord,
     SourceList,
@@ -227,9 +230,30 @@ class Client:
         resp = self._send("POST", "/v1/memory/flush", body={"scope_id": scope_id}, headers=headers)
         return resp.status, resp.json("POST", "/v1/memory/flush")
 
-    def get_memory(self, scope_id: str) -> Memory:
-        """The scope's current Memory revision and its entries (GET /v1/memory)."""
-        return Memory.from_json(self._call("GET", "/v1/memory", {"scope_id": scope_id}))
+    def get_memory(self, scope_id: str, *, revision: Optional[int] = None) -> Memory:
+        """The scope's current Memory revision and its entries (GET /v1/memory), or revision ``revision``; a
+        revision never committed (or purged) is APIError 404 ``revision_not_found``."""
+        return Memory.from_json(self._call("GET", "/v1/memory", {"scope_id": scope_id, "revision": revision}))
+
+    def list_memory_revisions(self, scope_id: str, *, cursor: Optional[str] = None,
+                              limit: Optional[int] = None) -> MemoryRevisionList:
+        """A page of the scope's Memory revisions, newest first (GET /v1/memory/revisions)."""
+        return MemoryRevisionList.from_json(self._call("GET", "/v1/memory/revisions",
+                                                       {"scope_id": scope_id, "cursor": cursor, "limit": limit}))
+
+    def diff_memory(self, scope_id: str, *, from_revision: Optional[int] = None,
+                    to_revision: Optional[int] = None) -> MemoryDiff:
+        """What changed between two revisions (GET /v1/memory/diff): ``to_revision`` defaults to the current one,
+        ``from_revision`` to the one before it (0 is the empty Memory)."""
+        return MemoryDiff.from_json(self._call("GET", "/v1/memory/diff",
+                                               {"scope_id": scope_id, "from": from_revision, "to": to_revision}))
+
+    def get_context(self, scope_id: str, *, q: Optional[str] = None,
+                    max_tokens: Optional[int] = None) -> Context:
+        """The scope's Memory entries and approved lessons most relevant to ``q``, within ``max_tokens``
+        (GET /v1/context): the call an agent makes before a step."""
+        return Context.from_json(self._call("GET", "/v1/context",
+                                            {"scope_id": scope_id, "q": q, "max_tokens": max_tokens}))
 
     def search_memory(self, scope_id: str, q: str, *, limit: Optional[int] = None) -> Memory:
         """The entries of the scope's current Memory that match ``q`` (GET /v1/memory/search)."""

@@ -18,6 +18,12 @@ __all__ = [
     "FlushResult",
     "MemoryEntry",
     "Memory",
+    "MemoryRevisionInfo",
+    "MemoryRevisionList",
+    "MemoryChange",
+    "MemoryDiff",
+    "ContextItem",
+    "Context",
     "OperationError",
     "MemoryFlushOperationResult",
     "ExperienceIncubationOperationResult",
@@ -132,10 +138,14 @@ class MemoryEntry:
     entry_no: int
     content: str
     source_positions: List[int]
+    #: BM25 relevance in search results (higher is better); None outside a search.
+    score: Optional[float] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "MemoryEntry":
-        return cls(int(d["entry_no"]), d["content"], [int(p) for p in d.get("source_positions") or []])
+        score = d.get("score")
+        return cls(int(d["entry_no"]), d["content"], [int(p) for p in d.get("source_positions") or []],
+                   None if score is None else float(score))
 
 
 @dataclass(frozen=True)
@@ -159,6 +169,103 @@ class OperationError:
 
     category: str
     code: str
+
+
+@dataclass(frozen=True)
+class MemoryRevisionInfo:
+    """One committed revision of a scope's Memory: it consumed journal positions (window_after, window_through]
+    (a redaction consumes none) and was written by Operation ``operation_id``."""
+
+    revision: int
+    created_at: datetime
+    entry_count: int
+    window_after: int
+    window_through: int
+    operation_id: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "MemoryRevisionInfo":
+        return cls(int(d["revision"]), _time(d["created_at"]), int(d["entry_count"]), int(d["window_after"]),
+                   int(d["window_through"]), d["operation_id"])
+
+
+@dataclass(frozen=True)
+class MemoryRevisionList:
+    """One page of revisions, newest first; pass ``next_cursor`` as ``cursor`` for the next page."""
+
+    items: List[MemoryRevisionInfo]
+    next_cursor: Optional[str]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "MemoryRevisionList":
+        return cls([MemoryRevisionInfo.from_json(x) for x in d["items"]], d.get("next_cursor"))
+
+
+@dataclass(frozen=True)
+class MemoryChange:
+    """An entry matched in both revisions whose text or source positions differ."""
+
+    before: MemoryEntry
+    after: MemoryEntry
+
+
+@dataclass(frozen=True)
+class MemoryDiff:
+    """What changed from revision ``from_revision`` (0: the empty Memory) to ``to_revision``."""
+
+    scope_id: str
+    from_revision: int
+    to_revision: int
+    added: List[MemoryEntry]
+    removed: List[MemoryEntry]
+    changed: List[MemoryChange]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "MemoryDiff":
+        return cls(d["scope_id"], int(d["from"]), int(d["to"]),
+                   [MemoryEntry.from_json(e) for e in d.get("added") or []],
+                   [MemoryEntry.from_json(e) for e in d.get("removed") or []],
+                   [MemoryChange(MemoryEntry.from_json(c["from"]), MemoryEntry.from_json(c["to"]))
+                    for c in d.get("changed") or []])
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """A Memory entry (``type == "memory"``, with ``entry_no``) or an approved lesson (``type == "lesson"``, with
+    ``candidate_id`` and ``title``) chosen for an agent's context, with its estimated ``tokens``."""
+
+    type: Literal["memory", "lesson"]
+    content: str
+    source_positions: List[int]
+    score: float
+    tokens: int
+    entry_no: Optional[int] = None
+    candidate_id: Optional[str] = None
+    title: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ContextItem":
+        return cls(d["type"], d["content"], [int(p) for p in d.get("source_positions") or []],
+                   float(d.get("score") or 0), int(d["tokens"]), d.get("entry_no"), d.get("candidate_id"),
+                   d.get("title"))
+
+
+@dataclass(frozen=True)
+class Context:
+    """The scope's context within a token budget (GET /v1/context): ``used_tokens <= max_tokens``; ``omitted``
+    counts the items that did not fit."""
+
+    scope_id: str
+    revision: Optional[int]
+    max_tokens: int
+    used_tokens: int
+    omitted: int
+    items: List[ContextItem]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Context":
+        return cls(d["scope_id"], d.get("revision"), int(d["max_tokens"]), int(d["used_tokens"]),
+                   int(d.get("omitted") or 0), [ContextItem.from_json(x) for x in d.get("items") or []])
 
 
 @dataclass(frozen=True)

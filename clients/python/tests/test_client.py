@@ -94,6 +94,55 @@ class ClientTest(unittest.TestCase):
         listed = self.pc.list_operations(scope_id=scope, kind="memory_flush")
         self.assertIn(result.operation_id, [o.operation_id for o in listed.items])
 
+    def test_memory_history_diff_and_context(self) -> None:
+        scope = new_scope()
+        self.pc.capture_source(scope, "Staging uses PostgreSQL 16.")
+        self.pc.capture_source(scope, "用户每天早上八点开会。")
+        first = self.pc.flush_memory(scope)
+        self.pc.capture_source(scope, "Alice owns the billing service.")
+        second = self.pc.flush_memory(scope)
+        self.assertEqual(second.memory.revision, first.memory.revision + 1)
+
+        page = self.pc.list_memory_revisions(scope, limit=1)
+        self.assertEqual([r.revision for r in page.items], [second.memory.revision])
+        self.assertEqual((page.items[0].window_after, page.items[0].window_through), (2, 3))
+        self.assertEqual(page.items[0].operation_id, second.operation_id)
+        self.assertIsNotNone(page.next_cursor)
+        rest = self.pc.list_memory_revisions(scope, cursor=page.next_cursor)
+        self.assertEqual([r.revision for r in rest.items], [first.memory.revision])
+        self.assertIsNone(rest.next_cursor)
+
+        old = self.pc.get_memory(scope, revision=first.memory.revision)
+        self.assertEqual(old.revision, first.memory.revision)
+        self.assertNotIn("Alice", " ".join(e.content for e in old.entries))
+        with self.assertRaises(APIError) as ctx:
+            self.pc.get_memory(scope, revision=99)
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (404, "revision_not_found"))
+
+        diff = self.pc.diff_memory(scope)
+        self.assertEqual((diff.from_revision, diff.to_revision), (first.memory.revision, second.memory.revision))
+        self.assertIn("Alice", " ".join(e.content for e in diff.added))
+        self.assertEqual(diff.removed, [])
+        everything = self.pc.diff_memory(scope, from_revision=0)
+        self.assertEqual(len(everything.added), len(self.pc.get_memory(scope).entries))
+
+        found = self.pc.search_memory(scope, "八点")
+        self.assertEqual(len(found.entries), 1)
+        self.assertIsNotNone(found.entries[0].score)
+
+        context = self.pc.get_context(scope, q="八点 开会", max_tokens=500)
+        self.assertEqual(context.revision, second.memory.revision)
+        self.assertLessEqual(context.used_tokens, 500)
+        self.assertEqual(context.used_tokens, sum(i.tokens for i in context.items))
+        self.assertEqual(context.items[0].type, "memory")
+        self.assertIn("八点", context.items[0].content)
+        tight = self.pc.get_context(scope, max_tokens=1)
+        self.assertEqual(tight.items, [])
+        self.assertGreater(tight.omitted, 0)
+        with self.assertRaises(APIError) as ctx:
+            self.pc.get_context(scope, max_tokens=0)
+        self.assertEqual(ctx.exception.status, 422)
+
     def test_forget_source_and_erase_scope(self) -> None:
         scope = new_scope() + "/sub"
         self.pc.capture_source(scope, "The user prefers metric units.", source_id="m/1")

@@ -10,6 +10,7 @@ import {
   type Candidate,
   type CaptureResult,
   type CaptureSourceRequest,
+  type Context,
   type EraseResult,
   type ErrorBody,
   type FlushAccepted,
@@ -19,6 +20,8 @@ import {
   type ListOperationsParams,
   type Member,
   type Memory,
+  type MemoryDiff,
+  type MemoryRevisionList,
   type OperationList,
   type OperationRecord,
   type SourceList,
@@ -223,9 +226,33 @@ export class Client {
     return { status: 200, body: decode<FlushResult>(a, "POST", path) };
   }
 
-  /** A scope's current Memory revision and its entries (GET /v1/memory). */
-  getMemory(scopeId: string): Promise<Memory> {
-    return this.#call("GET", "/v1/memory", { scope_id: scopeId });
+  /**
+   * A scope's current Memory revision and its entries (GET /v1/memory), or revision `params.revision`; a revision
+   * never committed (or purged) is APIError 404 revision_not_found.
+   */
+  getMemory(scopeId: string, params: { revision?: number } = {}): Promise<Memory> {
+    return this.#call("GET", "/v1/memory", { scope_id: scopeId, revision: params.revision });
+  }
+
+  /** A page of a scope's Memory revisions, newest first (GET /v1/memory/revisions). */
+  listMemoryRevisions(scopeId: string, params: { cursor?: string; limit?: number } = {}): Promise<MemoryRevisionList> {
+    return this.#call("GET", "/v1/memory/revisions", { scope_id: scopeId, cursor: params.cursor, limit: params.limit });
+  }
+
+  /**
+   * What changed between two revisions (GET /v1/memory/diff): `to` defaults to the current revision, `from` to the
+   * one before it (0 is the empty Memory).
+   */
+  diffMemory(scopeId: string, params: { from?: number; to?: number } = {}): Promise<MemoryDiff> {
+    return this.#call("GET", "/v1/memory/diff", { scope_id: scopeId, from: params.from, to: params.to });
+  }
+
+  /**
+   * The scope's Memory entries and approved lessons most relevant to `q`, within `max_tokens` (GET /v1/context):
+   * the call an agent makes before a step.
+   */
+  getContext(scopeId: string, params: { q?: string; max_tokens?: number } = {}): Promise<Context> {
+    return this.#call("GET", "/v1/context", { scope_id: scopeId, q: params.q, max_tokens: params.max_tokens });
   }
 
   /** The entries of a scope's current Memory that match q (GET /v1/memory/search). */

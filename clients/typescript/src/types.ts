@@ -95,6 +95,8 @@ export interface MemoryEntry {
   entry_no: number;
   content: string;
   source_positions: number[];
+  /** BM25 relevance in search results (higher is better); absent outside a search. */
+  score?: number;
 }
 
 /** A scope's Memory revision; revision and created_at are null while nothing was committed. */
@@ -103,6 +105,60 @@ export interface Memory {
   revision: number | null;
   created_at: string | null;
   entries: MemoryEntry[];
+}
+
+/** One committed revision: it consumed journal positions (window_after, window_through] (a redaction none). */
+export interface MemoryRevisionInfo {
+  revision: number;
+  created_at: string;
+  entry_count: number;
+  window_after: number;
+  window_through: number;
+  /** The memory_flush or memory_redact operation that wrote it. */
+  operation_id: string;
+}
+
+/** One page of revisions, newest first. */
+export interface MemoryRevisionList {
+  items: MemoryRevisionInfo[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+/** What changed from revision `from` (0: the empty Memory) to revision `to`. */
+export interface MemoryDiff {
+  scope_id: string;
+  from: number;
+  to: number;
+  added: MemoryEntry[];
+  removed: MemoryEntry[];
+  /** Entries matched in both revisions whose text or source positions differ. */
+  changed: { from: MemoryEntry; to: MemoryEntry }[];
+}
+
+/** A Memory entry or an approved lesson chosen for an agent's context, with its estimated tokens. */
+export interface ContextItem {
+  type: "memory" | "lesson";
+  content: string;
+  source_positions: number[];
+  score: number;
+  tokens: number;
+  /** type "memory" only. */
+  entry_no?: number;
+  /** type "lesson" only. */
+  candidate_id?: string;
+  title?: string;
+}
+
+/** The scope's context within a token budget (GET /v1/context): used_tokens never exceeds max_tokens. */
+export interface Context {
+  scope_id: string;
+  revision: number | null;
+  max_tokens: number;
+  used_tokens: number;
+  /** Items that did not fit in the budget. */
+  omitted: number;
+  items: ContextItem[];
 }
 
 export interface MemoryFlushOperationResult {

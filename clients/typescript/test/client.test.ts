@@ -99,6 +99,58 @@ describe("powercontext client against a real server", () => {
     assert.ok(listed.items.some((o) => o.operation_id === result.operation_id));
   });
 
+  test("Memory history, diff and context", async () => {
+    const scope = newScope();
+    await pc.captureSource({ scope_id: scope, content: "Staging uses PostgreSQL 16." });
+    await pc.captureSource({ scope_id: scope, content: "用户每天早上八点开会。" });
+    const first = await pc.flushMemory(scope);
+    await pc.captureSource({ scope_id: scope, content: "Alice owns the billing service." });
+    const second = await pc.flushMemory(scope);
+    const r1 = first.memory?.revision ?? 0;
+    const r2 = second.memory?.revision ?? 0;
+    assert.equal(r2, r1 + 1);
+
+    const page = await pc.listMemoryRevisions(scope, { limit: 1 });
+    assert.deepEqual(page.items.map((r) => r.revision), [r2]);
+    assert.deepEqual([page.items[0]?.window_after, page.items[0]?.window_through], [2, 3]);
+    assert.equal(page.items[0]?.operation_id, second.operation_id);
+    assert.ok(page.next_cursor);
+    const rest = await pc.listMemoryRevisions(scope, { cursor: page.next_cursor });
+    assert.deepEqual(rest.items.map((r) => r.revision), [r1]);
+    assert.equal(rest.next_cursor, null);
+
+    const old = await pc.getMemory(scope, { revision: r1 });
+    assert.equal(old.revision, r1);
+    assert.ok(!old.entries.some((e) => e.content.includes("Alice")));
+    const missing = await pc.getMemory(scope, { revision: 99 }).then(() => undefined, (e: unknown) => e);
+    assert.ok(missing instanceof APIError);
+    assert.deepEqual([missing.status, missing.code], [404, "revision_not_found"]);
+
+    const diff = await pc.diffMemory(scope);
+    assert.deepEqual([diff.from, diff.to], [r1, r2]);
+    assert.ok(diff.added.some((e) => e.content.includes("Alice")));
+    assert.deepEqual(diff.removed, []);
+    const everything = await pc.diffMemory(scope, { from: 0 });
+    assert.equal(everything.added.length, (await pc.getMemory(scope)).entries.length);
+
+    const found = await pc.searchMemory(scope, "八点");
+    assert.equal(found.entries.length, 1);
+    assert.equal(typeof found.entries[0]?.score, "number");
+
+    const context = await pc.getContext(scope, { q: "八点 开会", max_tokens: 500 });
+    assert.equal(context.revision, r2);
+    assert.ok(context.used_tokens <= 500);
+    assert.equal(context.used_tokens, context.items.reduce((n, i) => n + i.tokens, 0));
+    assert.equal(context.items[0]?.type, "memory");
+    assert.ok(context.items[0]?.content.includes("八点"));
+    const tight = await pc.getContext(scope, { max_tokens: 1 });
+    assert.deepEqual(tight.items, []);
+    assert.ok(tight.omitted > 0);
+    const bad = await pc.getContext(scope, { max_tokens: 0 }).then(() => undefined, (e: unknown) => e);
+    assert.ok(bad instanceof APIError);
+    assert.equal(bad.status, 422);
+  });
+
   test("the operation deadline rejects with OperationPendingError; waitOperation finishes it", async () => {
     const scope = newScope();
     await pc.captureSource({ scope_id: scope, content: "A fact to flush." });
