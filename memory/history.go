@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -67,7 +68,7 @@ type Change struct {
 
 // Diff compares two revisions of a scope. Entries are matched by their fact key: the content lowercased, with
 // whitespace collapsed and trailing punctuation ignored (the key the local extractor de-duplicates on); a matched
-// pair whose text or positions differ is Changed. from may be 0 (the empty Memory before the first revision).
+// pair whose text or positions differ is Changed, and so is an entry superseded in place (pairSuperseded). from may be 0 (the empty Memory before the first revision).
 func (r Reader) Diff(ctx context.Context, scope string, from, to int64) (Diff, error) {
 	if err := sources.ValidateScope(scope); err != nil {
 		return Diff{}, err
@@ -111,7 +112,50 @@ func (r Reader) Diff(ctx context.Context, scope string, from, to int64) (Diff, e
 			old[k] = rest[1:]
 		}
 	}
+	pairSuperseded(&d)
 	return d, nil
+}
+
+// pairSuperseded turns a removed and an added entry at the same entry number that state the same subject (the
+// merge rule's provider.SubjectKeys: a corrected fact supersedes its entry in place) into one Changed pair.
+func pairSuperseded(d *Diff) {
+	if len(d.Removed) == 0 || len(d.Added) == 0 {
+		return
+	}
+	removed := make(map[int32]int, len(d.Removed))
+	for i, e := range d.Removed {
+		removed[e.EntryNo] = i
+	}
+	gone := make([]bool, len(d.Removed))
+	added := d.Added[:0:0]
+	for _, e := range d.Added {
+		i, ok := removed[e.EntryNo]
+		if ok && !gone[i] && sameSubject(d.Removed[i].Content, e.Content) {
+			gone[i] = true
+			d.Changed = append(d.Changed, Change{From: d.Removed[i], To: e})
+			continue
+		}
+		added = append(added, e)
+	}
+	d.Added = added
+	rest := d.Removed[:0:0]
+	for i, e := range d.Removed {
+		if !gone[i] {
+			rest = append(rest, e)
+		}
+	}
+	d.Removed = rest
+}
+
+func sameSubject(a, b string) bool {
+	for _, ka := range provider.SubjectKeys(a) {
+		for _, kb := range provider.SubjectKeys(b) {
+			if ka == kb {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // entryKey is the matching key of Diff.

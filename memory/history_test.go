@@ -92,3 +92,46 @@ func TestHistoryListsReadsAndDiffsEveryRevision(t *testing.T) {
 		require.ErrorIs(t, err, memory.ErrRevisionNotFound)
 	})
 }
+
+// TestCorrectedFactReplacesTheOldOne: a Source that corrects a fact (same subject, new value) supersedes the entry
+// in the next revision — the old text is gone, the entry keeps its number and carries the correcting Source's
+// position — and the diff reports the pair as changed; the earlier revision still reads as it was.
+func TestCorrectedFactReplacesTheOldOne(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s)
+		flush := func(contents ...string) {
+			for _, c := range contents {
+				_, err := e.journal.Capture(ctx, sources.CaptureRequest{ScopeID: "fix", Content: c})
+				require.NoError(t, err)
+			}
+			_, err := e.ledger.Enqueue(ctx, e.cons.EnqueueRequest("fix"))
+			require.NoError(t, err)
+			require.Equal(t, "processed", e.runOne(t, e.handler).ResultCode)
+		}
+		flush("Staging uses PostgreSQL 16.", "用户每天早上八点开会。", "Alice owns billing.")
+		flush("Staging uses PostgreSQL 17.", "用户每天早上九点开会。")
+
+		r := memory.Reader{Store: s}
+		m, err := r.Current(ctx, "fix")
+		require.NoError(t, err)
+		require.EqualValues(t, 2, m.Revision)
+		require.Equal(t, []string{"Staging uses PostgreSQL 17.", "用户每天早上九点开会。", "Alice owns billing."}, contents(m.Entries))
+		require.JSONEq(t, `[4]`, string(m.Entries[0].SourcePositions))
+		require.JSONEq(t, `[5]`, string(m.Entries[1].SourcePositions))
+
+		d, err := r.Diff(ctx, "fix", 1, 2)
+		require.NoError(t, err)
+		require.Empty(t, d.Added)
+		require.Empty(t, d.Removed)
+		require.Len(t, d.Changed, 2)
+		require.Equal(t, "Staging uses PostgreSQL 16.", d.Changed[0].From.Content)
+		require.Equal(t, "Staging uses PostgreSQL 17.", d.Changed[0].To.Content)
+		require.Equal(t, "用户每天早上八点开会。", d.Changed[1].From.Content)
+		require.Equal(t, "用户每天早上九点开会。", d.Changed[1].To.Content)
+
+		old, err := r.At(ctx, "fix", 1)
+		require.NoError(t, err)
+		require.Equal(t, "Staging uses PostgreSQL 16.", old.Entries[0].Content)
+	})
+}

@@ -157,3 +157,60 @@ func TestLocalIncubateExperience(t *testing.T) {
 	require.True(t, utf8.ValidString(big.Candidates[0].Lesson))
 	require.LessOrEqual(t, len(big.Candidates[0].Title), MaxTitleBytes)
 }
+
+// TestLocalExtractMemorySupersedes: a restated subject replaces its entry in place with the new text and the new
+// Source's positions (numbers in any script, or a changed last word of a longer fact); different subjects and
+// short facts are kept side by side.
+func TestLocalExtractMemorySupersedes(t *testing.T) {
+	existing := []MemoryEntry{
+		{Content: "Staging uses PostgreSQL 16.", SourcePositions: []int64{1}},
+		{Content: "用户每天早上八点开会。", SourcePositions: []int64{2}},
+		{Content: "The deploy script lives in ops/deploy.sh.", SourcePositions: []int64{3}},
+		{Content: "Alice owns billing.", SourcePositions: []int64{4}},
+	}
+	resp, err := NewLocal().ExtractMemory(context.Background(), ExtractMemoryRequest{Existing: existing, Window: []Source{
+		{Position: 5, Content: "Staging uses PostgreSQL 17. 用户每天早上九点开会。"},
+		{Position: 6, Content: "The deploy script lives in ops/release.sh. Alice owns payroll."},
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []MemoryEntry{
+		{Content: "Staging uses PostgreSQL 17.", SourcePositions: []int64{5}},
+		{Content: "用户每天早上九点开会。", SourcePositions: []int64{5}},
+		{Content: "The deploy script lives in ops/release.sh.", SourcePositions: []int64{6}},
+		{Content: "Alice owns billing.", SourcePositions: []int64{4}},
+		{Content: "Alice owns payroll.", SourcePositions: []int64{6}},
+	}, resp.Entries)
+	require.Equal(t, "Staging uses PostgreSQL 16.", existing[0].Content, "the input is not modified")
+
+	// Within one window the later statement wins; numbers inside a spaced sentence name different things.
+	resp, err = NewLocal().ExtractMemory(context.Background(), ExtractMemoryRequest{Window: []Source{
+		{Position: 1, Content: "Snapshot retention is 7."}, {Position: 2, Content: "Snapshot retention is 30."},
+		{Position: 3, Content: "Ticket 42 is blocked."}, {Position: 4, Content: "Ticket 43 is blocked."},
+	}})
+	require.NoError(t, err)
+	require.Equal(t, []MemoryEntry{
+		{Content: "Snapshot retention is 30.", SourcePositions: []int64{2}},
+		{Content: "Ticket 42 is blocked.", SourcePositions: []int64{3}},
+		{Content: "Ticket 43 is blocked.", SourcePositions: []int64{4}},
+	}, resp.Entries)
+}
+
+// TestLocalExtractMemoryEvictsLeastRecentlyConfirmed: past the cap the entries dropped are those confirmed least
+// recently, not the oldest: an old entry the window restates stays.
+func TestLocalExtractMemoryEvictsLeastRecentlyConfirmed(t *testing.T) {
+	var existing []MemoryEntry
+	for i := range MaxMemoryEntries {
+		existing = append(existing, MemoryEntry{Content: fmt.Sprintf("Existing fact number %c here", 'A'+rune(i%26)) + strings.Repeat("x", i/26),
+			SourcePositions: []int64{int64(i + 1)}})
+	}
+	first := existing[0].Content
+	resp, err := NewLocal().ExtractMemory(context.Background(), ExtractMemoryRequest{Existing: existing, Window: []Source{
+		{Position: 1001, Content: first + ".\nA brand new fact."},
+	}})
+	require.NoError(t, err)
+	require.Len(t, resp.Entries, MaxMemoryEntries)
+	require.Equal(t, first, resp.Entries[0].Content, "restated, so confirmed most recently")
+	require.Equal(t, []int64{1, 1001}, resp.Entries[0].SourcePositions)
+	require.Equal(t, existing[2].Content, resp.Entries[1].Content, "the second oldest, never restated, was dropped")
+	require.Equal(t, "A brand new fact.", resp.Entries[MaxMemoryEntries-1].Content)
+}

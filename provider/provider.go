@@ -57,7 +57,7 @@ type Provider interface {
 
 // Limits shared by every provider.
 const (
-	// MaxMemoryEntries caps a memory revision; the oldest entries are dropped first.
+	// MaxMemoryEntries caps a memory revision; the least recently confirmed entries are dropped first (mergeMemory).
 	MaxMemoryEntries = 500
 	// MaxEntryBytes caps one memory entry's content (cut on a UTF-8 boundary).
 	MaxEntryBytes = 1000

@@ -108,36 +108,149 @@ func sortedWindow(window []Source) []Source {
 	return out
 }
 
-// mergeMemory merges new facts into existing memory: contents are normalised and capped at MaxEntryBytes,
-// empty entries dropped, duplicates (case-insensitive) folded into the first occurrence with their positions
-// merged (sorted, unique), new facts appended in order, and the result capped at MaxMemoryEntries by dropping the
-// oldest. The inputs are not modified. The result is never nil.
+// mergeMemory merges new facts into existing memory (docs/memory.md#merge-rule): contents are normalised and capped
+// at MaxEntryBytes and empty entries dropped; a fact equal to an entry (case-insensitive, trailing punctuation
+// ignored) confirms it, its positions merged (sorted, unique); a fact with the same subject as an entry
+// (SubjectKeys) supersedes it in place — the entry takes the fact's text and positions, since the old Sources no
+// longer justify it; any other fact is appended in order. Past MaxMemoryEntries the least recently confirmed
+// entries are dropped (an entry is confirmed when it is added, restated or superseded; existing entries count as
+// confirmed in their order). The inputs are not modified. The result is never nil.
 func mergeMemory(existing, facts []MemoryEntry) []MemoryEntry {
 	out := make([]MemoryEntry, 0, len(existing)+len(facts))
+	confirmed := make([]int, 0, len(existing)+len(facts)) // confirmed[i]: when out[i] was last confirmed
 	index := make(map[string]int, len(existing)+len(facts))
-	add := func(e MemoryEntry) {
+	subjects := make(map[string]int, len(existing)+len(facts))
+	clock := 0
+	add := func(e MemoryEntry, fresh bool) {
 		content := truncateUTF8(normalizeText(e.Content), MaxEntryBytes)
 		if content == "" {
 			return
 		}
+		clock++
 		key := factKey(content)
 		if i, ok := index[key]; ok {
 			out[i].SourcePositions = sortedUnique(append(out[i].SourcePositions, e.SourcePositions...))
+			if fresh {
+				confirmed[i] = clock
+			}
 			return
 		}
+		keys := SubjectKeys(content)
+		if fresh {
+			for _, sk := range keys {
+				i, ok := subjects[sk]
+				if !ok {
+					continue
+				}
+				delete(index, factKey(out[i].Content))
+				for _, old := range SubjectKeys(out[i].Content) {
+					if subjects[old] == i {
+						delete(subjects, old)
+					}
+				}
+				out[i] = MemoryEntry{Content: content, SourcePositions: sortedUnique(e.SourcePositions)}
+				confirmed[i] = clock
+				index[key] = i
+				for _, k := range keys {
+					subjects[k] = i
+				}
+				return
+			}
+		}
 		index[key] = len(out)
+		for _, k := range keys {
+			if _, taken := subjects[k]; !taken {
+				subjects[k] = len(out)
+			}
+		}
 		out = append(out, MemoryEntry{Content: content, SourcePositions: sortedUnique(e.SourcePositions)})
+		confirmed = append(confirmed, clock)
 	}
 	for _, e := range existing {
-		add(e)
+		add(e, false)
 	}
 	for _, f := range facts {
-		add(f)
+		add(f, true)
 	}
 	if len(out) > MaxMemoryEntries {
-		out = slices.Clone(out[len(out)-MaxMemoryEntries:])
+		// Keep the MaxMemoryEntries most recently confirmed, in their order.
+		order := make([]int, len(out))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return confirmed[order[a]] > confirmed[order[b]] })
+		keep := make([]bool, len(out))
+		for _, i := range order[:MaxMemoryEntries] {
+			keep[i] = true
+		}
+		kept := make([]MemoryEntry, 0, MaxMemoryEntries)
+		for i, e := range out {
+			if keep[i] {
+				kept = append(kept, e)
+			}
+		}
+		out = kept
 	}
 	return out
+}
+
+// SubjectKeys are the keys under which two facts are taken to state the same subject, so the later one supersedes
+// the earlier (docs/memory.md#merge-rule). Two keys, each only where it is a fair guess:
+//   - the value key: the fact key with every run of numerals (any script's digits, Chinese numerals) replaced by
+//     "#" — for a fact written without spaces (Chinese, Japanese) wherever the numerals are ("每天早上八点开会"
+//     and "九点"), for other text only when they all sit in the last of at least three words ("Staging uses
+//     PostgreSQL 16" and "… 17"; "Ticket 42 is blocked" and "Ticket 43 is blocked" are two facts);
+//   - the word key: the fact key without its last space-separated word, when the fact has at least four words —
+//     "The deploy script lives in ops/deploy.sh" and "… in ops/release.sh" (three-word facts such as "Alice owns
+//     billing" and "Alice owns payroll" are too short to tell a change from a second fact).
+func SubjectKeys(content string) []string {
+	key := factKey(normalizeText(content))
+	words := strings.Fields(key)
+	var keys []string
+	if valueKeyApplies(words) {
+		var b strings.Builder
+		inRun := false
+		for _, r := range key {
+			if isNumeral(r) {
+				if !inRun {
+					b.WriteByte('#')
+				}
+				inRun = true
+				continue
+			}
+			inRun = false
+			b.WriteRune(r)
+		}
+		if strings.Trim(b.String(), "# ") != "" {
+			keys = append(keys, "v:"+b.String())
+		}
+	}
+	if len(words) >= 4 {
+		keys = append(keys, "w:"+strings.Join(words[:len(words)-1], " "))
+	}
+	return keys
+}
+
+// valueKeyApplies: the fact has numerals, and either no spaces or numerals only in the last of three or more words.
+func valueKeyApplies(words []string) bool {
+	has := func(w string) bool { return strings.IndexFunc(w, isNumeral) >= 0 }
+	switch {
+	case len(words) == 1:
+		return has(words[0])
+	case len(words) < 3 || !has(words[len(words)-1]):
+		return false
+	}
+	for _, w := range words[:len(words)-1] {
+		if has(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// isNumeral reports a digit (any script's decimal digit) or a Chinese numeral.
+func isNumeral(r rune) bool {
+	return unicode.IsDigit(r) || strings.ContainsRune("零〇一二两三四五六七八九十百千万亿", r)
 }
 
 // firstSentence returns the first sentence of a normalised text, or the whole text when it has no sentence end.
