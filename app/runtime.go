@@ -230,6 +230,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		Flusher:          &memory.Flusher{Ledger: r.ledger, Consumer: memConsumer},
 		Memory:           memory.Reader{Store: store},
 		Experience:       experience.Reviews{Store: store},
+		Incubator:        &experience.Incubator{Ledger: r.ledger, Consumer: expConsumer},
 		Ledger:           r.ledger,
 		Store:            store,
 		FlushDefaultWait: Seconds(cfg.FlushDefaultWaitSeconds),
@@ -242,7 +243,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	deps.Forgetter = &lifecycle.Forgetter{Ledger: r.ledger, MaxAttempts: maxAttempts}
 	deps.Eraser = &lifecycle.Eraser{Ledger: r.ledger, MaxAttempts: maxAttempts}
 	if r.worker != nil {
-		deps.Flusher.Wake = r.worker.Wake
+		deps.Flusher.Wake, deps.Incubator.Wake = r.worker.Wake, r.worker.Wake
 		deps.Forgetter.Wake, deps.Eraser.Wake = r.worker.Wake, r.worker.Wake
 	}
 	if cfg.RunsAPI() {

@@ -51,13 +51,14 @@ func (s *syncBuffer) String() string {
 
 // env is one server over a fresh migrated SQLite store.
 type env struct {
-	t       testing.TB
-	store   db.Store
-	ledger  *coordinator.Ledger
-	flusher *memory.Flusher
-	deps    Deps
-	e       *echo.Echo
-	logs    *syncBuffer
+	t         testing.TB
+	store     db.Store
+	ledger    *coordinator.Ledger
+	flusher   *memory.Flusher
+	incubator *experience.Incubator
+	deps      Deps
+	e         *echo.Echo
+	logs      *syncBuffer
 }
 
 func newEnv(t testing.TB, mutate ...func(*Deps)) *env {
@@ -65,12 +66,14 @@ func newEnv(t testing.TB, mutate ...func(*Deps)) *env {
 	store := enginetest.Open(t, db.EngineSQLite)
 	ledger := coordinator.NewLedger(store)
 	flusher := &memory.Flusher{Ledger: ledger, Consumer: memory.Consumer(3), Poll: 5 * time.Millisecond}
+	incubator := &experience.Incubator{Ledger: ledger, Consumer: experience.Consumer(3), Poll: 5 * time.Millisecond}
 	logs := &syncBuffer{}
 	d := Deps{
 		Journal:          sources.NewJournal(store),
 		Flusher:          flusher,
 		Memory:           memory.Reader{Store: store},
 		Experience:       experience.Reviews{Store: store},
+		Incubator:        incubator,
 		Ledger:           ledger,
 		Forgetter:        &lifecycle.Forgetter{Ledger: ledger, MaxAttempts: 3},
 		Eraser:           &lifecycle.Eraser{Ledger: ledger, MaxAttempts: 3},
@@ -83,7 +86,7 @@ func newEnv(t testing.TB, mutate ...func(*Deps)) *env {
 	for _, m := range mutate {
 		m(&d)
 	}
-	return &env{t: t, store: store, ledger: ledger, flusher: flusher, deps: d, e: New(d), logs: logs}
+	return &env{t: t, store: store, ledger: ledger, flusher: flusher, incubator: incubator, deps: d, e: New(d), logs: logs}
 }
 
 type resp struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -123,4 +124,63 @@ func (s *server) reviewCandidate(c echo.Context, approve bool) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, candidate(row))
+}
+
+// IncubateResponse is the 200 answer of a manual incubation: nothing pending (idle) or done within the wait
+// (processed), with the number of pending candidates the window proposed.
+type IncubateResponse struct {
+	Status               string  `json:"status"`
+	PreviousCursor       int64   `json:"previous_cursor"`
+	CurrentCursor        int64   `json:"current_cursor"`
+	HighWatermark        int64   `json:"high_watermark"`
+	ProcessedSourceCount int64   `json:"processed_source_count"`
+	CandidateCount       int     `json:"candidate_count"`
+	OperationID          *string `json:"operation_id"`
+}
+
+// incubateExperience is POST /v1/experience/incubate: the manual trigger of the scope's next incubation window,
+// with the memory flush's body, Prefer waits and 200/202/409 answers.
+func (s *server) incubateExperience(c echo.Context) error {
+	if s.d.Incubator == nil {
+		return notReady("experience incubation")
+	}
+	var req FlushRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if err := checkText("scope_id", req.ScopeID); err != nil {
+		return err
+	}
+	wait := flushWait(c.Request().Header.Values("Prefer"), s.defaultWait, s.maxWait)
+	out, err := s.d.Incubator.Incubate(c.Request().Context(), req.ScopeID, wait)
+	if err != nil {
+		return err
+	}
+	id := out.Item.WorkID
+	switch out.Status {
+	case experience.IncubateIdle, experience.IncubateProcessed:
+		resp := IncubateResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
+			CurrentCursor: out.Result.CurrentCursor, HighWatermark: out.Result.HighWatermark,
+			ProcessedSourceCount: out.Result.ProcessedSourceCount, CandidateCount: out.Result.CandidateCount}
+		if id != "" {
+			resp.OperationID = &id
+		}
+		return c.JSON(http.StatusOK, resp)
+	case experience.IncubatePending:
+		h := c.Response().Header()
+		h.Set(echo.HeaderLocation, operationURL(id))
+		h.Set(echo.HeaderRetryAfter, strconv.Itoa(RetryAfterSeconds))
+		return c.JSON(http.StatusAccepted, FlushAccepted{OperationID: id, Status: out.Item.Status, StatusURL: operationURL(id)})
+	case experience.IncubateBlocked:
+		return apiErr(http.StatusConflict, CodeOperationBlocked,
+			"the scope's next incubation window is held by a failed operation; retry or cancel it",
+			map[string]any{"operation_id": id})
+	case experience.IncubateFailed:
+		return apiErr(http.StatusConflict, CodeOperationFailed, "the experience incubation operation failed",
+			map[string]any{"operation_id": id})
+	case experience.IncubateCancelled:
+		return apiErr(http.StatusConflict, CodeOperationCancelled, "the experience incubation operation was cancelled",
+			map[string]any{"operation_id": id})
+	}
+	return errUnknownOutcome
 }

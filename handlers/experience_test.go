@@ -91,3 +91,52 @@ func TestExperienceCandidates(t *testing.T) {
 		require.Equal(t, tc.field, d["field"], tc.q)
 	}
 }
+
+// TestIncubateExperience: POST /v1/experience/incubate answers like a flush — 200 idle, 200 processed with the
+// candidates the window proposed (pending), 202 with Location while queued, one operation for repeated calls, 409
+// operation_blocked behind a failed window — and the candidates it proposed are listed for review.
+func TestIncubateExperience(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := e.post("/v1/experience/incubate", `{"scope_id":"s"}`)
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	require.Equal(t, map[string]any{"status": "idle", "previous_cursor": float64(0), "current_cursor": float64(0),
+		"high_watermark": float64(0), "processed_source_count": float64(0), "candidate_count": float64(0),
+		"operation_id": nil}, r.json(t))
+
+	e.incubator.Wake = func() { go e.step(nil) }
+	e.capture("s", "Retrying the flaky test twice hid a real race. Always run with -race.", map[string]any{"kind": "task-outcome"})
+	e.capture("s", "The user likes short answers.", nil)
+	r = e.post("/v1/experience/incubate", `{"scope_id":"s"}`, hdr{"Prefer": "wait=5"})
+	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+	m := r.json(t)
+	require.Equal(t, "processed", m["status"])
+	require.Equal(t, float64(2), m["current_cursor"])
+	require.Equal(t, float64(2), m["processed_source_count"])
+	require.Equal(t, float64(1), m["candidate_count"], "only the task outcome proposes a lesson")
+	id := m["operation_id"].(string)
+	require.Equal(t, "experience_incubation", e.get("/v1/operations/" + id).json(t)["kind"])
+	items := e.get("/v1/experience/candidates?scope_id=s").json(t)["items"].([]any)
+	require.Len(t, items, 1)
+	require.Equal(t, "pending", items[0].(map[string]any)["status"], "never approved automatically")
+
+	e.incubator.Wake = nil
+	e.capture("s", "Pinning the base image fixed the drifting build.", map[string]any{"kind": "task-outcome"})
+	r = e.post("/v1/experience/incubate", `{"scope_id":"s"}`, hdr{"Prefer": "respond-async"})
+	require.Equal(t, http.StatusAccepted, r.Code, "body: %s", r.Body)
+	queued := r.json(t)["operation_id"].(string)
+	require.Equal(t, "/v1/operations/"+queued, r.Header.Get("Location"))
+	r = e.post("/v1/experience/incubate", `{"scope_id":"s"}`, hdr{"Prefer": "wait=0"})
+	require.Equal(t, queued, r.json(t)["operation_id"], "a second call joins the same window")
+
+	require.Equal(t, 1, e.step(poison))
+	r = e.post("/v1/experience/incubate", `{"scope_id":"s"}`)
+	d := r.requireError(t, http.StatusConflict, CodeOperationBlocked)
+	require.Equal(t, queued, d["operation_id"])
+
+	r = e.post("/v1/experience/incubate", `{"scope_id":""}`)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Code, "body: %s", r.Body)
+	none := newEnv(t, func(d *Deps) { d.Incubator = nil })
+	r = none.post("/v1/experience/incubate", `{"scope_id":"s"}`)
+	r.requireError(t, http.StatusServiceUnavailable, CodeRuntimeNotReady)
+}

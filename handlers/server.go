@@ -45,6 +45,7 @@ type Deps struct {
 	Flusher    *memory.Flusher
 	Memory     memory.Reader
 	Experience experience.Reviews
+	Incubator  *experience.Incubator // POST /v1/experience/incubate; nil answers 503
 	Ledger     *coordinator.Ledger
 	// Forgetter and Eraser serve DELETE /v1/sources/{id} and DELETE /v1/scopes/{id}
 	// (docs/protocol.md#forgetting-and-erasing).
@@ -181,6 +182,7 @@ func New(d Deps) *echo.Echo {
 	s.add(e, http.MethodGet, "/v1/memory/revisions", s.listMemoryRevisions)
 	s.add(e, http.MethodGet, "/v1/memory/diff", s.diffMemory)
 	s.add(e, http.MethodGet, "/v1/context", s.getContext)
+	s.add(e, http.MethodPost, "/v1/experience/incubate", s.incubateExperience)
 	s.add(e, http.MethodGet, "/v1/experience/candidates", s.listCandidates)
 	s.add(e, http.MethodPost, "/v1/experience/candidates/:candidate_id/approve", s.approveCandidate)
 	s.add(e, http.MethodPost, "/v1/experience/candidates/:candidate_id/reject", s.rejectCandidate)

@@ -33,7 +33,7 @@ type Flusher struct {
 	Ledger   *coordinator.Ledger
 	Consumer sources.Consumer
 	Wake     func()        // wakes an in-process worker after an enqueue (single_node); optional
-	Poll     time.Duration // longest wait poll interval (default 100 ms); polls start at 5 ms and double
+	Poll     time.Duration // longest wait poll interval (default 100 ms; coordinator.Ledger.Await)
 }
 
 // Flush enqueues (or joins) the scope's next window and waits up to wait for it to finish.
@@ -51,54 +51,24 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 	if res.Created && f.Wake != nil {
 		f.Wake()
 	}
-	item := res.Item
-	if item.Status == db.StatusFailed {
-		return FlushOutcome{Status: FlushBlocked, Item: item}, nil
+	if res.Item.Status == db.StatusFailed {
+		return FlushOutcome{Status: FlushBlocked, Item: res.Item}, nil
 	}
-	maxPoll := f.Poll
-	if maxPoll <= 0 {
-		maxPoll = 100 * time.Millisecond
+	item, err := f.Ledger.Await(ctx, res.Item, wait, f.Poll)
+	if err != nil {
+		return FlushOutcome{}, err
 	}
-	// Most flushes finish within a few ms of the wake-up: poll from 2 ms, growing by half each time (doubling
-	// overshot a 10 ms flush to 35 ms; issue 9, B3), up to the configured interval.
-	poll := min(2*time.Millisecond, maxPoll)
-	start := time.Now()
-	// Polling finds changes made by any replica's worker; an in-process worker (single_node) signals at once.
-	changed, stop := f.Ledger.Changed(item.WorkID)
-	defer func() { stop() }()
-	for {
-		switch item.Status {
-		case db.StatusSucceeded:
-			out := FlushOutcome{Status: FlushProcessed, Item: item}
-			_ = json.Unmarshal(item.ResultPayload, &out.Result)
-			return out, nil
-		case db.StatusFailed:
-			return FlushOutcome{Status: FlushFailed, Item: item}, nil
-		case db.StatusCancelled:
-			return FlushOutcome{Status: FlushCancelled, Item: item}, nil
-		}
-		remaining := wait - time.Since(start)
-		if remaining <= 0 {
-			return FlushOutcome{Status: FlushPending, Item: item}, nil
-		}
-		t := time.NewTimer(min(poll, remaining))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return FlushOutcome{Status: FlushPending, Item: item}, nil
-		case <-changed: // an in-process worker moved the item: read it now
-			t.Stop()
-		case <-t.C:
-			poll = min(poll+poll/2, maxPoll)
-		}
-		stop()
-		changed, stop = f.Ledger.Changed(item.WorkID) // before the read, so no change is missed
-		next, err := f.Ledger.Get(ctx, item.WorkID)
-		if err != nil {
-			return FlushOutcome{}, err
-		}
-		item = next
+	switch item.Status {
+	case db.StatusSucceeded:
+		out := FlushOutcome{Status: FlushProcessed, Item: item}
+		_ = json.Unmarshal(item.ResultPayload, &out.Result)
+		return out, nil
+	case db.StatusFailed:
+		return FlushOutcome{Status: FlushFailed, Item: item}, nil
+	case db.StatusCancelled:
+		return FlushOutcome{Status: FlushCancelled, Item: item}, nil
 	}
+	return FlushOutcome{Status: FlushPending, Item: item}, nil
 }
 
 func (f *Flusher) idle(ctx context.Context, scope string) (FlushOutcome, error) {
