@@ -86,6 +86,10 @@ func TestShutdownDrainsInFlightWorkBeforeClosing(t *testing.T) {
 		}
 		require.Eventually(t, func() bool { return leaseOwner("work-discovery") == env.member }, 10*time.Second,
 			10*time.Millisecond, "the scheduler leads")
+		if engine == db.EnginePostgres { // the listener connects in the background; the log is checked at the end
+			require.Eventually(t, func() bool { return strings.Contains(env.logs.String(), "wake-up listener connected") },
+				10*time.Second, 10*time.Millisecond, "the wake-up listener connects")
+		}
 
 		env.capture(t, "scope-drain", markerHold+": the deploy window is Tuesday")
 		flushed := env.flushAsync("scope-drain")

@@ -291,6 +291,9 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 	r.setPhase("drain")
 	drainTook, drainCut := r.waitDrained()
 	r.checkAlive()
+	if v.mode == modeSkew {
+		r.awaitClockSteps(30 * time.Second)
+	}
 	if stopObserving != nil {
 		stopObserving()
 	}

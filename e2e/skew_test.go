@@ -106,6 +106,16 @@ func (r *round) probeClocks() (stop func()) {
 	return func() { cancel(); wg.Wait() }
 }
 
+// awaitClockSteps keeps the probes running after the chaos until every configured clock step was seen, at most
+// max. A process's offsets restart with each of its restarts, so one the chaos killed shortly before the end may not
+// yet have lived to its later steps; with the kills over it does within seconds (the last step is at 9 s).
+func (r *round) awaitClockSteps(max time.Duration) {
+	deadline := time.Now().Add(max)
+	for len(r.skewFindings().unseenSteps) > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Second)
+	}
+}
+
 // skewResult compares the time each process logged for its probes with the harness's clock.
 type skewResult struct {
 	probes      int
