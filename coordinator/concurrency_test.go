@@ -159,6 +159,15 @@ func TestConcurrentClaimsCommitOncePerItemInLaneOrder(t *testing.T) {
 			wg.Wait()
 			require.NoError(t, firstErr)
 			require.Zero(t, deadlocks.Load(), "engine deadlock errors")
+			if succeeded.Load() != int64(total) { // say which items did not finish, and in what state
+				for _, it := range listAll(t, ledgers[0]) {
+					if it.Status != db.StatusSucceeded {
+						t.Logf("unfinished: lane %s seq %d status %s attempts %d available_at %s lease_owner %q lease_expires_at %s error %s/%s",
+							it.ScopeID, it.LaneSequence, it.Status, it.AttemptCount, it.AvailableAt.Format(time.RFC3339Nano),
+							it.LeaseOwner, it.LeaseExpiresAt.Format(time.RFC3339Nano), it.ErrorCategory, it.ErrorCode)
+					}
+				}
+			}
 			require.Equal(t, int64(total), succeeded.Load())
 
 			// Invariants, from the database.
