@@ -12,12 +12,12 @@ import (
 
 // Incubation outcomes (the incubate API maps them to 200, 202 and 409, as the memory flush's).
 const (
-	IncubateIdle      = "idle"
-	IncubateProcessed = "processed"
-	IncubatePending   = "pending"
-	IncubateBlocked   = "blocked"
-	IncubateFailed    = "failed"
-	IncubateCancelled = "cancelled"
+	IncubateIdle      = coordinator.TriggerIdle
+	IncubateProcessed = coordinator.TriggerProcessed
+	IncubatePending   = coordinator.TriggerPending
+	IncubateBlocked   = coordinator.TriggerBlocked
+	IncubateFailed    = coordinator.TriggerFailed
+	IncubateCancelled = coordinator.TriggerCancelled
 )
 
 // IncubateOutcome is the answer to a manual incubation request.
@@ -34,7 +34,7 @@ type Incubator struct {
 	Ledger   *coordinator.Ledger
 	Consumer sources.Consumer
 	Wake     func()        // wakes an in-process worker after an enqueue (single_node); optional
-	Poll     time.Duration // longest wait poll interval (coordinator.Ledger.Await)
+	Poll     time.Duration // longest wait poll interval (coordinator.Ledger.Trigger)
 }
 
 // Incubate enqueues (or joins) the scope's next incubation window and waits up to wait for it to finish.
@@ -42,11 +42,13 @@ func (in *Incubator) Incubate(ctx context.Context, scope string, wait time.Durat
 	if err := sources.ValidateScope(scope); err != nil {
 		return IncubateOutcome{}, err
 	}
-	res, err := in.Ledger.Enqueue(ctx, in.Consumer.EnqueueRequest(scope))
+	t, err := in.Ledger.Trigger(ctx, in.Consumer.EnqueueRequest(scope), in.Wake, wait, in.Poll)
 	if err != nil {
 		return IncubateOutcome{}, err
 	}
-	if res.Idle {
+	out := IncubateOutcome{Status: t.Status, Item: t.Item}
+	switch t.Status {
+	case IncubateIdle:
 		store := in.Ledger.Store()
 		cur, err := sources.Cursor(ctx, store, scope, CursorName)
 		if err != nil {
@@ -56,28 +58,9 @@ func (in *Incubator) Incubate(ctx context.Context, scope string, wait time.Durat
 		if err != nil {
 			return IncubateOutcome{}, err
 		}
-		return IncubateOutcome{Status: IncubateIdle, Result: Result{Type: PublicKind, PreviousCursor: cur.Position,
-			CurrentCursor: cur.Position, HighWatermark: head}}, nil
+		out.Result = Result{Type: PublicKind, PreviousCursor: cur.Position, CurrentCursor: cur.Position, HighWatermark: head}
+	case IncubateProcessed:
+		_ = json.Unmarshal(t.Item.ResultPayload, &out.Result)
 	}
-	if res.Created && in.Wake != nil {
-		in.Wake()
-	}
-	if res.Item.Status == db.StatusFailed {
-		return IncubateOutcome{Status: IncubateBlocked, Item: res.Item}, nil
-	}
-	item, err := in.Ledger.Await(ctx, res.Item, wait, in.Poll)
-	if err != nil {
-		return IncubateOutcome{}, err
-	}
-	switch item.Status {
-	case db.StatusSucceeded:
-		out := IncubateOutcome{Status: IncubateProcessed, Item: item}
-		_ = json.Unmarshal(item.ResultPayload, &out.Result)
-		return out, nil
-	case db.StatusFailed:
-		return IncubateOutcome{Status: IncubateFailed, Item: item}, nil
-	case db.StatusCancelled:
-		return IncubateOutcome{Status: IncubateCancelled, Item: item}, nil
-	}
-	return IncubateOutcome{Status: IncubatePending, Item: item}, nil
+	return out, nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -144,43 +143,17 @@ func (s *server) incubateExperience(c echo.Context) error {
 	if s.d.Incubator == nil {
 		return notReady("experience incubation")
 	}
-	var req FlushRequest
-	if err := decodeJSON(c, &req); err != nil {
-		return err
-	}
-	if err := checkText("scope_id", req.ScopeID); err != nil {
-		return err
-	}
-	wait := flushWait(c.Request().Header.Values("Prefer"), s.defaultWait, s.maxWait)
-	out, err := s.d.Incubator.Incubate(c.Request().Context(), req.ScopeID, wait)
+	scope, wait, err := s.triggerRequest(c)
 	if err != nil {
 		return err
 	}
-	id := out.Item.WorkID
-	switch out.Status {
-	case experience.IncubateIdle, experience.IncubateProcessed:
-		resp := IncubateResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
-			CurrentCursor: out.Result.CurrentCursor, HighWatermark: out.Result.HighWatermark,
-			ProcessedSourceCount: out.Result.ProcessedSourceCount, CandidateCount: out.Result.CandidateCount}
-		if id != "" {
-			resp.OperationID = &id
-		}
-		return c.JSON(http.StatusOK, resp)
-	case experience.IncubatePending:
-		h := c.Response().Header()
-		h.Set(echo.HeaderLocation, operationURL(id))
-		h.Set(echo.HeaderRetryAfter, strconv.Itoa(RetryAfterSeconds))
-		return c.JSON(http.StatusAccepted, FlushAccepted{OperationID: id, Status: out.Item.Status, StatusURL: operationURL(id)})
-	case experience.IncubateBlocked:
-		return apiErr(http.StatusConflict, CodeOperationBlocked,
-			"the scope's next incubation window is held by a failed operation; retry or cancel it",
-			map[string]any{"operation_id": id})
-	case experience.IncubateFailed:
-		return apiErr(http.StatusConflict, CodeOperationFailed, "the experience incubation operation failed",
-			map[string]any{"operation_id": id})
-	case experience.IncubateCancelled:
-		return apiErr(http.StatusConflict, CodeOperationCancelled, "the experience incubation operation was cancelled",
-			map[string]any{"operation_id": id})
+	out, err := s.d.Incubator.Incubate(c.Request().Context(), scope, wait)
+	if err != nil {
+		return err
 	}
-	return errUnknownOutcome
+	return s.answerTrigger(c, "experience incubation", "incubation", out.Status, out.Item, func(id *string) any {
+		return IncubateResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
+			CurrentCursor: out.Result.CurrentCursor, HighWatermark: out.Result.HighWatermark,
+			ProcessedSourceCount: out.Result.ProcessedSourceCount, CandidateCount: out.Result.CandidateCount, OperationID: id}
+	})
 }

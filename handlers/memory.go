@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/memory"
 )
@@ -72,45 +73,63 @@ func (s *server) flushMemory(c echo.Context) error {
 	if s.d.Flusher == nil {
 		return notReady("memory flush")
 	}
-	var req FlushRequest
-	if err := decodeJSON(c, &req); err != nil {
-		return err
-	}
-	if err := checkText("scope_id", req.ScopeID); err != nil {
-		return err
-	}
-	wait := flushWait(c.Request().Header.Values("Prefer"), s.defaultWait, s.maxWait)
-	out, err := s.d.Flusher.Flush(c.Request().Context(), req.ScopeID, wait)
+	scope, wait, err := s.triggerRequest(c)
 	if err != nil {
 		return err
 	}
-	id := out.Item.WorkID
-	switch out.Status {
-	case memory.FlushIdle, memory.FlushProcessed:
+	out, err := s.d.Flusher.Flush(c.Request().Context(), scope, wait)
+	if err != nil {
+		return err
+	}
+	return s.answerTrigger(c, "memory flush", "memory", out.Status, out.Item, func(id *string) any {
 		resp := FlushResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
 			CurrentCursor: out.Result.CurrentCursor, HighWatermark: out.Result.HighWatermark,
-			ProcessedSourceCount: out.Result.ProcessedSourceCount}
+			ProcessedSourceCount: out.Result.ProcessedSourceCount, OperationID: id}
 		if out.Result.Memory != nil {
 			resp.Memory = &MemoryRevision{Revision: out.Result.Memory.Revision}
 		}
+		return resp
+	})
+}
+
+// triggerRequest reads the body ({"scope_id"}) and the Prefer wait of a flush or an incubation.
+func (s *server) triggerRequest(c echo.Context) (scope string, wait time.Duration, err error) {
+	var req FlushRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return "", 0, err
+	}
+	if err := checkText("scope_id", req.ScopeID); err != nil {
+		return "", 0, err
+	}
+	return req.ScopeID, flushWait(c.Request().Header.Values("Prefer"), s.defaultWait, s.maxWait), nil
+}
+
+// answerTrigger writes the answer to a coordinator.Ledger.Trigger outcome: 200 with ok(operation id, nil when
+// idle) for idle and processed, 202 with Location and Retry-After while pending, 409 when blocked, failed or
+// cancelled. what names the operation ("memory flush") and window the consumer ("memory") in the messages.
+func (s *server) answerTrigger(c echo.Context, what, window, status string, item db.WorkItem, ok func(id *string) any) error {
+	id := item.WorkID
+	switch status {
+	case coordinator.TriggerIdle, coordinator.TriggerProcessed:
+		var ref *string
 		if id != "" {
-			resp.OperationID = &id
+			ref = &id
 		}
-		return c.JSON(http.StatusOK, resp)
-	case memory.FlushPending:
+		return c.JSON(http.StatusOK, ok(ref))
+	case coordinator.TriggerPending:
 		h := c.Response().Header()
 		h.Set(echo.HeaderLocation, operationURL(id))
 		h.Set(echo.HeaderRetryAfter, strconv.Itoa(RetryAfterSeconds))
-		return c.JSON(http.StatusAccepted, FlushAccepted{OperationID: id, Status: out.Item.Status, StatusURL: operationURL(id)})
-	case memory.FlushBlocked:
+		return c.JSON(http.StatusAccepted, FlushAccepted{OperationID: id, Status: item.Status, StatusURL: operationURL(id)})
+	case coordinator.TriggerBlocked:
 		return apiErr(http.StatusConflict, CodeOperationBlocked,
-			"the scope's next memory window is held by a failed operation; retry or cancel it",
+			"the scope's next "+window+" window is held by a failed operation; retry or cancel it",
 			map[string]any{"operation_id": id})
-	case memory.FlushFailed:
-		return apiErr(http.StatusConflict, CodeOperationFailed, "the memory flush operation failed",
+	case coordinator.TriggerFailed:
+		return apiErr(http.StatusConflict, CodeOperationFailed, "the "+what+" operation failed",
 			map[string]any{"operation_id": id})
-	case memory.FlushCancelled:
-		return apiErr(http.StatusConflict, CodeOperationCancelled, "the memory flush operation was cancelled",
+	case coordinator.TriggerCancelled:
+		return apiErr(http.StatusConflict, CodeOperationCancelled, "the "+what+" operation was cancelled",
 			map[string]any{"operation_id": id})
 	}
 	return errUnknownOutcome

@@ -12,12 +12,12 @@ import (
 
 // Flush outcomes (the flush API maps them to 200, 202 and 409).
 const (
-	FlushIdle      = "idle"
-	FlushProcessed = "processed"
-	FlushPending   = "pending"
-	FlushBlocked   = "blocked"
-	FlushFailed    = "failed"
-	FlushCancelled = "cancelled"
+	FlushIdle      = coordinator.TriggerIdle
+	FlushProcessed = coordinator.TriggerProcessed
+	FlushPending   = coordinator.TriggerPending
+	FlushBlocked   = coordinator.TriggerBlocked
+	FlushFailed    = coordinator.TriggerFailed
+	FlushCancelled = coordinator.TriggerCancelled
 )
 
 // FlushOutcome is the answer to a flush request.
@@ -33,7 +33,7 @@ type Flusher struct {
 	Ledger   *coordinator.Ledger
 	Consumer sources.Consumer
 	Wake     func()        // wakes an in-process worker after an enqueue (single_node); optional
-	Poll     time.Duration // longest wait poll interval (default 100 ms; coordinator.Ledger.Await)
+	Poll     time.Duration // longest wait poll interval (default 100 ms; coordinator.Ledger.Trigger)
 }
 
 // Flush enqueues (or joins) the scope's next window and waits up to wait for it to finish.
@@ -41,34 +41,18 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 	if err := sources.ValidateScope(scope); err != nil {
 		return FlushOutcome{}, err
 	}
-	res, err := f.Ledger.Enqueue(ctx, f.Consumer.EnqueueRequest(scope))
+	t, err := f.Ledger.Trigger(ctx, f.Consumer.EnqueueRequest(scope), f.Wake, wait, f.Poll)
 	if err != nil {
 		return FlushOutcome{}, err
 	}
-	if res.Idle {
+	if t.Status == FlushIdle {
 		return f.idle(ctx, scope)
 	}
-	if res.Created && f.Wake != nil {
-		f.Wake()
+	out := FlushOutcome{Status: t.Status, Item: t.Item}
+	if t.Status == FlushProcessed {
+		_ = json.Unmarshal(t.Item.ResultPayload, &out.Result)
 	}
-	if res.Item.Status == db.StatusFailed {
-		return FlushOutcome{Status: FlushBlocked, Item: res.Item}, nil
-	}
-	item, err := f.Ledger.Await(ctx, res.Item, wait, f.Poll)
-	if err != nil {
-		return FlushOutcome{}, err
-	}
-	switch item.Status {
-	case db.StatusSucceeded:
-		out := FlushOutcome{Status: FlushProcessed, Item: item}
-		_ = json.Unmarshal(item.ResultPayload, &out.Result)
-		return out, nil
-	case db.StatusFailed:
-		return FlushOutcome{Status: FlushFailed, Item: item}, nil
-	case db.StatusCancelled:
-		return FlushOutcome{Status: FlushCancelled, Item: item}, nil
-	}
-	return FlushOutcome{Status: FlushPending, Item: item}, nil
+	return out, nil
 }
 
 func (f *Flusher) idle(ctx context.Context, scope string) (FlushOutcome, error) {
