@@ -10,19 +10,9 @@ import (
 	"github.com/powercontext/powercontext/sources"
 )
 
-// Incubation outcomes (the incubate API maps them to 200, 202 and 409, as the memory flush's).
-const (
-	IncubateIdle      = coordinator.TriggerIdle
-	IncubateProcessed = coordinator.TriggerProcessed
-	IncubatePending   = coordinator.TriggerPending
-	IncubateBlocked   = coordinator.TriggerBlocked
-	IncubateFailed    = coordinator.TriggerFailed
-	IncubateCancelled = coordinator.TriggerCancelled
-)
-
 // IncubateOutcome is the answer to a manual incubation request.
 type IncubateOutcome struct {
-	Status string
+	Status string // a coordinator.Trigger* outcome
 	Item   db.WorkItem // zero for idle
 	Result Result      // for idle and processed
 }
@@ -48,7 +38,7 @@ func (in *Incubator) Incubate(ctx context.Context, scope string, wait time.Durat
 	}
 	out := IncubateOutcome{Status: t.Status, Item: t.Item}
 	switch t.Status {
-	case IncubateIdle:
+	case coordinator.TriggerIdle:
 		store := in.Ledger.Store()
 		cur, err := sources.Cursor(ctx, store, scope, CursorName)
 		if err != nil {
@@ -59,7 +49,7 @@ func (in *Incubator) Incubate(ctx context.Context, scope string, wait time.Durat
 			return IncubateOutcome{}, err
 		}
 		out.Result = Result{Type: PublicKind, PreviousCursor: cur.Position, CurrentCursor: cur.Position, HighWatermark: head}
-	case IncubateProcessed:
+	case coordinator.TriggerProcessed:
 		_ = json.Unmarshal(t.Item.ResultPayload, &out.Result)
 	}
 	return out, nil
