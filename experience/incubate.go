@@ -12,7 +12,7 @@ import (
 
 // IncubateOutcome is the answer to a manual incubation request.
 type IncubateOutcome struct {
-	Status string // a coordinator.Trigger* outcome
+	Status string      // a coordinator.Trigger* outcome
 	Item   db.WorkItem // zero for idle
 	Result Result      // for idle and processed
 }
