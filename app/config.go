@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/sources"
@@ -52,7 +53,9 @@ type Config struct {
 	WorkerMaxAttempts          int
 	WorkerRetryBaseSeconds     float64
 	WorkerRetryMaxSeconds      float64
-	WorkerMaxSnoozes           int // snoozes per item and recovery generation (docs/protocol.md#snooze); 0 = off
+	WorkerMaxSnoozes           int     // snoozes per item and recovery generation (docs/protocol.md#snooze); 0 = off
+	WorkerCompleteBatch        int     // completions per completer transaction (docs/protocol.md#completer); 1 = one each
+	WorkerCompleteDelaySeconds float64 // how long a completer batch waits for more; 0 = only what is already waiting
 
 	SchedulerLeaseSeconds float64
 	SchedulerRenewSeconds float64
@@ -89,7 +92,7 @@ func DefaultConfig() Config {
 		ProviderTimeout: 60, ProviderMaxRequestBytes: sources.DefaultMaxRequestBytes,
 		WorkerConcurrency: 4, WorkerLeaseSeconds: 120, WorkerHeartbeatSeconds: 30, WorkerPollSeconds: 1,
 		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
-		WorkerMaxSnoozes:      1000,
+		WorkerMaxSnoozes: 1000, WorkerCompleteBatch: coordinator.DefaultCompleteBatch,
 		SchedulerLeaseSeconds: 30, SchedulerRenewSeconds: 10, CoordinationNotify: true, MaintenanceSeconds: 3600,
 		RateLimitRequests: 120, RateLimitWindowSeconds: 60,
 		FlushDefaultWaitSeconds: 10, FlushMaxWaitSeconds: 30,
@@ -126,6 +129,8 @@ func (c *Config) settings() []setting {
 		{"worker-retry-base-seconds", "POWERCONTEXT_WORKER_RETRY_BASE_SECONDS", "retry backoff base (full jitter)", &c.WorkerRetryBaseSeconds},
 		{"worker-retry-max-seconds", "POWERCONTEXT_WORKER_RETRY_MAX_SECONDS", "retry backoff cap (>= base)", &c.WorkerRetryMaxSeconds},
 		{"worker-max-snoozes", "POWERCONTEXT_WORKER_MAX_SNOOZES", "rate-limited waits per item and recovery generation that spend no attempt (0 = every rate limit spends one)", &c.WorkerMaxSnoozes},
+		{"worker-complete-batch", "POWERCONTEXT_WORKER_COMPLETE_BATCH", "completions one completer transaction carries at most (1 = a transaction each)", &c.WorkerCompleteBatch},
+		{"worker-complete-delay-seconds", "POWERCONTEXT_WORKER_COMPLETE_DELAY_SECONDS", "how long a completer batch waits for more completions (0 = only those already waiting)", &c.WorkerCompleteDelaySeconds},
 		{"scheduler-lease-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_LEASE_SECONDS", "scheduler leader lease", &c.SchedulerLeaseSeconds},
 		{"scheduler-renew-seconds", "POWERCONTEXT_COORDINATION_SCHEDULER_RENEW_SECONDS", "scheduler lease renewal interval (<= lease/3)", &c.SchedulerRenewSeconds},
 		{"coordination-notify", "POWERCONTEXT_COORDINATION_NOTIFY", "cross-process wake-ups over LISTEN/NOTIFY (PostgreSQL only; polling stays the floor)", &c.CoordinationNotify},
@@ -304,6 +309,10 @@ func (c *Config) Validate() error {
 		return refuse("worker max attempts must be >= 1")
 	case c.WorkerMaxSnoozes < 0:
 		return refuse("worker max snoozes must be >= 0 (0 = off)")
+	case c.WorkerCompleteBatch < 1 || c.WorkerCompleteBatch > 1000:
+		return refuse("worker complete batch must be between 1 and 1000")
+	case c.WorkerCompleteDelaySeconds < 0 || c.WorkerCompleteDelaySeconds > 1:
+		return refuse("worker complete delay (%gs) must be between 0 and 1 second", c.WorkerCompleteDelaySeconds)
 	case c.SchedulerRenewSeconds > c.SchedulerLeaseSeconds/3:
 		return refuse("scheduler renew interval (%gs) must be at most a third of the scheduler lease (%gs)", c.SchedulerRenewSeconds, c.SchedulerLeaseSeconds)
 	case c.WorkerHeartbeatSeconds >= c.WorkerLeaseSeconds/3:

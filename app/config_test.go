@@ -60,6 +60,8 @@ func TestStartupRefusals(t *testing.T) {
 		{"grace not below lease", []string{"POWERCONTEXT_WORKER_SHUTDOWN_GRACE_SECONDS=120"}, nil, "worker shutdown grace"},
 		{"retry max below base", nil, []string{"--worker-retry-base-seconds", "10", "--worker-retry-max-seconds", "5"}, "worker retry max"},
 		{"negative snooze cap", []string{"POWERCONTEXT_WORKER_MAX_SNOOZES=-1"}, nil, "worker max snoozes must be >= 0"},
+		{"zero complete batch", []string{"POWERCONTEXT_WORKER_COMPLETE_BATCH=0"}, nil, "worker complete batch must be between 1 and 1000"},
+		{"complete delay above a second", nil, []string{"--worker-complete-delay-seconds", "2"}, "worker complete delay (2s)"},
 		{"default wait above max", []string{"POWERCONTEXT_FLUSH_DEFAULT_WAIT_SECONDS=40"}, nil, "flush default wait"},
 		{"worker without provider", []string{"POWERCONTEXT_DEPLOYMENT_MODE=distributed", "POWERCONTEXT_DEPLOYMENT_ROLE=worker",
 			"POWERCONTEXT_DATABASE_URL=mysql://root@127.0.0.1:1/db"}, nil, "a worker needs a model provider"},

@@ -29,7 +29,16 @@ type WorkerConfig struct {
 	// MaxSnoozes caps the snoozes of one item per recovery generation (docs/protocol.md#snooze); 0 takes
 	// DefaultMaxSnoozes, a negative value turns snoozing off (every failure spends the retry budget).
 	MaxSnoozes int32
+	// CompleteBatch caps the completions one transaction carries (docs/protocol.md#completer); 0 takes
+	// DefaultCompleteBatch, 1 commits every completion in its own transaction.
+	CompleteBatch int
+	// CompleteDelay holds a batch open this long for more completions once one is ready; 0 (the default) batches
+	// only what arrived while the previous transaction committed, so an idle worker adds no latency.
+	CompleteDelay time.Duration
 }
+
+// DefaultCompleteBatch is the completer's default batch cap.
+const DefaultCompleteBatch = 64
 
 // WorkerHooks observe the worker (metrics, traces). Every field is optional.
 type WorkerHooks struct {
@@ -42,6 +51,8 @@ type WorkerHooks struct {
 	// StartAttempt wraps one attempt's execution; it returns a context for the attempt and a func called with the
 	// attempt's outcome (attempt outcome, error category) when it ends.
 	StartAttempt func(ctx context.Context, c Claim) (context.Context, func(outcome, errorCategory string))
+	// CompleteBatch is called after every completer transaction with the number of completions it carried.
+	CompleteBatch func(n int)
 }
 
 func (c *WorkerConfig) defaults() {
@@ -69,6 +80,9 @@ func (c *WorkerConfig) defaults() {
 	if c.MaxSnoozes == 0 {
 		c.MaxSnoozes = DefaultMaxSnoozes
 	}
+	if c.CompleteBatch <= 0 {
+		c.CompleteBatch = DefaultCompleteBatch
+	}
 }
 
 // Worker claims lane heads it can execute into idle slots and runs them: prepare outside any transaction with a
@@ -81,6 +95,7 @@ type Worker struct {
 	wake      chan struct{}
 	freed     chan struct{}
 	running   atomic.Int32
+	completer *completer
 	log       zerolog.Logger
 }
 
@@ -92,6 +107,7 @@ func NewWorker(ledger *Ledger, cfg WorkerConfig, handlers ...Handler) (*Worker, 
 	}
 	w := &Worker{ledger: ledger, cfg: cfg, handlers: map[string]Handler{}, supported: Supported{},
 		wake: make(chan struct{}, 1), freed: make(chan struct{}, cfg.Concurrency), log: cfg.Logger.With().Str("component", "worker").Logger()}
+	w.completer = newCompleter(ledger, cfg.CompleteBatch, cfg.CompleteDelay, cfg.Hooks.CompleteBatch)
 	for _, h := range handlers {
 		if _, dup := w.handlers[h.Kind()]; dup {
 			return nil, invalidArgument("two handlers for kind %s", h.Kind())
@@ -117,11 +133,15 @@ func (w *Worker) Wake() {
 }
 
 // Run claims and executes work until ctx is done. Then it stops claiming, lets in-flight attempts finish for up to
-// ShutdownGrace, and abandons the rest (their leases expire and another worker recovers them).
+// ShutdownGrace (their completions commit at once, without a window), and abandons the rest (their leases expire
+// and another worker recovers them).
 func (w *Worker) Run(ctx context.Context) error {
 	execCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	defer abandon()
-	defer w.ledger.onEnqueued(w.Wake)() // cross-process wake-ups, when the ledger listens (wakeup.go)
+	stopCompleter, completerDone := make(chan struct{}), make(chan struct{})
+	go func() { defer close(completerDone); w.completer.run(stopCompleter, ctx.Done()) }()
+	defer func() { close(stopCompleter); <-completerDone }() // after every attempt has returned (below)
+	defer w.ledger.onEnqueued(w.Wake)()                      // cross-process wake-ups, when the ledger listens (wakeup.go)
 	var inflight sync.WaitGroup
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -259,7 +279,7 @@ func (w *Worker) execute(ctx context.Context, c Claim) {
 		w.fail(ctx, c, perr, log, finish)
 		return
 	}
-	_, err := w.ledger.Complete(ctx, c, prepared.Result, prepared.Commit)
+	err := w.completer.complete(ctx, Completion{Claim: c, Result: prepared.Result, Commit: prepared.Commit}).Err
 	switch {
 	case err == nil:
 		finish(db.OutcomeSucceeded, "")
