@@ -14,6 +14,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/mcp"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
@@ -23,12 +24,17 @@ import (
 func runWorker(t *testing.T, s db.Store, ledger *coordinator.Ledger) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	h := &memory.Handler{Store: s, Provider: provider.NewLocal()}
+	handlers := map[string]coordinator.Handler{}
+	supported := coordinator.Supported{}
+	for _, h := range []coordinator.Handler{&memory.Handler{Store: s, Provider: provider.NewLocal()},
+		&experience.Handler{Store: s, Provider: provider.NewLocal()}} {
+		handlers[h.Kind()], supported[h.Kind()] = h, h.PayloadVersions()
+	}
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
 			res, err := ledger.Claim(ctx, coordinator.ClaimRequest{Owner: "mcp-test-worker",
-				Supported: coordinator.Supported{h.Kind(): h.PayloadVersions()}, Slots: 1, Lease: time.Minute})
+				Supported: supported, Slots: 1, Lease: time.Minute})
 			if err != nil || len(res.Claims) == 0 {
 				select {
 				case <-ctx.Done():
@@ -36,7 +42,7 @@ func runWorker(t *testing.T, s db.Store, ledger *coordinator.Ledger) {
 				}
 				continue
 			}
-			if p, err := h.Prepare(ctx, res.Claims[0].Item); err == nil {
+			if p, err := handlers[res.Claims[0].Item.Kind].Prepare(ctx, res.Claims[0].Item); err == nil {
 				_, _ = ledger.Complete(ctx, res.Claims[0], p.Result, p.Commit)
 			}
 		}
@@ -69,6 +75,7 @@ func TestMCPAloneCapturesFlushesAndReadsContext(t *testing.T) {
 		d := deps(s, zerolog.Nop())
 		d.Ledger = ledger
 		d.Flusher = &memory.Flusher{Ledger: ledger, Consumer: memory.Consumer(3)}
+		d.Incubator = &experience.Incubator{Ledger: ledger, Consumer: experience.Consumer(3)}
 		srv := httptest.NewServer(mcp.NewHandler(d, false))
 		t.Cleanup(srv.Close)
 		ctx := context.Background()
@@ -124,6 +131,23 @@ func TestMCPAloneCapturesFlushesAndReadsContext(t *testing.T) {
 		cx = call[mcp.ContextOutput](t, session, "get_context", map[string]any{"scope_id": "agent", "q": "staging", "max_tokens": 20})
 		require.LessOrEqual(t, cx.UsedTokens, 20)
 		require.Contains(t, cx.Items[0].Content, "PostgreSQL 17")
+
+		// Experience: a task outcome, incubated at once; the lesson waits for review.
+		inc := call[mcp.IncubateExperienceOutput](t, session, "incubate_experience", map[string]any{"scope_id": "agent"})
+		require.Equal(t, "processed", inc.Status, "%+v", inc)
+		require.Equal(t, int64(2), inc.ProcessedSourceCount)
+		require.Zero(t, inc.CandidateCount, "the two notes propose no lesson")
+		call[mcp.CaptureSourceOutput](t, session, "capture_source", map[string]any{"scope_id": "agent",
+			"content": "Retrying the flaky test twice hid a real race. Always run with -race.", "metadata": map[string]any{"kind": "task-outcome"}})
+		inc = call[mcp.IncubateExperienceOutput](t, session, "incubate_experience", map[string]any{"scope_id": "agent"})
+		require.Equal(t, "processed", inc.Status, "%+v", inc)
+		require.Equal(t, 1, inc.CandidateCount)
+		require.Equal(t, int64(3), inc.CurrentCursor)
+		require.NotNil(t, inc.OperationID)
+		op = call[mcp.OperationOutput](t, session, "get_operation", map[string]any{"operation_id": *inc.OperationID})
+		require.Equal(t, "experience_incubation", op.Kind)
+		inc = call[mcp.IncubateExperienceOutput](t, session, "incubate_experience", map[string]any{"scope_id": "agent"})
+		require.Equal(t, mcp.IncubateExperienceOutput{Status: "idle", CurrentCursor: 3, HighWatermark: 3}, inc)
 
 		res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "get_operation",
 			Arguments: map[string]any{"operation_id": "00000000-0000-0000-0000-000000000000"}})

@@ -3,15 +3,21 @@ Package mcp serves powercontext as a Model Context Protocol server over streamab
 mounted by the HTTP layer at /mcp behind the same auth, rate limit, body limit and request-id middleware as the
 REST API.
 
-Tools — exactly these four; flushes and operations are deliberately not MCP tools:
+Tools (docs/api.md#mcp lists their arguments and results):
 
 	capture_source             {scope_id, source_id?, source_type?, content, metadata?}
-	get_memory                 {scope_id}
+	get_memory                 {scope_id, revision?}
 	search_memory              {scope_id, q, limit?}
 	list_experience_candidates {scope_id, status?}
+	memory_history             {scope_id, cursor?, limit?}
+	get_context                {scope_id, q?, max_tokens?}
+	flush_memory               {scope_id, wait_seconds?}
+	incubate_experience        {scope_id, wait_seconds?}
+	get_operation              {operation_id}
+	list_sources               {scope_id, after?, limit?}
 
-Each tool calls the same domain service as its HTTP route (sources.Journal.Capture, memory.Reader.Current and
-Search, experience.Reviews.List) with the same validation, so a value refused over HTTP is refused here too.
+Each tool calls the same domain service as its HTTP route (sources.Journal.Capture, memory.Reader, memory.Flusher,
+experience.Reviews, experience.Incubator, coordinator.Ledger.Get) with the same validation, so a value refused over HTTP is refused here too.
 
 Invariants:
   - A validation failure is a tool error (isError true) whose text names the code, the field and the message

@@ -25,10 +25,13 @@ type Deps struct {
 	Journal    *sources.Journal
 	Memory     memory.Reader
 	Experience experience.Reviews
-	// Flusher and Ledger serve flush_memory and get_operation (nil: those tools answer runtime_not_ready).
-	Flusher *memory.Flusher
-	Ledger  *coordinator.Ledger
-	// FlushDefaultWait and FlushMaxWait bound flush_memory's wait like the HTTP flush (defaults 10 s and 30 s).
+	// Flusher, Incubator and Ledger serve flush_memory, incubate_experience and get_operation (nil: those tools
+	// answer runtime_not_ready).
+	Flusher   *memory.Flusher
+	Incubator *experience.Incubator
+	Ledger    *coordinator.Ledger
+	// FlushDefaultWait and FlushMaxWait bound flush_memory's and incubate_experience's wait like the HTTP flush
+	// (defaults 10 s and 30 s).
 	FlushDefaultWait, FlushMaxWait time.Duration
 	Logger                         zerolog.Logger
 	// Version is announced as the server implementation version (default "dev").

@@ -149,7 +149,7 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 			require.Equal(t, "object", tool.InputSchema["type"])
 		}
 		require.ElementsMatch(t, []string{"capture_source", "get_memory", "search_memory", "list_experience_candidates",
-			"memory_history", "get_context", "flush_memory", "get_operation", "list_sources"}, names)
+			"memory_history", "get_context", "flush_memory", "incubate_experience", "get_operation", "list_sources"}, names)
 	}
 
 	// Capture on A, read on B, alternately.
@@ -331,7 +331,7 @@ func TestSDKClientAgainstStatelessServer(t *testing.T) {
 	t.Cleanup(func() { _ = session.Close() })
 	tools, err := session.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 9)
+	require.Len(t, tools.Tools, 10)
 	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "capture_source",
 		Arguments: map[string]any{"scope_id": "sdk", "content": "hello"}})
 	require.NoError(t, err)

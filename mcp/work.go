@@ -17,9 +17,10 @@ import (
 
 // Names of the tools over operations and the journal.
 const (
-	ToolFlushMemory  = "flush_memory"
-	ToolGetOperation = "get_operation"
-	ToolListSources  = "list_sources"
+	ToolFlushMemory        = "flush_memory"
+	ToolIncubateExperience = "incubate_experience"
+	ToolGetOperation       = "get_operation"
+	ToolListSources        = "list_sources"
 )
 
 // Limits applied like the HTTP routes do (docs/api.md).
@@ -46,6 +47,20 @@ type FlushMemoryOutput struct {
 	Status               string  `json:"status" jsonschema:"idle (nothing pending), processed (done within the wait) or pending"`
 	OperationID          *string `json:"operation_id" jsonschema:"the memory_flush operation; null when idle without one"`
 	Revision             *int64  `json:"revision" jsonschema:"the scope's latest Memory revision once idle or processed"`
+	ProcessedSourceCount int64   `json:"processed_source_count"`
+	CurrentCursor        int64   `json:"current_cursor"`
+	HighWatermark        int64   `json:"high_watermark"`
+}
+
+// IncubateExperienceInput is the argument object of incubate_experience (flush_memory's).
+type IncubateExperienceInput = FlushMemoryInput
+
+// IncubateExperienceOutput is the result of incubate_experience: status idle or processed with the number of
+// candidates the window proposed, or pending with an operation_id to follow with get_operation.
+type IncubateExperienceOutput struct {
+	Status               string  `json:"status" jsonschema:"idle (nothing pending), processed (done within the wait) or pending"`
+	OperationID          *string `json:"operation_id" jsonschema:"the experience_incubation operation; null when idle without one"`
+	CandidateCount       int     `json:"candidate_count" jsonschema:"candidates the window proposed (pending review; list them with list_experience_candidates)"`
 	ProcessedSourceCount int64   `json:"processed_source_count"`
 	CurrentCursor        int64   `json:"current_cursor"`
 	HighWatermark        int64   `json:"high_watermark"`
@@ -110,6 +125,15 @@ func (t *tools) registerWork(s *sdk.Server) {
 		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.flushMemory)
 	sdk.AddTool(s, &sdk.Tool{
+		Name:  ToolIncubateExperience,
+		Title: "Incubate a scope's experience",
+		Description: "Propose Experience lessons from the scope's task outcomes captured since the last incubation, " +
+			"now instead of at the next schedule. Waits up to wait_seconds: status processed (with candidate_count) " +
+			"or idle (nothing pending); otherwise pending with an operation_id to follow with get_operation. The " +
+			"candidates wait for a human review before an agent sees them in get_context.",
+		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}, t.incubateExperience)
+	sdk.AddTool(s, &sdk.Tool{
 		Name:        ToolGetOperation,
 		Title:       "Get an operation",
 		Description: "Return one operation (memory_flush, experience_incubation, memory_redact, scope_erase): its status, attempts, result once succeeded and bounded error once failed.",
@@ -130,6 +154,45 @@ func (t *tools) flushMemory(ctx context.Context, _ *sdk.CallToolRequest, in Flus
 	if err := checkTexts(field{"scope_id", in.ScopeID}); err != nil {
 		return nil, FlushMemoryOutput{}, err
 	}
+	out, err := t.d.Flusher.Flush(ctx, in.ScopeID, t.triggerWait(in.WaitSeconds))
+	if err != nil {
+		return nil, FlushMemoryOutput{}, t.toolError(ToolFlushMemory, err)
+	}
+	res := FlushMemoryOutput{OperationID: operationID(out.Item), ProcessedSourceCount: out.Result.ProcessedSourceCount,
+		CurrentCursor: out.Result.CurrentCursor, HighWatermark: out.Result.HighWatermark}
+	if out.Result.Memory != nil && out.Status != memory.FlushPending {
+		res.Revision = ptr(out.Result.Memory.Revision)
+	}
+	res.Status, err = triggerAnswer(out.Status, out.Item, "memory flush", "memory window")
+	if res.Status == memory.FlushPending {
+		res.ProcessedSourceCount, res.CurrentCursor, res.HighWatermark = 0, 0, 0
+	}
+	return nil, res, err
+}
+
+func (t *tools) incubateExperience(ctx context.Context, _ *sdk.CallToolRequest, in IncubateExperienceInput) (*sdk.CallToolResult, IncubateExperienceOutput, error) {
+	if t.d.Incubator == nil {
+		return nil, IncubateExperienceOutput{}, notReady("experience incubation")
+	}
+	if err := checkTexts(field{"scope_id", in.ScopeID}); err != nil {
+		return nil, IncubateExperienceOutput{}, err
+	}
+	out, err := t.d.Incubator.Incubate(ctx, in.ScopeID, t.triggerWait(in.WaitSeconds))
+	if err != nil {
+		return nil, IncubateExperienceOutput{}, t.toolError(ToolIncubateExperience, err)
+	}
+	res := IncubateExperienceOutput{OperationID: operationID(out.Item)}
+	res.Status, err = triggerAnswer(out.Status, out.Item, "experience incubation", "incubation window")
+	if res.Status != coordinator.TriggerPending {
+		res.CandidateCount, res.ProcessedSourceCount = out.Result.CandidateCount, out.Result.ProcessedSourceCount
+		res.CurrentCursor, res.HighWatermark = out.Result.CurrentCursor, out.Result.HighWatermark
+	}
+	return nil, res, err
+}
+
+// triggerWait is a flush or incubation's wait: wait_seconds clamped to 0..max like the HTTP Prefer: wait=N, else
+// the server's default.
+func (t *tools) triggerWait(seconds *float64) time.Duration {
 	wait, maxWait := t.d.FlushDefaultWait, t.d.FlushMaxWait
 	if maxWait <= 0 {
 		maxWait = maxFlushWait
@@ -137,38 +200,33 @@ func (t *tools) flushMemory(ctx context.Context, _ *sdk.CallToolRequest, in Flus
 	if wait <= 0 {
 		wait = min(defaultFlushWait, maxWait)
 	}
-	if in.WaitSeconds != nil {
-		// Clamped to 0..max like the HTTP Prefer: wait=N.
-		wait = time.Duration(max(0, min(*in.WaitSeconds, maxWait.Seconds())) * float64(time.Second))
+	if seconds != nil {
+		wait = time.Duration(max(0, min(*seconds, maxWait.Seconds())) * float64(time.Second))
 	}
-	out, err := t.d.Flusher.Flush(ctx, in.ScopeID, wait)
-	if err != nil {
-		return nil, FlushMemoryOutput{}, t.toolError(ToolFlushMemory, err)
+	return wait
+}
+
+func operationID(item db.WorkItem) *string {
+	if item.WorkID == "" {
+		return nil
 	}
-	var res FlushMemoryOutput
-	if id := out.Item.WorkID; id != "" {
-		res.OperationID = &id
+	return ptr(item.WorkID)
+}
+
+// triggerAnswer maps a coordinator.Trigger outcome to the tool's status, or to the tool error of the HTTP 409
+// answers (operation_blocked, operation_failed, operation_cancelled).
+func triggerAnswer(status string, item db.WorkItem, what, window string) (string, error) {
+	switch status {
+	case coordinator.TriggerIdle, coordinator.TriggerProcessed, coordinator.TriggerPending:
+		return status, nil
+	case coordinator.TriggerBlocked:
+		return "", &ToolError{Code: "operation_blocked", Message: "the scope's next " + window + " is held by failed operation " + item.WorkID + "; retry or cancel it"}
+	case coordinator.TriggerFailed:
+		return "", &ToolError{Code: "operation_failed", Message: what + " operation " + item.WorkID + " failed"}
+	case coordinator.TriggerCancelled:
+		return "", &ToolError{Code: "operation_cancelled", Message: what + " operation " + item.WorkID + " was cancelled"}
 	}
-	switch out.Status {
-	case memory.FlushIdle, memory.FlushProcessed:
-		res.Status = out.Status
-		res.ProcessedSourceCount, res.CurrentCursor, res.HighWatermark = out.Result.ProcessedSourceCount,
-			out.Result.CurrentCursor, out.Result.HighWatermark
-		if out.Result.Memory != nil {
-			res.Revision = ptr(out.Result.Memory.Revision)
-		}
-		return nil, res, nil
-	case memory.FlushPending:
-		res.Status = "pending"
-		return nil, res, nil
-	case memory.FlushBlocked:
-		return nil, res, &ToolError{Code: "operation_blocked", Message: "the scope's next memory window is held by failed operation " + out.Item.WorkID + "; retry or cancel it"}
-	case memory.FlushFailed:
-		return nil, res, &ToolError{Code: "operation_failed", Message: "memory flush operation " + out.Item.WorkID + " failed"}
-	case memory.FlushCancelled:
-		return nil, res, &ToolError{Code: "operation_cancelled", Message: "memory flush operation " + out.Item.WorkID + " was cancelled"}
-	}
-	return nil, res, errInternal
+	return "", errInternal
 }
 
 var errOperationNotFound = &ToolError{Code: "operation_not_found", Field: "operation_id", Message: "operation not found"}
