@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Codes of the 409 answers of POST /v1/memory/flush.
+// Codes of the 409 answers of POST /v1/memory/flush and POST /v1/experience/incubate.
 const (
 	codeOperationBlocked   = "operation_blocked"
 	codeOperationFailed    = "operation_failed"
@@ -29,7 +29,52 @@ func (c *Client) FlushMemory(ctx context.Context, scope string) (FlushResult, er
 // FlushMemoryWith is FlushMemory calling progress (when non-nil) with the operation's record after the 202
 // answer (only operation_id, kind, scope_id and status are known then) and after every non-terminal poll.
 func (c *Client) FlushMemoryWith(ctx context.Context, scope string, progress func(OperationRecord)) (FlushResult, error) {
-	const path = "/v1/memory/flush"
+	var out FlushResult
+	id, err := c.trigger(ctx, "/v1/memory/flush", KindMemoryFlush, scope, progress, &out, func(result json.RawMessage) error {
+		var r MemoryFlushResult
+		if err := json.Unmarshal(result, &r); err != nil {
+			return err
+		}
+		out = FlushResult{Status: FlushProcessed, PreviousCursor: r.PreviousCursor, CurrentCursor: r.CurrentCursor,
+			HighWatermark: r.HighWatermark, ProcessedSourceCount: r.ProcessedSourceCount, Memory: r.Memory}
+		return nil
+	})
+	if id != nil {
+		out.OperationID = id
+	}
+	return out, err
+}
+
+// IncubateExperience proposes Experience candidates from the scope's Sources captured since the last incubation,
+// now instead of at the next schedule (POST /v1/experience/incubate), and waits for the result like FlushMemory.
+// The candidates are pending review (ListExperienceCandidates, ReviewExperienceCandidate).
+func (c *Client) IncubateExperience(ctx context.Context, scope string) (IncubateResult, error) {
+	return c.IncubateExperienceWith(ctx, scope, nil)
+}
+
+// IncubateExperienceWith is IncubateExperience calling progress like FlushMemoryWith.
+func (c *Client) IncubateExperienceWith(ctx context.Context, scope string, progress func(OperationRecord)) (IncubateResult, error) {
+	var out IncubateResult
+	id, err := c.trigger(ctx, "/v1/experience/incubate", KindExperienceIncubation, scope, progress, &out, func(result json.RawMessage) error {
+		var r ExperienceIncubationResult
+		if err := json.Unmarshal(result, &r); err != nil {
+			return err
+		}
+		out = IncubateResult{Status: FlushProcessed, PreviousCursor: r.PreviousCursor, CurrentCursor: r.CurrentCursor,
+			HighWatermark: r.HighWatermark, ProcessedSourceCount: r.ProcessedSourceCount, CandidateCount: r.CandidateCount}
+		return nil
+	})
+	if id != nil {
+		out.OperationID = id
+	}
+	return out, err
+}
+
+// trigger is the flush and incubation protocol: POST with Prefer: respond-async; a 200 is decoded into answer;
+// a 202 is followed until the operation is terminal, and its result is handed to fromResult. It returns the
+// operation id when the answer came from the operation.
+func (c *Client) trigger(ctx context.Context, path, kind, scope string, progress func(OperationRecord), answer any,
+	fromResult func(json.RawMessage) error) (*string, error) {
 	deadline := c.now().Add(c.deadline)
 	resp, err := c.send(ctx, http.MethodPost, path, nil, flushBody{ScopeID: scope},
 		map[string]string{"Prefer": "respond-async"})
@@ -37,45 +82,42 @@ func (c *Client) FlushMemoryWith(ctx context.Context, scope string, progress fun
 		var ae *APIError
 		if errors.As(err, &ae) && ae.Status == http.StatusConflict {
 			if ferr := c.flushConflict(ctx, ae); ferr != nil {
-				return FlushResult{}, ferr
+				return nil, ferr
 			}
 		}
-		return FlushResult{}, err
+		return nil, err
 	}
 	switch resp.status {
 	case http.StatusOK:
-		var out FlushResult
-		err := decodeBody(http.MethodPost, path, resp, &out)
-		return out, err
+		return nil, decodeBody(http.MethodPost, path, resp, answer)
 	case http.StatusAccepted:
 	default:
-		return FlushResult{}, fmt.Errorf("powercontext: unexpected answer to POST %s (status %d)", path, resp.status)
+		return nil, fmt.Errorf("powercontext: unexpected answer to POST %s (status %d)", path, resp.status)
 	}
 	var acc FlushAccepted
 	if err := decodeBody(http.MethodPost, path, resp, &acc); err != nil {
-		return FlushResult{}, err
+		return nil, err
 	}
 	if acc.OperationID == "" {
-		return FlushResult{}, fmt.Errorf("powercontext: 202 answer to POST %s without an operation_id", path)
+		return nil, fmt.Errorf("powercontext: 202 answer to POST %s without an operation_id", path)
 	}
-	first := OperationRecord{OperationID: acc.OperationID, Kind: KindMemoryFlush, ScopeID: scope, Status: acc.Status}
+	first := OperationRecord{OperationID: acc.OperationID, Kind: kind, ScopeID: scope, Status: acc.Status}
 	if progress != nil {
 		progress(first)
 	}
 	rec, err := c.wait(ctx, first, deadline, progress)
 	if err != nil {
-		return FlushResult{}, err
+		return nil, err
 	}
-	var r MemoryFlushResult
-	if len(rec.Result) > 0 {
-		if err := json.Unmarshal(rec.Result, &r); err != nil {
-			return FlushResult{}, fmt.Errorf("powercontext: unexpected result of operation %s: %w", rec.OperationID, err)
-		}
+	result := rec.Result
+	if len(result) == 0 {
+		result = json.RawMessage("{}")
+	}
+	if err := fromResult(result); err != nil {
+		return nil, fmt.Errorf("powercontext: unexpected result of operation %s: %w", rec.OperationID, err)
 	}
 	id := rec.OperationID
-	return FlushResult{Status: FlushProcessed, PreviousCursor: r.PreviousCursor, CurrentCursor: r.CurrentCursor,
-		HighWatermark: r.HighWatermark, ProcessedSourceCount: r.ProcessedSourceCount, Memory: r.Memory,
-		OperationID: &id}, nil
+	return &id, nil
 }
 
 // flushConflict maps the 409 answers of a flush to *OperationFailedError (nil for any other 409).

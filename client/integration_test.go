@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,7 +32,8 @@ func apiReplicas(t *testing.T, store db.Store, token string) (a, b *httptest.Ser
 	newServer := func() *httptest.Server {
 		d := handlers.Deps{Journal: sources.NewJournal(store), Memory: memory.Reader{Store: store},
 			Experience: experience.Reviews{Store: store}, Ledger: ledger, Store: store, Role: "api",
-			Flusher: &memory.Flusher{Ledger: ledger, Consumer: memory.Consumer(3)}, AuthToken: token, Logger: zerolog.Nop()}
+			Flusher:   &memory.Flusher{Ledger: ledger, Consumer: memory.Consumer(3)},
+			Incubator: &experience.Incubator{Ledger: ledger, Consumer: experience.Consumer(3)}, AuthToken: token, Logger: zerolog.Nop()}
 		d.MCP = mcp.NewHandler(mcp.Deps{Journal: d.Journal, Memory: d.Memory, Experience: d.Experience}, true)
 		srv := httptest.NewServer(handlers.New(d))
 		t.Cleanup(srv.Close)
@@ -40,18 +42,23 @@ func apiReplicas(t *testing.T, store db.Store, token string) (a, b *httptest.Ser
 	return newServer(), newServer()
 }
 
-// worker runs memory flushes from the ledger until stopped, like a worker-role process.
+// worker runs memory flushes and experience incubations from the ledger until stopped, like a worker-role process.
 func worker(t *testing.T, store db.Store) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	ledger := coordinator.NewLedger(store)
-	h := &memory.Handler{Store: store, Provider: provider.NewLocal()}
+	handlers := map[string]coordinator.Handler{}
+	supported := coordinator.Supported{}
+	for _, h := range []coordinator.Handler{&memory.Handler{Store: store, Provider: provider.NewLocal()},
+		&experience.Handler{Store: store, Provider: provider.NewLocal()}} {
+		handlers[h.Kind()], supported[h.Kind()] = h, h.PayloadVersions()
+	}
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
 			res, err := ledger.Claim(ctx, coordinator.ClaimRequest{Owner: "test-worker",
-				Supported: coordinator.Supported{h.Kind(): h.PayloadVersions()}, Slots: 1, Lease: time.Minute})
+				Supported: supported, Slots: 1, Lease: time.Minute})
 			if err != nil || len(res.Claims) == 0 {
 				select {
 				case <-ctx.Done():
@@ -59,7 +66,7 @@ func worker(t *testing.T, store db.Store) (stop func()) {
 				}
 				continue
 			}
-			p, err := h.Prepare(ctx, res.Claims[0].Item)
+			p, err := handlers[res.Claims[0].Item.Kind].Prepare(ctx, res.Claims[0].Item)
 			if err == nil {
 				_, _ = ledger.Complete(ctx, res.Claims[0], p.Result, p.Commit)
 			}
@@ -185,6 +192,29 @@ func TestAgainstRealHandlers(t *testing.T) {
 	cands, err := c.ListExperienceCandidates(ctx, client.ListCandidatesParams{ScopeID: "team"})
 	require.NoError(t, err)
 	require.Empty(t, cands.Items)
+
+	// Incubation on demand: the task outcome proposes one lesson, pending review; then nothing is pending.
+	_, err = c.CaptureSource(ctx, client.CaptureSourceRequest{ScopeID: "team",
+		Content: "Retrying the flaky test twice hid a real race. Always run with -race.", Metadata: json.RawMessage(`{"kind":"task-outcome"}`)})
+	require.NoError(t, err)
+	statuses = nil
+	inc, err := c.IncubateExperienceWith(ctx, "team", func(r client.OperationRecord) { statuses = append(statuses, r.Status) })
+	require.NoError(t, err)
+	require.Equal(t, client.FlushProcessed, inc.Status)
+	require.Equal(t, int64(4), inc.ProcessedSourceCount)
+	require.Equal(t, int64(1), inc.CandidateCount)
+	require.NotNil(t, inc.OperationID)
+	require.Equal(t, client.StatusQueued, statuses[0])
+	incRec, err := c.GetOperation(ctx, *inc.OperationID)
+	require.NoError(t, err)
+	require.Equal(t, client.KindExperienceIncubation, incRec.Kind)
+	cands, err = c.ListExperienceCandidates(ctx, client.ListCandidatesParams{ScopeID: "team"})
+	require.NoError(t, err)
+	require.Len(t, cands.Items, 1)
+	require.Equal(t, "pending", cands.Items[0].Status)
+	inc, err = c.IncubateExperience(ctx, "team")
+	require.NoError(t, err)
+	require.Equal(t, client.IncubateResult{Status: client.FlushIdle, PreviousCursor: 4, CurrentCursor: 4, HighWatermark: 4}, inc)
 
 	require.Positive(t, hits[0].Load())
 	require.Positive(t, hits[1].Load())

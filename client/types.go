@@ -107,6 +107,18 @@ type FlushResult struct {
 	OperationID          *string         `json:"operation_id"`
 }
 
+// IncubateResult is the outcome of an experience incubation: "idle" (nothing pending) or "processed", with the
+// number of candidates the window proposed. OperationID is nil when nothing had to be done.
+type IncubateResult struct {
+	Status               string  `json:"status"`
+	PreviousCursor       int64   `json:"previous_cursor"`
+	CurrentCursor        int64   `json:"current_cursor"`
+	HighWatermark        int64   `json:"high_watermark"`
+	ProcessedSourceCount int64   `json:"processed_source_count"`
+	CandidateCount       int64   `json:"candidate_count"`
+	OperationID          *string `json:"operation_id"`
+}
+
 // FlushAccepted is the 202 answer of a flush that is still queued or running.
 type FlushAccepted struct {
 	OperationID string `json:"operation_id"`
