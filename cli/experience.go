@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,8 +22,6 @@ func newExperienceCommand() *cobra.Command {
 }
 
 func newExperienceIncubateCommand(f *clientFlags) *cobra.Command {
-	var scope string
-	var deadline, poll time.Duration
 	cmd := &cobra.Command{
 		Use:   "incubate --scope SCOPE [--deadline 30s]",
 		Short: "Propose Experience lessons from a scope's new task outcomes now, and wait for them",
@@ -38,40 +34,8 @@ When the operation is still running at --deadline the command exits 1 and the op
 (follow it with "powercontext ops get ID"). A failed or cancelled operation exits 1 naming its error code.`,
 		Example: `  powercontext experience incubate --scope team
   powercontext experience incubate --scope team --output json`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireFlag("scope", scope); err != nil {
-				return err
-			}
-			if deadline < 0 || poll <= 0 {
-				return usageErrorf("--deadline must not be negative and --poll must be positive")
-			}
-			s, err := f.connect(client.WithOperationDeadline(deadline), client.WithPollInterval(poll))
-			if err != nil {
-				return err
-			}
-			status := &statusLine{w: cmd.ErrOrStderr(), live: IsTerminal(cmd.ErrOrStderr())}
-			res, err := s.c.IncubateExperienceWith(cmd.Context(), scope, status.show)
-			status.end()
-			if err != nil {
-				return s.explain(err)
-			}
-			out := cmd.OutOrStdout()
-			if s.json {
-				b, err := json.Marshal(res)
-				if err != nil {
-					return err
-				}
-				return writeJSONLine(out, b)
-			}
-			return printIncubate(out, scope, res)
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&scope, "scope", "", "scope to incubate (required)")
-	fl.DurationVar(&deadline, "deadline", client.DefaultOperationDeadline, "how long to wait for the operation")
-	fl.DurationVar(&poll, "poll", client.DefaultPollInterval, "pause between two status requests")
-	return cmd
+	return followTrigger(cmd, f, "scope to incubate (required)", (*client.Client).IncubateExperienceWith, printIncubate)
 }
 
 func printIncubate(w io.Writer, scope string, r client.IncubateResult) error {

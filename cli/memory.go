@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -28,8 +26,6 @@ func newMemoryCommand() *cobra.Command {
 }
 
 func newMemoryFlushCommand(f *clientFlags) *cobra.Command {
-	var scope string
-	var deadline, poll time.Duration
 	cmd := &cobra.Command{
 		Use:   "flush --scope SCOPE [--deadline 30s]",
 		Short: "Turn a scope's pending Sources into a new Memory revision and wait for it",
@@ -44,40 +40,8 @@ scope whose next window is held by a failed operation is blocked until that oper
 ("powercontext ops retry ID --expected-version N").`,
 		Example: `  powercontext memory flush --scope team
   powercontext memory flush --scope team --deadline 2m --output json`,
-		Args: args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireFlag("scope", scope); err != nil {
-				return err
-			}
-			if deadline < 0 || poll <= 0 {
-				return usageErrorf("--deadline must not be negative and --poll must be positive")
-			}
-			s, err := f.connect(client.WithOperationDeadline(deadline), client.WithPollInterval(poll))
-			if err != nil {
-				return err
-			}
-			status := &statusLine{w: cmd.ErrOrStderr(), live: IsTerminal(cmd.ErrOrStderr())}
-			res, err := s.c.FlushMemoryWith(cmd.Context(), scope, status.show)
-			status.end()
-			if err != nil {
-				return s.explain(err)
-			}
-			out := cmd.OutOrStdout()
-			if s.json {
-				b, err := json.Marshal(res)
-				if err != nil {
-					return err
-				}
-				return writeJSONLine(out, b)
-			}
-			return printFlush(out, scope, res)
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&scope, "scope", "", "scope to flush (required)")
-	fl.DurationVar(&deadline, "deadline", client.DefaultOperationDeadline, "how long to wait for the operation")
-	fl.DurationVar(&poll, "poll", client.DefaultPollInterval, "pause between two status requests")
-	return cmd
+	return followTrigger(cmd, f, "scope to flush (required)", (*client.Client).FlushMemoryWith, printFlush)
 }
 
 func printFlush(w io.Writer, scope string, r client.FlushResult) error {
