@@ -8,7 +8,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from .errors import (
     CODE_UNEXPECTED_RESPONSE,
@@ -22,9 +22,11 @@ from .types import (
     CaptureResult,
     Context,
     EraseResult,
+    ExperienceIncubationOperationResult,
     ForgetResult,
     FlushResult,
     Health,
+    IncubateResult,
     Member,
     Memory,
     MemoryDiff,
@@ -38,7 +40,7 @@ from .types import (
 __all__ = ["Client", "DEFAULT_TIMEOUT", "DEFAULT_OPERATION_DEADLINE", "DEFAULT_POLL_INTERVAL"]
 
 DEFAULT_TIMEOUT = 30.0  # seconds, per request
-DEFAULT_OPERATION_DEADLINE = 30.0  # seconds, for flush_memory and wait_operation
+DEFAULT_OPERATION_DEADLINE = 30.0  # seconds, for flush_memory, incubate_experience and wait_operation
 DEFAULT_POLL_INTERVAL = 0.2  # seconds between two polls of an operation
 _MAX_RESPONSE_BYTES = 32 << 20
 _MIN_POLL_BUDGET = 1.0
@@ -194,7 +196,19 @@ class Client:
         OperationPendingError at the deadline (the operation keeps running). ``on_progress`` sees the record
         after the 202 answer and after every poll that is not final.
         """
-        path = "/v1/memory/flush"
+        answer = self._trigger("/v1/memory/flush", "memory_flush", scope_id, on_progress)
+        if not isinstance(answer, OperationRecord):
+            return FlushResult.from_json(answer)
+        r = answer.result
+        if not isinstance(r, MemoryFlushOperationResult):
+            r = MemoryFlushOperationResult(0, 0, 0, 0, None)
+        return FlushResult("processed", r.previous_cursor, r.current_cursor, r.high_watermark,
+                           r.processed_source_count, r.memory, answer.operation_id)
+
+    def _trigger(self, path: str, kind: str, scope_id: str,
+                 on_progress: Optional[Progress]) -> Union[Dict[str, Any], OperationRecord]:
+        """The flush and incubation protocol: POST with ``Prefer: respond-async``; a 200 answer's body is returned
+        as is; a 202 answer is followed until the operation is terminal and its succeeded record is returned."""
         deadline = time.monotonic() + self.operation_deadline
         try:
             resp = self._send("POST", path, body={"scope_id": scope_id}, headers={"Prefer": "respond-async"})
@@ -205,21 +219,16 @@ class Client:
                     raise failed from None
             raise
         if resp.status == 200:
-            return FlushResult.from_json(resp.json("POST", path))
+            return resp.json("POST", path)
         if resp.status != 202:
             raise APIError(resp.status, CODE_UNEXPECTED_RESPONSE, f"unexpected answer to POST {path}",
                            request_id=resp.headers.get("X-Request-ID", ""))
         accepted = resp.json("POST", path)
-        first = OperationRecord(operation_id=accepted["operation_id"], kind="memory_flush", scope_id=scope_id,
+        first = OperationRecord(operation_id=accepted["operation_id"], kind=kind, scope_id=scope_id,
                                 status=accepted["status"])
         if on_progress is not None:
             on_progress(first)
-        rec = self._wait(first, deadline, on_progress)
-        r = rec.result
-        if not isinstance(r, MemoryFlushOperationResult):
-            r = MemoryFlushOperationResult(0, 0, 0, 0, None)
-        return FlushResult("processed", r.previous_cursor, r.current_cursor, r.high_watermark,
-                           r.processed_source_count, r.memory, rec.operation_id)
+        return self._wait(first, deadline, on_progress)
 
     def submit_flush(self, scope_id: str, *, wait: Optional[float] = None) -> Tuple[int, Dict[str, Any]]:
         """The bare POST /v1/memory/flush: returns (status, body) for 200 and 202; ``wait`` is the Prefer wait in
@@ -353,6 +362,24 @@ class Client:
         return None
 
     # --- Experience ------------------------------------------------------------------------------------------
+
+    def incubate_experience(self, scope_id: str, *, on_progress: Optional[Progress] = None) -> IncubateResult:
+        """Proposes Experience candidates from the scope's Sources captured since the last incubation, now instead of
+        at the next schedule (POST /v1/experience/incubate), and waits for the result like ``flush_memory``: the
+        same ``Prefer: respond-async`` submit, polling, deadline and OperationPendingError/OperationFailedError.
+
+        Only Sources whose metadata says ``"kind": "task-outcome"`` propose lessons; ``candidate_count`` is how many
+        ``pending`` candidates the window proposed (review them with list_experience_candidates, approve_candidate,
+        reject_candidate). ``status`` is ``idle`` (nothing new, ``operation_id`` None) or ``processed``.
+        """
+        answer = self._trigger("/v1/experience/incubate", "experience_incubation", scope_id, on_progress)
+        if not isinstance(answer, OperationRecord):
+            return IncubateResult.from_json(answer)
+        r = answer.result
+        if not isinstance(r, ExperienceIncubationOperationResult):
+            r = ExperienceIncubationOperationResult(0, 0, 0, 0, 0)
+        return IncubateResult("processed", r.previous_cursor, r.current_cursor, r.high_watermark,
+                              r.processed_source_count, r.candidate_count, answer.operation_id)
 
     def list_experience_candidates(self, scope_id: str, *, status: Optional[str] = None,
                                    limit: Optional[int] = None) -> List[Candidate]:

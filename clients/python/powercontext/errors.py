@@ -94,9 +94,9 @@ class OperationPendingError(PowerContextError):
 
 
 class OperationFailedError(PowerContextError):
-    """The operation failed or was cancelled, or (``blocked``) the flush was refused because a failed operation
-    holds the scope's next window until it is retried or cancelled. ``code`` is the operation's error code, or
-    ``"cancelled"``."""
+    """The operation failed or was cancelled, or (``blocked``) the flush or incubation was refused because a failed
+    operation holds the scope's next window until it is retried or cancelled. ``code`` is the operation's error
+    code, or ``"cancelled"``."""
 
     def __init__(self, operation_id: str, code: str, status: str, category: str = "", blocked: bool = False):
         self.operation_id = operation_id

@@ -16,6 +16,7 @@ __all__ = [
     "SourceList",
     "MemoryRevision",
     "FlushResult",
+    "IncubateResult",
     "MemoryEntry",
     "Memory",
     "MemoryRevisionInfo",
@@ -131,6 +132,25 @@ class FlushResult:
     def from_json(cls, d: Dict[str, Any]) -> "FlushResult":
         return cls(d["status"], int(d["previous_cursor"]), int(d["current_cursor"]), int(d["high_watermark"]),
                    int(d["processed_source_count"]), MemoryRevision.from_json(d.get("memory")), d.get("operation_id"))
+
+
+@dataclass(frozen=True)
+class IncubateResult:
+    """A completed experience incubation: ``idle`` (nothing was pending; ``operation_id`` None) or ``processed``
+    (the window was committed), with ``candidate_count`` pending candidates proposed from its task outcomes."""
+
+    status: Literal["idle", "processed"]
+    previous_cursor: int
+    current_cursor: int
+    high_watermark: int
+    processed_source_count: int
+    candidate_count: int
+    operation_id: Optional[str]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "IncubateResult":
+        return cls(d["status"], int(d["previous_cursor"]), int(d["current_cursor"]), int(d["high_watermark"]),
+                   int(d["processed_source_count"]), int(d.get("candidate_count") or 0), d.get("operation_id"))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from powercontext import (
     APIError,
     Client,
     ConnectionFailedError,
+    ExperienceIncubationOperationResult,
+    IncubateResult,
     OperationPendingError,
     OperationRecord,
 )
@@ -93,6 +95,69 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(op.result.current_cursor, 2)
         listed = self.pc.list_operations(scope_id=scope, kind="memory_flush")
         self.assertIn(result.operation_id, [o.operation_id for o in listed.items])
+
+    def test_incubate_experience_proposes_pending_candidates_for_review(self) -> None:
+        scope = new_scope()
+        # Nothing captured: idle, answered at once, no operation.
+        self.assertEqual(self.pc.incubate_experience(scope), IncubateResult("idle", 0, 0, 0, 0, 0, None))
+        # A Source that is not a task outcome: the window is processed, but it proposes nothing.
+        self.pc.capture_source(scope, "The user prefers metric units.")
+        plain = self.pc.incubate_experience(scope)
+        self.assertEqual((plain.status, plain.previous_cursor, plain.current_cursor, plain.high_watermark),
+                         ("processed", 0, 1, 1))
+        self.assertEqual((plain.processed_source_count, plain.candidate_count), (1, 0))
+        self.assertIsNotNone(plain.operation_id)
+        self.assertEqual(self.pc.list_experience_candidates(scope), [])
+
+        # A task outcome (metadata kind "task-outcome") proposes one pending lesson citing it.
+        outcome = "Retrying the flaky test twice hid a real race. Always run with -race."
+        captured = self.pc.capture_source(scope, outcome, metadata={"kind": "task-outcome"})
+        seen: list[OperationRecord] = []
+        result = self.pc.incubate_experience(scope, on_progress=seen.append)
+        self.assertEqual(result.status, "processed")
+        self.assertEqual((result.previous_cursor, result.current_cursor, result.high_watermark), (1, 2, 2))
+        self.assertEqual((result.processed_source_count, result.candidate_count), (1, 1))
+        self.assertIsNotNone(result.operation_id)
+        # respond-async: the server answered 202 first and the client polled.
+        self.assertGreaterEqual(len(seen), 1)
+        self.assertEqual((seen[0].operation_id, seen[0].kind), (result.operation_id, "experience_incubation"))
+        self.assertIn(seen[0].status, ("queued", "running", "retry_wait"))
+
+        op = self.pc.get_operation(result.operation_id)
+        self.assertEqual((op.kind, op.status), ("experience_incubation", "succeeded"))
+        self.assertIsInstance(op.result, ExperienceIncubationOperationResult)
+        self.assertEqual(op.result.candidate_count, 1)
+        listed = self.pc.list_operations(scope_id=scope, kind="experience_incubation")
+        self.assertEqual({o.operation_id for o in listed.items}, {plain.operation_id, result.operation_id})
+
+        pending = self.pc.list_experience_candidates(scope, status="pending")
+        self.assertEqual(len(pending), 1)
+        cand = pending[0]
+        self.assertEqual((cand.scope_id, cand.operation_id, cand.status), (scope, result.operation_id, "pending"))
+        self.assertEqual(cand.cited_positions, [captured.journal_position])
+        self.assertIn("race", cand.lesson)
+        approved = self.pc.approve_candidate(cand.candidate_id, cand.state_version)
+        self.assertEqual((approved.status, approved.state_version), ("approved", cand.state_version + 1))
+        with self.assertRaises(APIError) as ctx:
+            self.pc.approve_candidate(cand.candidate_id, cand.state_version)  # stale: already approved
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (409, "candidate_conflict"))
+        self.assertEqual(self.pc.list_experience_candidates(scope, status="pending"), [])
+        lessons = [i for i in self.pc.get_context(scope, q="race").items if i.type == "lesson"]
+        self.assertEqual([i.candidate_id for i in lessons], [cand.candidate_id])
+
+        # Nothing new since: idle at the cursor, no operation.
+        self.assertEqual(self.pc.incubate_experience(scope), IncubateResult("idle", 2, 2, 2, 0, 0, None))
+
+    def test_incubate_deadline_raises_pending_then_wait_operation_finishes(self) -> None:
+        scope = new_scope()
+        self.pc.capture_source(scope, "Pinning the base image fixed the build.", metadata={"kind": "task-outcome"})
+        impatient = Client(server.url, token=server.token, operation_deadline=0)
+        with self.assertRaises(OperationPendingError) as ctx:
+            impatient.incubate_experience(scope)
+        done = self.pc.wait_operation(ctx.exception.operation_id)
+        self.assertEqual((done.kind, done.status), ("experience_incubation", "succeeded"))
+        self.assertEqual(done.result.candidate_count, 1)
+        self.assertEqual(len(self.pc.list_experience_candidates(scope, status="pending")), 1)
 
     def test_memory_history_diff_and_context(self) -> None:
         scope = new_scope()

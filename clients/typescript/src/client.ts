@@ -17,11 +17,13 @@ import {
   type FlushResult,
   type ForgetResult,
   type Health,
+  type IncubateResult,
   type ListOperationsParams,
   type Member,
   type Memory,
   type MemoryDiff,
   type MemoryRevisionList,
+  type OperationKind,
   type OperationList,
   type OperationRecord,
   type SourceList,
@@ -37,7 +39,7 @@ export interface ClientOptions {
   token?: string;
   /** Bound of each HTTP request in milliseconds (default 30 s; 0 = none). */
   timeoutMs?: number;
-  /** How long flushMemory and waitOperation wait for an operation (default 30 s). */
+  /** How long flushMemory, incubateExperience and waitOperation wait for an operation (default 30 s). */
   operationDeadlineMs?: number;
   /** Pause between two polls of an operation (default 200 ms). */
   pollIntervalMs?: number;
@@ -177,7 +179,27 @@ export class Client {
    * onProgress sees the record after the 202 answer and after every poll that is not final.
    */
   async flushMemory(scopeId: string, options: { onProgress?: Progress } = {}): Promise<FlushResult> {
-    const path = "/v1/memory/flush";
+    const answer = await this.#trigger<FlushResult>("/v1/memory/flush", "memory_flush", scopeId, options.onProgress);
+    if (answer.kind === "answered") return answer.body;
+    const rec = answer.record;
+    const r = rec.result && rec.result.type === "memory_flush" ? rec.result : null;
+    return {
+      status: "processed",
+      previous_cursor: r?.previous_cursor ?? 0,
+      current_cursor: r?.current_cursor ?? 0,
+      high_watermark: r?.high_watermark ?? 0,
+      processed_source_count: r?.processed_source_count ?? 0,
+      memory: r?.memory ?? null,
+      operation_id: rec.operation_id,
+    };
+  }
+
+  /**
+   * The flush and incubation protocol: POST with "Prefer: respond-async"; a 200 answer's body is returned as is; a
+   * 202 answer is followed until the operation is terminal and its succeeded record is returned.
+   */
+  async #trigger<T>(path: string, kind: OperationKind, scopeId: string, onProgress: Progress | undefined):
+    Promise<{ kind: "answered"; body: T } | { kind: "operation"; record: OperationRecord }> {
     const deadline = Date.now() + this.#deadlineMs;
     let a: Answer;
     try {
@@ -189,25 +211,15 @@ export class Client {
       }
       throw err;
     }
-    if (a.status === 200) return decode<FlushResult>(a, "POST", path);
+    if (a.status === 200) return { kind: "answered", body: decode<T>(a, "POST", path) };
     if (a.status !== 202) {
       throw new APIError(a.status, CODE_UNEXPECTED_RESPONSE, `unexpected answer to POST ${path}`, null,
         a.headers.get("X-Request-ID") ?? "");
     }
     const acc = decode<FlushAccepted>(a, "POST", path);
-    const first = { operation_id: acc.operation_id, kind: "memory_flush" as const, scope_id: scopeId, status: acc.status };
-    options.onProgress?.(first);
-    const rec = await this.#wait(first.operation_id, first.status, deadline, options.onProgress);
-    const r = rec.result && rec.result.type === "memory_flush" ? rec.result : null;
-    return {
-      status: "processed",
-      previous_cursor: r?.previous_cursor ?? 0,
-      current_cursor: r?.current_cursor ?? 0,
-      high_watermark: r?.high_watermark ?? 0,
-      processed_source_count: r?.processed_source_count ?? 0,
-      memory: r?.memory ?? null,
-      operation_id: rec.operation_id,
-    };
+    const first = { operation_id: acc.operation_id, kind, scope_id: scopeId, status: acc.status };
+    onProgress?.(first);
+    return { kind: "operation", record: await this.#wait(first.operation_id, first.status, deadline, onProgress) };
   }
 
   /**
@@ -352,6 +364,31 @@ export class Client {
   }
 
   // --- Experience -----------------------------------------------------------------------------------------------
+
+  /**
+   * Proposes Experience candidates from a scope's Sources captured since the last incubation, now instead of at the
+   * next schedule (POST /v1/experience/incubate), and waits for the result like flushMemory: the same
+   * "Prefer: respond-async" submit, polling, deadline, OperationPendingError and OperationFailedError. Only Sources
+   * whose metadata says "kind": "task-outcome" propose lessons; candidate_count is how many pending candidates the
+   * window proposed (review them with listExperienceCandidates, approveCandidate, rejectCandidate). status is idle
+   * (nothing new, operation_id null) or processed.
+   */
+  async incubateExperience(scopeId: string, options: { onProgress?: Progress } = {}): Promise<IncubateResult> {
+    const answer = await this.#trigger<IncubateResult>("/v1/experience/incubate", "experience_incubation", scopeId,
+      options.onProgress);
+    if (answer.kind === "answered") return answer.body;
+    const rec = answer.record;
+    const r = rec.result && rec.result.type === "experience_incubation" ? rec.result : null;
+    return {
+      status: "processed",
+      previous_cursor: r?.previous_cursor ?? 0,
+      current_cursor: r?.current_cursor ?? 0,
+      high_watermark: r?.high_watermark ?? 0,
+      processed_source_count: r?.processed_source_count ?? 0,
+      candidate_count: r?.candidate_count ?? 0,
+      operation_id: rec.operation_id,
+    };
+  }
 
   /** A scope's Experience candidates, newest first (GET /v1/experience/candidates). */
   async listExperienceCandidates(scopeId: string, params: { status?: Candidate["status"]; limit?: number } = {}):

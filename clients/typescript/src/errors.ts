@@ -87,8 +87,9 @@ export class OperationPendingError extends PowerContextError {
 }
 
 /**
- * The operation failed or was cancelled, or (`blocked`) the flush was refused because a failed operation holds the
- * scope's next window until it is retried or cancelled. `code` is the operation's error code, or "cancelled".
+ * The operation failed or was cancelled, or (`blocked`) the flush or incubation was refused because a failed
+ * operation holds the scope's next window until it is retried or cancelled. `code` is the operation's error code, or
+ * "cancelled".
  */
 export class OperationFailedError extends PowerContextError {
   override name = "OperationFailedError";

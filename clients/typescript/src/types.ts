@@ -84,7 +84,21 @@ export interface FlushResult {
   operation_id: string | null;
 }
 
-/** The 202 answer of a flush still queued or running. */
+/**
+ * A completed experience incubation: idle (nothing was pending; operation_id null) or processed (the window was
+ * committed), with candidate_count pending candidates proposed from its task outcomes.
+ */
+export interface IncubateResult {
+  status: "idle" | "processed";
+  previous_cursor: number;
+  current_cursor: number;
+  high_watermark: number;
+  processed_source_count: number;
+  candidate_count: number;
+  operation_id: string | null;
+}
+
+/** The 202 answer of a flush or an incubation still queued or running. */
 export interface FlushAccepted {
   operation_id: string;
   status: "queued" | "running" | "retry_wait" | "cancelling";

@@ -99,6 +99,77 @@ describe("powercontext client against a real server", () => {
     assert.ok(listed.items.some((o) => o.operation_id === result.operation_id));
   });
 
+  test("incubateExperience proposes pending candidates for review, then is idle", async () => {
+    const scope = newScope();
+    // Nothing captured: idle, answered at once, no operation.
+    assert.deepEqual(await pc.incubateExperience(scope), { status: "idle", previous_cursor: 0, current_cursor: 0,
+      high_watermark: 0, processed_source_count: 0, candidate_count: 0, operation_id: null });
+    // A Source that is not a task outcome: the window is processed, but it proposes nothing.
+    await pc.captureSource({ scope_id: scope, content: "The user prefers metric units." });
+    const plain = await pc.incubateExperience(scope);
+    assert.deepEqual([plain.status, plain.previous_cursor, plain.current_cursor, plain.high_watermark],
+      ["processed", 0, 1, 1]);
+    assert.deepEqual([plain.processed_source_count, plain.candidate_count], [1, 0]);
+    assert.ok(plain.operation_id);
+    assert.deepEqual(await pc.listExperienceCandidates(scope), []);
+
+    // A task outcome (metadata kind "task-outcome") proposes one pending lesson citing it.
+    const outcome = "Retrying the flaky test twice hid a real race. Always run with -race.";
+    const captured = await pc.captureSource({ scope_id: scope, content: outcome, metadata: { kind: "task-outcome" } });
+    const seen: Partial<OperationRecord>[] = [];
+    const result = await pc.incubateExperience(scope, { onProgress: (r) => seen.push(r) });
+    assert.equal(result.status, "processed");
+    assert.deepEqual([result.previous_cursor, result.current_cursor, result.high_watermark], [1, 2, 2]);
+    assert.deepEqual([result.processed_source_count, result.candidate_count], [1, 1]);
+    assert.ok(result.operation_id);
+    // respond-async: the server answered 202 first and the client polled.
+    assert.ok(seen.length >= 1);
+    assert.deepEqual([seen[0]?.operation_id, seen[0]?.kind], [result.operation_id, "experience_incubation"]);
+
+    const op = await pc.getOperation(result.operation_id);
+    assert.deepEqual([op.kind, op.status], ["experience_incubation", "succeeded"]);
+    assert.ok(op.result?.type === "experience_incubation");
+    assert.equal(op.result.candidate_count, 1);
+    const listed = await pc.listOperations({ scope_id: scope, kind: "experience_incubation" });
+    assert.deepEqual(new Set(listed.items.map((o) => o.operation_id)),
+      new Set([plain.operation_id, result.operation_id]));
+
+    const pending = await pc.listExperienceCandidates(scope, { status: "pending" });
+    assert.equal(pending.length, 1);
+    const cand = pending[0];
+    assert.ok(cand);
+    assert.deepEqual([cand.scope_id, cand.operation_id, cand.status], [scope, result.operation_id, "pending"]);
+    assert.deepEqual(cand.cited_positions, [captured.journal_position]);
+    assert.match(cand.lesson, /race/);
+    const approved = await pc.approveCandidate(cand.candidate_id, cand.state_version);
+    assert.deepEqual([approved.status, approved.state_version], ["approved", cand.state_version + 1]);
+    const stale = await pc.approveCandidate(cand.candidate_id, cand.state_version)
+      .then(() => undefined, (e: unknown) => e);
+    assert.ok(stale instanceof APIError, "already approved");
+    assert.deepEqual([stale.status, stale.code], [409, "candidate_conflict"]);
+    assert.deepEqual(await pc.listExperienceCandidates(scope, { status: "pending" }), []);
+    const lessons = (await pc.getContext(scope, { q: "race" })).items.filter((i) => i.type === "lesson");
+    assert.deepEqual(lessons.map((i) => i.candidate_id), [cand.candidate_id]);
+
+    // Nothing new since: idle at the cursor, no operation.
+    assert.deepEqual(await pc.incubateExperience(scope), { status: "idle", previous_cursor: 2, current_cursor: 2,
+      high_watermark: 2, processed_source_count: 0, candidate_count: 0, operation_id: null });
+  });
+
+  test("incubateExperience at the deadline rejects with OperationPendingError; waitOperation finishes it", async () => {
+    const scope = newScope();
+    await pc.captureSource({ scope_id: scope, content: "Pinning the base image fixed the build.",
+      metadata: { kind: "task-outcome" } });
+    const impatient = new Client(server.url, { token: server.token, operationDeadlineMs: 0 });
+    const err = await impatient.incubateExperience(scope).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof OperationPendingError, String(err));
+    const done = await pc.waitOperation(err.operationId);
+    assert.deepEqual([done.kind, done.status], ["experience_incubation", "succeeded"]);
+    assert.ok(done.result?.type === "experience_incubation");
+    assert.equal(done.result.candidate_count, 1);
+    assert.equal((await pc.listExperienceCandidates(scope, { status: "pending" })).length, 1);
+  });
+
   test("Memory history, diff and context", async () => {
     const scope = newScope();
     await pc.captureSource({ scope_id: scope, content: "Staging uses PostgreSQL 16." });
