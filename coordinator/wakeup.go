@@ -169,6 +169,10 @@ type ListenHooks struct {
 	Connected func()
 	// Lost is called when the listener's connection failed or was lost (only ErrorClass(err) may be reported).
 	Lost func(err error)
+	// Notified is called for every notification received, after the wake-ups it causes have been signalled, with
+	// its channel and payload (db.ListenHandlers). Notifications are delivered in commit order, so a test that sends
+	// one with a tag of its own knows, once it sees it, that every earlier notification has been acted on.
+	Notified func(channel, payload string)
 }
 
 // Listen receives wake-ups until ctx is done: a work-enqueued notification wakes the claim loop of every Worker
@@ -188,12 +192,15 @@ func (l *Ledger) Listen(ctx context.Context, hooks ListenHooks) error {
 				hooks.Connected()
 			}
 		},
-		Notified: func(channel string) {
+		Notified: func(channel, payload string) {
 			switch channel {
 			case db.ChannelWorkEnqueued:
 				l.wakeWorkers()
 			case db.ChannelWorkFinished:
 				l.watch.notifyAll()
+			}
+			if hooks.Notified != nil {
+				hooks.Notified(channel, payload)
 			}
 		},
 		Lost: hooks.Lost,

@@ -31,7 +31,7 @@ func TestPacerNotifiesAfterEveryCommit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = n.Listen(ctx, db.ListenHandlers{Connected: func() { connected <- struct{}{} }, Notified: func(ch string) { got <- ch }})
+			_ = n.Listen(ctx, db.ListenHandlers{Connected: func() { connected <- struct{}{} }, Notified: func(ch, _ string) { got <- ch }})
 		}()
 		<-connected
 		received := func(want int) {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/enginetest"
 )
 
@@ -24,24 +27,43 @@ import (
 const wakeBound = 3 * time.Second
 
 // listeningWorker runs, on its own store (its own pool: like another process), a ledger that listens and a worker
-// that polls once a minute. It returns the worker's handler and the number of listener connects so far.
+// that polls once a minute. It counts the listener's connects and losses and the worker's claim passes, so a test
+// can wait for the worker to be asleep (settle) instead of sleeping a fixed time.
 type listeningWorker struct {
 	store    db.Store
+	url      dburl.URL
 	ledger   *coordinator.Ledger
+	worker   *coordinator.Worker
 	handler  *slotHandler
 	connects atomic.Int32
 	lost     atomic.Int32
 	connCh   chan struct{}
+	appName  string       // the store's application_name (PostgreSQL)
+	barriers chan string  // payloads of notifications that carry one (a test's barrier)
+	lastPass atomic.Int64 // when the last claim pass ended (UnixNano)
 }
 
-func startListeningWorker(t *testing.T, engine db.Engine, store db.Store, poll time.Duration, listen bool) *listeningWorker {
+func startListeningWorker(t *testing.T, engine db.Engine, u dburl.URL, poll time.Duration, listen bool) *listeningWorker {
+	name := ""
+	if engine == db.EnginePostgres {
+		u, name = withAppName(t, u)
+	}
+	w := startListeningWorkerOn(t, engine, u, enginetest.OpenStore(t, u), poll, listen)
+	w.appName = name
+	return w
+}
+
+func startListeningWorkerOn(t *testing.T, engine db.Engine, u dburl.URL, store db.Store, poll time.Duration, listen bool) *listeningWorker {
 	t.Helper()
-	w := &listeningWorker{store: store, ledger: coordinator.NewLedger(store), connCh: make(chan struct{}, 16),
-		handler: &slotHandler{kind: testKind, started: make(chan struct{}, 256)}}
+	w := &listeningWorker{store: store, url: u, ledger: coordinator.NewLedger(store), connCh: make(chan struct{}, 16),
+		barriers: make(chan string, 16), handler: &slotHandler{kind: testKind, started: make(chan struct{}, 256)}}
+	w.lastPass.Store(time.Now().UnixNano())
 	w.ledger.SetNotify(listen)
 	worker, err := coordinator.NewWorker(w.ledger, coordinator.WorkerConfig{Owner: "listening-worker", Concurrency: 32,
-		Poll: poll, Logger: zerolog.Nop()}, w.handler)
+		Poll: poll, Logger: zerolog.Nop(), Hooks: coordinator.WorkerHooks{
+			ClaimPass: func(time.Duration, []coordinator.Claim, int) { w.lastPass.Store(time.Now().UnixNano()) }}}, w.handler)
 	require.NoError(t, err)
+	w.worker = worker
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
@@ -56,6 +78,11 @@ func startListeningWorker(t *testing.T, engine db.Engine, store db.Store, poll t
 		err := w.ledger.Listen(ctx, coordinator.ListenHooks{
 			Connected: func() { w.connects.Add(1); notify(w.connCh) },
 			Lost:      func(error) { w.lost.Add(1) },
+			Notified: func(_, payload string) {
+				if strings.Contains(payload, ":barrier-") {
+					w.barriers <- payload
+				}
+			},
 		})
 		if engine != db.EnginePostgres {
 			require.ErrorIs(t, err, coordinator.ErrNoNotifications)
@@ -63,7 +90,7 @@ func startListeningWorker(t *testing.T, engine db.Engine, store db.Store, poll t
 	}()
 	if engine == db.EnginePostgres {
 		await(t, w.connCh, 1, 10*time.Second, "the listener never connected")
-		time.Sleep(200 * time.Millisecond) // let the passes of the start and of the connect's wake-up settle
+		w.quiet(t) // the passes of the start and of the connect's wake-up
 	}
 	return w
 }
@@ -78,27 +105,75 @@ func (w *listeningWorker) startedWithin(d time.Duration) bool {
 	}
 }
 
-// settle waits until the worker's item has succeeded and the claim pass its freed slot starts is over, so the
-// worker sleeps until its next wake-up or poll.
+// settle waits until the worker's item has succeeded and the worker is asleep again: its attempt has returned,
+// every notification sent before now has reached the listener (barrier) and its claim passes are over (quiet).
+// Fixed sleeps were not enough on a loaded machine: a late work-finished notification woke a test's waiter, and
+// the pass of the freed slot claimed an item enqueued without a notification.
 func (w *listeningWorker) settle(t *testing.T, workID string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		item, err := w.ledger.Get(context.Background(), workID)
-		return err == nil && item.Status == db.StatusSucceeded
+		return err == nil && item.Status == db.StatusSucceeded && w.worker.Running() == 0
 	}, 10*time.Second, 5*time.Millisecond)
-	time.Sleep(200 * time.Millisecond)
+	w.barrier(t)
+	w.quiet(t)
 }
 
-// listenerPID is the backend pid of the wake-up listener's connection (the only session whose last statement was
-// the LISTEN).
-func listenerPID(t *testing.T, store db.Store) int {
+// barrier sends a notification with a payload from a connection of its own and waits until the listener has
+// received it. PostgreSQL delivers notifications in commit order, so every notification committed before it has
+// been received and acted on by then. A work-finished one: it wakes only item waiters, and tests take theirs after.
+func (w *listeningWorker) barrier(t *testing.T) {
 	t.Helper()
-	sqlDB := enginetest.OpenSQLDB(t, enginetest.URLOf(t, store))
+	sqlDB := enginetest.OpenSQLDB(t, w.url)
+	defer sqlDB.Close()
+	var payload string
+	require.NoError(t, sqlDB.QueryRow(`SELECT current_schema() || $1`, fmt.Sprintf(":barrier-%d", time.Now().UnixNano())).Scan(&payload))
+	_, err := sqlDB.Exec(`SELECT pg_notify($1, $2)`, db.ChannelWorkFinished, payload)
+	require.NoError(t, err)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-w.barriers:
+			if got == payload {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the barrier notification never reached the listener")
+		}
+	}
+}
+
+// quiet waits until no claim pass has ended for 300 ms: the passes that wake-ups already signalled are over.
+func (w *listeningWorker) quiet(t *testing.T) {
+	t.Helper()
+	const quiet = 300 * time.Millisecond
+	require.Eventually(t, func() bool { return time.Since(time.Unix(0, w.lastPass.Load())) >= quiet },
+		20*time.Second, 10*time.Millisecond, "the worker's claim passes never went quiet")
+}
+
+// listenerPID is the backend pid of the wake-up listener's connection: the session of this worker's store (its
+// own application_name: other tests' listeners share the database) whose last statement was the listener's.
+func listenerPID(t *testing.T, w *listeningWorker) int {
+	t.Helper()
+	sqlDB := enginetest.OpenSQLDB(t, w.url)
 	defer sqlDB.Close()
 	var pid int
-	require.NoError(t, sqlDB.QueryRow(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()
-		AND pid <> pg_backend_pid() AND query LIKE '%LISTEN pc_work_finished%'`).Scan(&pid))
+	require.NoError(t, sqlDB.QueryRow(`SELECT pid FROM pg_stat_activity WHERE application_name = $1
+		AND query LIKE '%current_schema()%'`, w.appName).Scan(&pid))
 	return pid
+}
+
+// withAppName returns u with a PostgreSQL application_name of its own, naming the sessions of a store opened on it.
+func withAppName(t *testing.T, u dburl.URL) (dburl.URL, string) {
+	t.Helper()
+	parsed, err := url.Parse(u.DSN)
+	require.NoError(t, err)
+	name := fmt.Sprintf("pc-test-%d", time.Now().UnixNano())
+	q := parsed.Query()
+	q.Set("application_name", name)
+	parsed.RawQuery = q.Encode()
+	u.DSN = parsed.String()
+	return u, name
 }
 
 // TestWakeupAcrossProcesses: a worker on another pool with a one-minute poll starts an item within milliseconds of
@@ -111,7 +186,7 @@ func TestWakeupAcrossProcesses(t *testing.T) {
 		api := coordinator.NewLedger(enginetest.OpenStore(t, u))
 		api.SetNotify(true)
 		silent := coordinator.NewLedger(enginetest.OpenStore(t, u)) // an enqueuer with notifications off
-		w := startListeningWorker(t, engine, enginetest.OpenStore(t, u), time.Minute, true)
+		w := startListeningWorker(t, engine, u, time.Minute, true)
 		if engine != db.EnginePostgres {
 			require.ErrorIs(t, silent.Listen(context.Background(), coordinator.ListenHooks{}), coordinator.ErrNoNotifications)
 			return
@@ -126,7 +201,7 @@ func TestWakeupAcrossProcesses(t *testing.T) {
 		enqueue(t, silent, "wake-2", "w", 3)
 		require.False(t, w.startedWithin(500*time.Millisecond), "an enqueue without a notification was claimed before the poll")
 
-		pid := listenerPID(t, w.store)
+		pid := listenerPID(t, w)
 		sqlDB := enginetest.OpenSQLDB(t, u)
 		defer sqlDB.Close()
 		var ok bool
@@ -135,9 +210,9 @@ func TestWakeupAcrossProcesses(t *testing.T) {
 		await(t, w.connCh, 1, 10*time.Second, "the listener did not reconnect")
 		require.GreaterOrEqual(t, w.lost.Load(), int32(1))
 		require.True(t, w.startedWithin(wakeBound), "the reconnect did not wake the worker for the item enqueued silently")
-		require.NotEqual(t, pid, listenerPID(t, w.store), "a new connection listens")
+		require.NotEqual(t, pid, listenerPID(t, w), "a new connection listens")
 
-		time.Sleep(200 * time.Millisecond)
+		w.quiet(t)
 		start = time.Now()
 		enqueue(t, api, "wake-3", "w", 3)
 		require.True(t, w.startedWithin(wakeBound), "a notified enqueue after the reconnect was not claimed within %s", wakeBound)
@@ -156,7 +231,7 @@ func TestWakeupConcurrentEnqueuesAllWake(t *testing.T) {
 		u := enginetest.MigratedDatabase(t, engine)
 		api := coordinator.NewLedger(enginetest.OpenStore(t, u))
 		api.SetNotify(true)
-		w := startListeningWorker(t, engine, enginetest.OpenStore(t, u), time.Minute, true)
+		w := startListeningWorker(t, engine, u, time.Minute, true)
 		const n = 24
 		for round := range 3 {
 			var wg sync.WaitGroup
@@ -186,7 +261,7 @@ func TestWakeupFinishedWakesWaiters(t *testing.T) {
 		u := enginetest.MigratedDatabase(t, engine)
 		workerSide := coordinator.NewLedger(enginetest.OpenStore(t, u))
 		workerSide.SetNotify(true)
-		w := startListeningWorker(t, engine, enginetest.OpenStore(t, u), time.Minute, true)
+		w := startListeningWorker(t, engine, u, time.Minute, true)
 		apiSide := w.ledger // listens; this test uses its waiters, not its worker
 
 		first := enqueue(t, workerSide, "finish-1", "w", 3) // notified: the listening worker runs it
@@ -224,7 +299,7 @@ func TestWakeupPollingFloor(t *testing.T) {
 		if engine == db.EngineSQLite {
 			store = api.Store() // one process owns an embedded database
 		}
-		w := startListeningWorker(t, engine, store, 300*time.Millisecond, false)
+		w := startListeningWorkerOn(t, engine, u, store, 300*time.Millisecond, false)
 		time.Sleep(100 * time.Millisecond)
 		for i := range 3 {
 			enqueue(t, api, fmt.Sprintf("floor-%d", i), "w", 3)

@@ -5,8 +5,8 @@ import (
 	"sync"
 )
 
-// Wake-up channels (docs/protocol.md#wake-ups). A notification carries no payload: it only says that something
-// may have changed, and the receiver reads the database to find out what.
+// Wake-up channels (docs/protocol.md#wake-ups). A notification carries no content: it only says that something
+// may have changed in the sender's schema (its payload), and the receiver reads the database to find out what.
 const (
 	// ChannelWorkEnqueued is notified by a transaction that made new work claimable (an enqueue that created an
 	// item): workers listening on it run a claim pass.
@@ -32,8 +32,9 @@ type ListenHandlers struct {
 	// Connected is called after every (re)connect once LISTEN is in effect: notifications sent while the listener
 	// was disconnected are lost, so the receiver should act as if every channel had been notified.
 	Connected func()
-	// Notified is called once per notification received, with its channel.
-	Notified func(channel string)
+	// Notified is called once per notification received from the listener's own schema, with its channel and
+	// payload (the schema, optionally followed by ":" and a tag that only tests send).
+	Notified func(channel, payload string)
 	// Lost is called when a connection could not be made or was lost, before the backoff; err is the driver's
 	// error (for its class only: never log its text).
 	Lost func(err error)

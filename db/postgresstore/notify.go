@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -83,6 +84,10 @@ func (s *Store) listenOnce(ctx context.Context, h db.ListenHandlers) (bool, erro
 	if err := q.ListenWorkFinished(ctx); err != nil {
 		return false, err
 	}
+	schema, err := q.CurrentSchema(ctx)
+	if err != nil {
+		return false, err
+	}
 	if h.Connected != nil {
 		h.Connected()
 	}
@@ -92,8 +97,8 @@ func (s *Store) listenOnce(ctx context.Context, h db.ListenHandlers) (bool, erro
 		cancel()
 		switch {
 		case err == nil:
-			if h.Notified != nil {
-				h.Notified(n.Channel)
+			if h.Notified != nil && ownSchema(n.Payload, schema) {
+				h.Notified(n.Channel, n.Payload)
 			}
 		case ctx.Err() != nil:
 			return true, ctx.Err()
@@ -154,3 +159,12 @@ func (q batchQueue) QueryRow(context.Context, string, ...any) pgx.Row { return n
 type notQueueableRow struct{}
 
 func (notQueueableRow) Scan(...any) error { return errNotQueueable }
+
+// ownSchema reports whether a notification's payload comes from the listener's schema. Channels are database-wide
+// but a deployment lives in one schema (the DSN's search_path), so every notification names the sender's schema
+// and a listener ignores the others': two deployments (or parallel tests) in one database do not wake each other.
+// The payload is the schema, optionally followed by ":" and a tag (tests send one as a barrier); an empty payload
+// is an older build's, and is kept.
+func ownSchema(payload, schema string) bool {
+	return payload == "" || payload == schema || strings.HasPrefix(payload, schema+":")
+}

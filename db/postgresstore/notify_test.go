@@ -50,7 +50,7 @@ func TestNotifyOnCommit(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = s.Listen(lctx, db.ListenHandlers{Connected: func() { connected <- struct{}{} }, Notified: func(ch string) { got <- ch }})
+		_ = s.Listen(lctx, db.ListenHandlers{Connected: func() { connected <- struct{}{} }, Notified: func(ch, _ string) { got <- ch }})
 	}()
 	<-connected
 	require.Zero(t, rt.n.Load(), "the listener does not use the pool (nor its tracer)")
@@ -122,4 +122,57 @@ func TestNotifyOnCommit(t *testing.T) {
 	require.NoError(t, s.Notify(ctx, db.ChannelWorkEnqueued)) // autocommit
 	expect(db.ChannelWorkEnqueued)
 	require.False(t, db.Notifies(ctx), "outside InTx there is no transaction to notify with")
+}
+
+// TestNotificationsStayInTheirSchema: channels are database-wide, but a listener acts only on notifications sent
+// from its own schema (the payload), so two deployments in one database — or parallel tests, which each get a
+// schema — never wake each other. An empty payload (an older build's) is still taken.
+func TestNotificationsStayInTheirSchema(t *testing.T) {
+	ctx := context.Background()
+	mine := enginetest.MigratedDatabase(t, db.EnginePostgres)
+	other := enginetest.MigratedDatabase(t, db.EnginePostgres) // another schema of the same database
+	s, err := postgresstore.Open(ctx, mine.DSN)
+	require.NoError(t, err)
+	defer s.Close()
+	o, err := postgresstore.Open(ctx, other.DSN)
+	require.NoError(t, err)
+	defer o.Close()
+
+	got := make(chan string, 16)
+	connected := make(chan struct{}, 4)
+	lctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = s.Listen(lctx, db.ListenHandlers{Connected: func() { connected <- struct{}{} },
+			Notified: func(ch, payload string) { got <- ch + " " + payload }})
+	}()
+	<-connected
+
+	require.NoError(t, o.Notify(ctx, db.ChannelWorkEnqueued)) // the other schema's: ignored
+	admin, err := pgx.Connect(ctx, mine.DSN)
+	require.NoError(t, err)
+	defer func() { _ = admin.Close(ctx) }()
+	_, err = admin.Exec(ctx, "SELECT pg_notify($1, '')", db.ChannelWorkFinished) // an older build's: taken
+	require.NoError(t, err)
+	require.NoError(t, s.Notify(ctx, db.ChannelWorkEnqueued)) // this schema's: taken
+	var schema string
+	require.NoError(t, admin.QueryRow(ctx, "SELECT current_schema()").Scan(&schema))
+
+	// Notifications arrive in commit order: the other schema's, sent first, would be first.
+	for _, want := range []string{db.ChannelWorkFinished + " ", db.ChannelWorkEnqueued + " " + schema} {
+		select {
+		case g := <-got:
+			require.Equal(t, want, g)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no notification %q", want)
+		}
+	}
+	select {
+	case g := <-got:
+		t.Fatalf("unexpected notification %q", g)
+	case <-time.After(300 * time.Millisecond):
+	}
 }

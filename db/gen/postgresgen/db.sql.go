@@ -10,6 +10,18 @@ import (
 	"time"
 )
 
+const currentSchema = `-- name: CurrentSchema :one
+SELECT coalesce(current_schema(), '')::text AS schema_name
+`
+
+// Engine-only (postgres): no lock; the schema the session works in (the listener keeps only its own schema's notifications).
+func (q *Queries) CurrentSchema(ctx context.Context) (string, error) {
+	row := q.db.QueryRow(ctx, currentSchema)
+	var schema_name string
+	err := row.Scan(&schema_name)
+	return schema_name, err
+}
+
 const dBNow = `-- name: DBNow :one
 SELECT clock_timestamp()::timestamptz AS db_now
 `
@@ -43,10 +55,10 @@ func (q *Queries) ListenWorkFinished(ctx context.Context) error {
 }
 
 const workNotify = `-- name: WorkNotify :exec
-SELECT pg_notify($1::text, '')
+SELECT pg_notify($1::text, coalesce(current_schema(), '')::text)
 `
 
-// Engine-only (postgres): guard: delivered only if its transaction commits, whose commit takes the notification queue's lock, so callers pace it (one in flight per process and channel); payload always empty.
+// Engine-only (postgres): guard: delivered only if its transaction commits, whose commit takes the notification queue's lock, so callers pace it (one in flight per process and channel); payload: the session's schema, never content.
 func (q *Queries) WorkNotify(ctx context.Context, channel string) error {
 	_, err := q.db.Exec(ctx, workNotify, channel)
 	return err

@@ -10,6 +10,10 @@ LISTEN pc_work_enqueued;
 -- name: ListenWorkFinished :exec
 LISTEN pc_work_finished;
 
--- Engine-only (postgres): guard: delivered only if its transaction commits, whose commit takes the notification queue's lock, so callers pace it (one in flight per process and channel); payload always empty.
+-- Engine-only (postgres): guard: delivered only if its transaction commits, whose commit takes the notification queue's lock, so callers pace it (one in flight per process and channel); payload: the session's schema, never content.
 -- name: WorkNotify :exec
-SELECT pg_notify(sqlc.arg('channel')::text, '');
+SELECT pg_notify(sqlc.arg('channel')::text, coalesce(current_schema(), '')::text);
+
+-- Engine-only (postgres): no lock; the schema the session works in (the listener keeps only its own schema's notifications).
+-- name: CurrentSchema :one
+SELECT coalesce(current_schema(), '')::text AS schema_name;
