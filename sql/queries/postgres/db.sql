@@ -1,3 +1,7 @@
+-- Engine-only (postgres): no lock; the schema the session works in (the listener keeps only its own schema's notifications).
+-- name: CurrentSchema :one
+SELECT coalesce(current_schema(), '')::text AS schema_name;
+
 -- No lock; reads the database clock (clock_timestamp(), not now(): now() is frozen at transaction start).
 -- name: DBNow :one
 SELECT clock_timestamp()::timestamptz AS db_now;
@@ -13,7 +17,3 @@ LISTEN pc_work_finished;
 -- Engine-only (postgres): guard: delivered only if its transaction commits, whose commit takes the notification queue's lock, so callers pace it (one in flight per process and channel); payload: the session's schema, never content.
 -- name: WorkNotify :exec
 SELECT pg_notify(sqlc.arg('channel')::text, coalesce(current_schema(), '')::text);
-
--- Engine-only (postgres): no lock; the schema the session works in (the listener keeps only its own schema's notifications).
--- name: CurrentSchema :one
-SELECT coalesce(current_schema(), '')::text AS schema_name;
