@@ -13,6 +13,16 @@ import (
 	"github.com/powercontext/powercontext/db/enginetest"
 )
 
+// forBatchPaths runs fn on every engine for the set-based path (where the store has it; elsewhere it is the
+// batched one) and the batched path.
+func forBatchPaths(t *testing.T, fn func(t *testing.T, s db.Store, path coordinator.Path)) {
+	for name, path := range map[string]coordinator.Path{"set": coordinator.PathSet, "batched": coordinator.PathBatched} {
+		t.Run(name, func(t *testing.T) {
+			enginetest.ForEach(t, func(t *testing.T, s db.Store) { fn(t, s, path) })
+		})
+	}
+}
+
 func enqueueReq(lane, window string) coordinator.EnqueueRequest {
 	return coordinator.EnqueueRequest{
 		LaneKey: hash(lane),
@@ -94,9 +104,10 @@ func revisionCommit(ran *bool, fail error) coordinator.DomainCommit {
 }
 
 func TestCompleteManyCommitsOnlyValidClaims(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+	forBatchPaths(t, func(t *testing.T, s db.Store, path coordinator.Path) {
 		ctx := context.Background()
 		l := coordinator.NewLedger(s)
+		l.SetPath(path)
 		byLane := func(claims []coordinator.Claim) map[string]coordinator.Claim {
 			m := map[string]coordinator.Claim{}
 			for _, c := range claims {
@@ -180,18 +191,16 @@ func TestCompleteManyCommitsOnlyValidClaims(t *testing.T) {
 	})
 }
 
-// TestClaimPathsAgree runs the same claim scenario on the batched and the per-candidate claim pass.
+// TestClaimPathsAgree runs the same claim scenario on every claim pass: set-based (one statement, where the store
+// has it), batched and per-candidate.
 func TestClaimPathsAgree(t *testing.T) {
-	for _, perCandidate := range []bool{false, true} {
-		name := "batched"
-		if perCandidate {
-			name = "per-candidate"
-		}
+	for name, path := range map[string]coordinator.Path{"set": coordinator.PathSet, "batched": coordinator.PathBatched,
+		"per-candidate": coordinator.PathPerItem} {
 		t.Run(name, func(t *testing.T) {
 			enginetest.ForEach(t, func(t *testing.T, s db.Store) {
 				ctx := context.Background()
 				l := coordinator.NewLedger(s)
-				l.SetPerCandidateClaims(perCandidate)
+				l.SetPath(path)
 				for _, lane := range []string{"l1", "l2", "l3"} {
 					enqueue(t, l, lane, "w1", 5)
 					enqueue(t, l, lane, "w2", 5)
@@ -242,12 +251,13 @@ func TestClaimPathsAgree(t *testing.T) {
 // TestBatchedClaimSkipsHeldLanes holds one lane's lock in another transaction: the batched pass claims the other
 // lanes' heads at once instead of waiting (PostgreSQL and MySQL; SQLite's single writer never has a held row).
 func TestBatchedClaimSkipsHeldLanes(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+	forBatchPaths(t, func(t *testing.T, s db.Store, path coordinator.Path) {
 		if s.Engine() == db.EngineSQLite || !s.SkipLocked() {
 			t.Skip("no row is ever held by another transaction here")
 		}
 		ctx := context.Background()
 		l := coordinator.NewLedger(s)
+		l.SetPath(path)
 		for _, lane := range []string{"a", "b", "c"} {
 			enqueue(t, l, lane, "w1", 5)
 		}
@@ -275,5 +285,35 @@ func TestBatchedClaimSkipsHeldLanes(t *testing.T) {
 		later := claim(t, l, "w", 10, time.Minute)
 		require.Len(t, later, 1)
 		require.Equal(t, hash("b"), later[0].Item.LaneKey)
+	})
+}
+
+// TestCompleteManyCommitsAloneItemsOnTheirOwn: a completion marked Alone (a domain commit that locks more lanes) is
+// committed in a transaction of its own after the batch, not inside it: its commit sees the batch's item already
+// succeeded.
+func TestCompleteManyCommitsAloneItemsOnTheirOwn(t *testing.T) {
+	forBatchPaths(t, func(t *testing.T, s db.Store, path coordinator.Path) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		l.SetPath(path)
+		enqueue(t, l, "alone-a", "w1", 5)
+		enqueue(t, l, "alone-b", "w1", 5)
+		claims := claim(t, l, "w", 2, time.Minute)
+		require.Len(t, claims, 2)
+		batched, alone := claims[0], claims[1]
+		var sawBatched string
+		out := l.CompleteMany(ctx, []coordinator.Completion{
+			{Claim: alone, Result: coordinator.Result{Code: "processed"}, Alone: true,
+				Commit: func(ctx context.Context, q db.Queries, _ db.WorkItem, _ time.Time) error {
+					it, err := q.WorkItemGet(ctx, batched.Item.WorkID)
+					sawBatched = it.Status
+					return err
+				}},
+			{Claim: batched, Result: coordinator.Result{Code: "processed"}},
+		})
+		require.NoError(t, out[0].Err)
+		require.NoError(t, out[1].Err)
+		require.Equal(t, db.StatusSucceeded, out[0].Item.Status)
+		require.Equal(t, db.StatusSucceeded, sawBatched, "the alone item committed after the batch, in its own transaction")
 	})
 }

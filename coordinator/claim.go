@@ -58,11 +58,14 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 		return res, invalidArgument("lease must be positive")
 	}
 	limit := max(32, req.Slots*4)
+	if sl, ok := l.setLedger(); ok {
+		return l.claimSet(ctx, sl, req, limit)
+	}
 	cands, err := l.store.WorkItemClaimCandidates(ctx, db.WorkItemClaimCandidatesParams{Kinds: req.Supported.Kinds(), Limit: int32(limit)})
 	if err != nil {
 		return res, err
 	}
-	if l.store.SkipLocked() && !l.perCandidateClaims {
+	if l.store.SkipLocked() && l.path != PathPerItem {
 		return l.claimBatched(ctx, req, cands)
 	}
 	for _, c := range cands {
@@ -83,6 +86,48 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 		}
 		if ok {
 			res.Claims = append(res.Claims, claim)
+		}
+	}
+	return res, nil
+}
+
+// claimSet is the set-based claim pass (docs/protocol.md#set-based-claim): one statement locks up to req.Slots due,
+// supported lane heads with their lanes (SKIP LOCKED, so it never waits), re-checks and claims them and reports the
+// expired heads it saw; those are then recovered one by one (claimOne) while slots are left, as in the other paths.
+func (l *Ledger) claimSet(ctx context.Context, sl db.SetLedger, req ClaimRequest, limit int) (ClaimResult, error) {
+	p := db.WorkItemClaimSetParams{Supported: req.Supported.list(), Candidates: int32(limit), Slots: int32(req.Slots),
+		Owner: req.Owner, Lease: req.Lease}
+	if req.NewTrace != nil {
+		p.TraceIDs, p.SpanIDs = make([]string, req.Slots), make([]string, req.Slots)
+		for i := range req.Slots {
+			p.TraceIDs[i], p.SpanIDs[i] = req.NewTrace()
+		}
+	}
+	set, err := sl.WorkItemClaimSet(ctx, p)
+	if err != nil {
+		return ClaimResult{}, err
+	}
+	var res ClaimResult
+	for _, c := range set.Claimed {
+		claim := Claim{Item: c.Item, Owner: req.Owner, Fence: c.Item.LeaseFence, AttemptNo: c.Item.AttemptCount,
+			LeaseExpiresAt: c.Item.LeaseExpiresAt, PreviousTraceID: c.PreviousTraceID, PreviousSpanID: c.PreviousSpanID}
+		if c.Slot >= 1 && int(c.Slot) <= len(p.TraceIDs) {
+			claim.TraceID, claim.SpanID = p.TraceIDs[c.Slot-1], p.SpanIDs[c.Slot-1]
+		}
+		res.Claims = append(res.Claims, claim)
+		l.watch.notify(c.Item.WorkID)
+	}
+	for _, c := range set.Expired {
+		if len(res.Claims) >= req.Slots {
+			break
+		}
+		_, _, outcome, err := l.claimOne(ctx, c, req)
+		if err != nil {
+			return res, err
+		}
+		if outcome != "" {
+			res.Expired++
+			res.Expirations = append(res.Expirations, LeaseExpiration{Kind: c.Kind, Outcome: outcome})
 		}
 	}
 	return res, nil

@@ -134,12 +134,7 @@ func completeIn(ctx context.Context, q db.Queries, c Claim, code string, payload
 		}
 	}
 	prevVersion := item.StateVersion
-	item.Status = db.StatusSucceeded
-	item.LeaseOwner, item.LeaseExpiresAt = "", time.Time{}
-	item.ResultCode, item.ResultPayload = code, payload
-	item.ErrorCategory, item.ErrorCode = "", ""
-	item.StateVersion++
-	item.UpdatedAt, item.CompletedAt = now, now
+	item = succeeded(item, code, payload, now)
 	// The state write, the attempt's finish and the head's advance (the key is already deleted) are one
 	// composite step (one round trip on PostgreSQL).
 	fin := db.WorkItemUpdateStateFinishAttemptParams{
@@ -157,11 +152,23 @@ func completeIn(ctx context.Context, q db.Queries, c Claim, code string, payload
 	return item, nil
 }
 
+// succeeded is item as a successful completion at now writes it.
+func succeeded(item db.WorkItem, code string, payload []byte, now time.Time) db.WorkItem {
+	item.Status = db.StatusSucceeded
+	item.LeaseOwner, item.LeaseExpiresAt = "", time.Time{}
+	item.ResultCode, item.ResultPayload = code, payload
+	item.ErrorCategory, item.ErrorCode = "", ""
+	item.StateVersion++
+	item.UpdatedAt, item.CompletedAt = now, now
+	return item
+}
+
 // Completion is one item of a CompleteMany batch.
 type Completion struct {
 	Claim  Claim
 	Result Result
 	Commit DomainCommit
+	Alone  bool // commit it through Complete on its own, outside the batch (Prepared.Alone)
 }
 
 // CompletionResult is the outcome of one Completion: the item as committed, or the item's own error
@@ -180,9 +187,27 @@ type CompletionResult struct {
 // Results are in the order of cs.
 func (l *Ledger) CompleteMany(ctx context.Context, cs []Completion) []CompletionResult {
 	out := make([]CompletionResult, len(cs))
+	var alone []int
+	for i, c := range cs {
+		if c.Alone {
+			alone = append(alone, i)
+		}
+	}
+	l.completeBatch(ctx, cs, out)
+	for _, i := range alone { // after the batch's transaction has ended
+		out[i].Item, out[i].Err = l.Complete(ctx, cs[i].Claim, cs[i].Result, cs[i].Commit)
+	}
+	return out
+}
+
+// completeBatch is CompleteMany's one transaction over the completions not marked Alone, filling their results.
+func (l *Ledger) completeBatch(ctx context.Context, cs []Completion, out []CompletionResult) {
 	payloads := make([][]byte, len(cs))
 	order := make([]int, 0, len(cs))
 	for i, c := range cs {
+		if c.Alone {
+			continue
+		}
 		p, err := resultPayload(c.Result)
 		if err != nil {
 			out[i].Err = err
@@ -192,7 +217,7 @@ func (l *Ledger) CompleteMany(ctx context.Context, cs []Completion) []Completion
 		order = append(order, i)
 	}
 	if len(order) == 0 {
-		return out
+		return
 	}
 	sort.SliceStable(order, func(a, b int) bool { return cs[order[a]].Claim.Item.LaneKey < cs[order[b]].Claim.Item.LaneKey })
 	ends := make(map[int]func(error), len(order))
@@ -203,6 +228,9 @@ func (l *Ledger) CompleteMany(ctx context.Context, cs []Completion) []Completion
 	}
 	itemErr := make([]bool, len(cs))
 	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		if sc, ok := q.(db.SetCompletion); ok && l.path == PathSet {
+			return l.completeSet(ctx, q, sc, cs, order, payloads, out, itemErr)
+		}
 		for _, i := range order {
 			out[i], itemErr[i] = CompletionResult{}, false
 			var done db.WorkItem
@@ -233,7 +261,65 @@ func (l *Ledger) CompleteMany(ctx context.Context, cs []Completion) []Completion
 			l.watch.notify(cs[i].Claim.Item.WorkID)
 		}
 	}
-	return out
+}
+
+// completeSet is CompleteMany's transaction on a store with set-based completion (docs/protocol.md#set-based-completion):
+// one pipelined batch locks every lane (ascending), key and item of the batch and reads the clock once they are all
+// held; each claim is verified against that clock and its domain commit runs in its own savepoint (a refused item
+// or a failed commit leaves the others alone); one statement then finishes every item that passed. out and itemErr
+// are CompleteMany's, filled for the items in order.
+func (l *Ledger) completeSet(ctx context.Context, q db.Queries, sc db.SetCompletion, cs []Completion, order []int,
+	payloads [][]byte, out []CompletionResult, itemErr []bool) error {
+	refs := make([]db.WorkItemRef, len(order))
+	for j, i := range order {
+		c := cs[i].Claim.Item
+		refs[j] = db.WorkItemRef{LaneKey: c.LaneKey, LogicalKey: c.LogicalKey, WorkID: c.WorkID}
+	}
+	locked, now, err := sc.WorkLaneKeyItemLockSet(ctx, refs)
+	if err != nil {
+		return err
+	}
+	finish := make([]db.SucceedItem, 0, len(order))
+	for j, i := range order {
+		out[i], itemErr[i] = CompletionResult{}, false
+		refuse := func(err error) { out[i], itemErr[i] = CompletionResult{Err: err}, true }
+		li := locked[j]
+		if !li.Found {
+			refuse(db.ErrNotFound)
+			continue
+		}
+		if !unsafeSkipFence {
+			if err := verifyClaim(li.Item, cs[i].Claim, now); err != nil {
+				refuse(err)
+				continue
+			}
+		}
+		if commit := cs[i].Commit; commit != nil {
+			fnErr, err := q.Savepoint(ctx, func(ctx context.Context, q db.Queries) error { return commit(ctx, q, li.Item, now) })
+			if err != nil {
+				return err
+			}
+			if fnErr != nil {
+				refuse(fnErr)
+				continue
+			}
+		}
+		out[i].Item = succeeded(li.Item, cs[i].Result.Code, payloads[i], now)
+		finish = append(finish, db.SucceedItem{WorkID: li.Item.WorkID, ExpectedVersion: li.Item.StateVersion,
+			ResultCode: cs[i].Result.Code, ResultPayload: payloads[i]})
+	}
+	if len(finish) == 0 {
+		return nil
+	}
+	n, err := sc.WorkItemSucceedSet(ctx, db.WorkItemSucceedSetParams{Now: now, Items: finish})
+	if err != nil {
+		return err
+	}
+	if n != int64(len(finish)) {
+		return errVersionMoved
+	}
+	l.noteFinished(ctx)
+	return nil
 }
 
 // Fail records a classified failure of the claim's attempt: retry_wait after delay when retryable and the

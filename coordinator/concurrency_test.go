@@ -35,9 +35,9 @@ func TestConcurrentClaimsCommitOncePerItemInLaneOrder(t *testing.T) {
 			url := enginetest.MigratedDatabase(t, engine)
 			stores := []db.Store{enginetest.OpenStore(t, url), enginetest.OpenStore(t, url)}
 			ledgers := []*coordinator.Ledger{coordinator.NewLedger(stores[0]), coordinator.NewLedger(stores[1])}
-			// Both claim paths race each other: the first pool claims in batches (SKIP LOCKED, where the store has
-			// it), the second one transaction per candidate (docs/protocol.md#claim).
-			ledgers[1].SetPerCandidateClaims(true)
+			// The claim paths race each other: the first pool claims set-based (one statement, where the store has
+			// it; else in batches), the second one transaction per candidate (docs/protocol.md#claim).
+			ledgers[1].SetPath(coordinator.PathPerItem)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
 

@@ -20,6 +20,11 @@ type Handler interface {
 type Prepared struct {
 	Result Result
 	Commit DomainCommit // nil when there is nothing to write (for example already_committed)
+	// Alone commits the item in a transaction of its own, never in a completer batch. A domain commit that locks
+	// lanes besides its item's (the erase commit locks the scope's other lanes) sets it: a batch holds all its lanes
+	// before any domain commit runs, so one more lane taken then could come before a lane the batch already holds
+	// (docs/protocol.md#lock-order).
+	Alone bool
 }
 
 // Error categories and codes of docs/protocol.md#errors (the bounded set).

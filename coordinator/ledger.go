@@ -17,9 +17,26 @@ type Ledger struct {
 	hooks LedgerHooks
 	watch itemWatch
 	wake  wakeups // cross-process wake-ups (wakeup.go)
-	// perCandidateClaims forces the per-candidate claim pass even where the store supports the batched one.
-	perCandidateClaims bool
+	// path selects the claim pass and the batch completion (docs/protocol.md#claim).
+	path Path
 }
+
+// Path selects how the ledger runs a claim pass and a batch of completions (docs/protocol.md#claim). Every path
+// has the same semantics; they differ in statements and round trips.
+type Path int
+
+const (
+	// PathSet (the default) uses the store's set-based statements where it has them (db.SetLedger and
+	// db.SetCompletion: PostgreSQL) — a claim pass in one statement, a batch's completion in one lock batch and one
+	// finishing statement — and PathBatched elsewhere.
+	PathSet Path = iota
+	// PathBatched claims a pass in one transaction with per-candidate SKIP LOCKED statements where the store skips
+	// locked rows (else as PathPerItem), and completes a batch in one transaction with a savepoint per item.
+	PathBatched
+	// PathPerItem claims one candidate per transaction (the path OceanBase always takes) and completes a batch in
+	// one transaction with a savepoint per item.
+	PathPerItem
+)
 
 // NewLedger returns a Ledger over store.
 func NewLedger(store db.Store) *Ledger { return &Ledger{store: store} }
@@ -36,10 +53,18 @@ type LedgerHooks struct {
 // SetHooks installs hooks. Call it once, before the ledger is used.
 func (l *Ledger) SetHooks(h LedgerHooks) { l.hooks = h }
 
-// SetPerCandidateClaims selects the claim pass (docs/protocol.md#claim): true forces one transaction per candidate
-// (the path OceanBase always takes), false (the default) the batched pass where the store supports SKIP LOCKED.
-// Call it before the ledger is used; tests and benchmarks run both paths.
-func (l *Ledger) SetPerCandidateClaims(on bool) { l.perCandidateClaims = on }
+// SetPath selects the claim pass and the batch completion (PathSet by default). Call it before the ledger is used;
+// tests and benchmarks run every path.
+func (l *Ledger) SetPath(p Path) { l.path = p }
+
+// setLedger returns the store's set-based statements when the path uses them.
+func (l *Ledger) setLedger() (db.SetLedger, bool) {
+	if l.path != PathSet {
+		return nil, false
+	}
+	s, ok := l.store.(db.SetLedger)
+	return s, ok
+}
 
 // Store returns the underlying store.
 func (l *Ledger) Store() db.Store { return l.store }
@@ -54,6 +79,15 @@ type Supported map[string]VersionRange
 func (s Supported) Has(kind string, version int32) bool {
 	r, ok := s[kind]
 	return ok && version >= r.Min && version <= r.Max
+}
+
+// list returns the supported kinds with their version ranges.
+func (s Supported) list() []db.KindVersions {
+	out := make([]db.KindVersions, 0, len(s))
+	for k, r := range s {
+		out = append(out, db.KindVersions{Kind: k, Min: r.Min, Max: r.Max})
+	}
+	return out
 }
 
 // Kinds lists the supported kinds.

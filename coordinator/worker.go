@@ -279,7 +279,7 @@ func (w *Worker) execute(ctx context.Context, c Claim) {
 		w.fail(ctx, c, perr, log, finish)
 		return
 	}
-	err := w.completer.complete(ctx, Completion{Claim: c, Result: prepared.Result, Commit: prepared.Commit}).Err
+	err := w.completer.complete(ctx, Completion{Claim: c, Result: prepared.Result, Commit: prepared.Commit, Alone: prepared.Alone}).Err
 	switch {
 	case err == nil:
 		finish(db.OutcomeSucceeded, "")

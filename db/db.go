@@ -314,6 +314,94 @@ type ClaimCandidate struct {
 	Status         string
 }
 
+// SetLedger is implemented by a Store whose engine runs the ledger's batch steps as set-based statements
+// (PostgreSQL; docs/protocol.md#set-based-claim and #set-based-completion). The coordinator uses it when present
+// and falls back to the per-item statements of Queries otherwise; both paths have the same semantics.
+type SetLedger interface {
+	// WorkItemClaimSet is one whole claim pass in one statement (autocommit or inside InTx): it locks up to
+	// p.Slots due lane heads of a supported (kind, payload_version) with their lanes, oldest first, skipping rows
+	// another transaction holds (never waiting), re-checks each under its locks, claims it exactly as a claim
+	// does (running, owner, fence + 1, lease from the database clock, attempt counters, state_version + 1, an
+	// attempt row with the given trace ids) and returns the claimed items, the clock they were checked against and
+	// up to p.Candidates expired lane heads (unlocked, for recovery).
+	WorkItemClaimSet(ctx context.Context, p WorkItemClaimSetParams) (WorkItemClaimSetResult, error)
+}
+
+// SetCompletion is implemented by the Queries of a transaction whose engine completes a batch with set-based
+// statements (PostgreSQL; docs/protocol.md#set-based-completion). Both methods run inside InTx only.
+type SetCompletion interface {
+	// WorkLaneKeyItemLockSet locks the lanes (ascending lane_key), then the logical keys, then the items of refs
+	// — the lock order across the whole batch — waiting for each, and returns one LockedItem per ref (in refs'
+	// order; Found false when the lane or the item does not exist) and the database clock read after the item
+	// locks.
+	WorkLaneKeyItemLockSet(ctx context.Context, refs []WorkItemRef) ([]LockedItem, time.Time, error)
+	// WorkItemSucceedSet finishes the given items as succeeded in one statement: every mutable column as a
+	// success writes it (state_version + 1, guarded by the expected version), the running attempt finished, the
+	// logical key deleted and, where the item is its lane's head, the head advanced. The caller holds lane, key and
+	// item locks. It returns the number of items updated; anything but len(p.Items) means the caller must fail the
+	// transaction.
+	WorkItemSucceedSet(ctx context.Context, p WorkItemSucceedSetParams) (int64, error)
+}
+
+// KindVersions is a supported kind with its payload version range (inclusive).
+type KindVersions struct {
+	Kind     string
+	Min, Max int32
+}
+
+// WorkItemClaimSetParams asks for one set-based claim pass.
+type WorkItemClaimSetParams struct {
+	Supported  []KindVersions
+	Candidates int32 // how many oldest due heads per status to consider, and expired heads to return
+	Slots      int32 // at most this many claims
+	Owner      string
+	Lease      time.Duration
+	// TraceIDs and SpanIDs, one pair per slot ("" = none), are stored on the new attempt rows.
+	TraceIDs, SpanIDs []string
+}
+
+// WorkItemClaimSetResult is what a set-based claim pass claimed and saw.
+type WorkItemClaimSetResult struct {
+	Now     time.Time // the database clock the claims were checked against
+	Claimed []ClaimedItem
+	Expired []ClaimCandidate // expired lane heads, unlocked: recover them one by one
+}
+
+// ClaimedItem is one item a set-based claim pass claimed (its row after the claim) with the trace ids of its
+// previous attempt, if any.
+type ClaimedItem struct {
+	Item                            WorkItem
+	Slot                            int32 // 1-based index of the trace ids the attempt row took (0: none given)
+	PreviousTraceID, PreviousSpanID string
+}
+
+// WorkItemRef names one item of a batch with its lane and logical key.
+type WorkItemRef struct {
+	LaneKey, LogicalKey, WorkID string
+}
+
+// LockedItem is one item locked by WorkLaneKeyItemLockSet.
+type LockedItem struct {
+	Found  bool // the lane and the item exist (and are now locked)
+	Lane   WorkLane
+	HasKey bool
+	Item   WorkItem
+}
+
+// WorkItemSucceedSetParams finishes a batch of verified items as succeeded at Now.
+type WorkItemSucceedSetParams struct {
+	Now   time.Time
+	Items []SucceedItem
+}
+
+// SucceedItem is one item of WorkItemSucceedSet.
+type SucceedItem struct {
+	WorkID          string
+	ExpectedVersion int64
+	ResultCode      string
+	ResultPayload   []byte // nil = NULL
+}
+
 // KindVersionCount counts due lane heads of one (kind, payload_version).
 type KindVersionCount struct {
 	Kind           string

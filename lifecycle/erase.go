@@ -163,7 +163,7 @@ func (h *EraseHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinat
 	commit := func(ctx context.Context, q db.Queries, _ db.WorkItem, _ time.Time) error {
 		return finishErase(ctx, q, scope)
 	}
-	return coordinator.Prepared{Result: coordinator.Result{Code: "erased", Payload: res}, Commit: commit}, nil
+	return coordinator.Prepared{Result: coordinator.Result{Code: "erased", Payload: res}, Commit: commit, Alone: true}, nil
 }
 
 // cancelLive cancels the scope's live work (queued, retry_wait, failed: at once; running: its worker converges)

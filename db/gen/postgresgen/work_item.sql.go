@@ -93,6 +93,195 @@ func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaim
 	return items, nil
 }
 
+const workItemClaimSet = `-- name: WorkItemClaimSet :many
+WITH clock AS MATERIALIZED (
+    SELECT clock_timestamp()::timestamptz AS db_now
+), supported AS (
+    SELECT unnest($1::text[]) AS kind, unnest($2::integer[]) AS min_version,
+           unnest($3::integer[]) AS max_version
+), candidates AS (
+    (SELECT i.work_id, i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'queued'
+       AND i.available_at <= (SELECT db_now FROM clock)
+       AND i.kind = ANY ($1::text[])
+     ORDER BY i.available_at, i.created_at
+     LIMIT $4)
+    UNION ALL
+    (SELECT i.work_id, i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'retry_wait'
+       AND i.available_at <= (SELECT db_now FROM clock)
+       AND i.kind = ANY ($1::text[])
+     ORDER BY i.available_at, i.created_at
+     LIMIT $4)
+), picked AS (
+    SELECT i.work_id
+    FROM pc_work_items i
+    JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+    WHERE i.work_id IN (SELECT c.work_id FROM candidates c)
+      AND i.status IN ('queued', 'retry_wait')
+      AND i.available_at <= (SELECT db_now FROM clock)
+      AND EXISTS (SELECT 1
+                  FROM supported s
+                  WHERE s.kind = i.kind
+                    AND i.payload_version BETWEEN s.min_version AND s.max_version)
+    ORDER BY i.available_at, i.created_at
+    LIMIT $5
+    FOR UPDATE OF l, i SKIP LOCKED
+), numbered AS (
+    SELECT p.work_id, row_number() OVER (ORDER BY p.work_id)::integer AS n
+    FROM picked p
+), claimed AS (
+    UPDATE pc_work_items w
+    SET status = 'running',
+        lease_owner = $6::text,
+        lease_fence = w.lease_fence + 1,
+        lease_expires_at = (SELECT db_now FROM clock) + $7::bigint * interval '1 microsecond',
+        attempt_count = w.attempt_count + 1,
+        generation_attempt_count = w.generation_attempt_count + 1,
+        state_version = w.state_version + 1,
+        updated_at = (SELECT db_now FROM clock)
+    FROM numbered nb
+    WHERE w.work_id = nb.work_id
+    RETURNING w.work_id, w.logical_key, w.lane_key, w.lane_sequence, w.kind, w.payload_version, w.scope_id, w.payload, w.status, w.available_at, w.lease_owner, w.lease_fence, w.lease_expires_at, w.attempt_count, w.generation_attempt_count, w.recovery_generation, w.max_attempts, w.cancel_requested, w.result_code, w.result_payload, w.error_category, w.error_code, w.state_version, w.created_at, w.updated_at, w.completed_at, nb.n
+), attempts AS (
+    INSERT INTO pc_work_attempts (work_id, attempt_no, recovery_generation, owner_id, fence, started_at, trace_id, span_id)
+    SELECT c.work_id, c.attempt_count, c.recovery_generation, $6::text, c.lease_fence,
+           (SELECT db_now FROM clock), nullif(($8::text[])[c.n], ''),
+           nullif(($9::text[])[c.n], '')
+    FROM claimed c
+    RETURNING pc_work_attempts.work_id
+)
+SELECT true AS claimed, c.n AS slot, c.work_id, c.logical_key, c.lane_key, c.lane_sequence, c.kind, c.payload_version, c.scope_id, c.payload, c.status, c.available_at, c.lease_owner, c.lease_fence, c.lease_expires_at, c.attempt_count, c.generation_attempt_count, c.recovery_generation, c.max_attempts, c.cancel_requested, c.result_code, c.result_payload, c.error_category, c.error_code, c.state_version, c.created_at, c.updated_at, c.completed_at,
+       (SELECT db_now FROM clock) AS db_now, prev.trace_id AS previous_trace_id, prev.span_id AS previous_span_id,
+       (SELECT count(*) FROM attempts)::bigint AS attempts_inserted
+FROM claimed c
+LEFT JOIN pc_work_attempts prev ON prev.work_id = c.work_id AND prev.attempt_no = c.attempt_count - 1
+UNION ALL
+(SELECT false, 0, e.work_id, e.logical_key, e.lane_key, e.lane_sequence, e.kind, e.payload_version, e.scope_id, e.payload, e.status, e.available_at, e.lease_owner, e.lease_fence, e.lease_expires_at, e.attempt_count, e.generation_attempt_count, e.recovery_generation, e.max_attempts, e.cancel_requested, e.result_code, e.result_payload, e.error_category, e.error_code, e.state_version, e.created_at, e.updated_at, e.completed_at,
+        (SELECT db_now FROM clock), NULL, NULL, 0
+ FROM pc_work_items e
+ JOIN pc_work_lanes el ON el.lane_key = e.lane_key AND el.head_sequence = e.lane_sequence
+ WHERE e.status IN ('running', 'cancelling')
+   AND e.lease_expires_at <= (SELECT db_now FROM clock)
+ ORDER BY e.available_at, e.created_at
+ LIMIT $4)
+`
+
+type WorkItemClaimSetParams struct {
+	Kinds       []string
+	MinVersions []int32
+	MaxVersions []int32
+	Candidates  int32
+	Slots       int32
+	Owner       string
+	LeaseMicros int64
+	TraceIds    []string
+	SpanIds     []string
+}
+
+type WorkItemClaimSetRow struct {
+	Claimed                bool
+	Slot                   int32
+	WorkID                 string
+	LogicalKey             string
+	LaneKey                string
+	LaneSequence           int64
+	Kind                   string
+	PayloadVersion         int32
+	ScopeID                string
+	Payload                []byte
+	Status                 string
+	AvailableAt            time.Time
+	LeaseOwner             *string
+	LeaseFence             int64
+	LeaseExpiresAt         *time.Time
+	AttemptCount           int32
+	GenerationAttemptCount int32
+	RecoveryGeneration     int32
+	MaxAttempts            int32
+	CancelRequested        bool
+	ResultCode             *string
+	ResultPayload          []byte
+	ErrorCategory          *string
+	ErrorCode              *string
+	StateVersion           int64
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	CompletedAt            *time.Time
+	DbNow                  time.Time
+	PreviousTraceID        *string
+	PreviousSpanID         *string
+	AttemptsInserted       int64
+}
+
+// Engine-only (postgres): Lock: due lane heads with their lanes (FOR UPDATE OF lane, item SKIP LOCKED: it never waits, so no lock order is needed), oldest first, at most slots; claims them in the same statement (fence + 1, an attempt row) and returns them with the clock they were checked against, then up to candidates expired heads (unlocked; recovered one by one) (docs/protocol.md#set-based-claim).
+func (q *Queries) WorkItemClaimSet(ctx context.Context, arg WorkItemClaimSetParams) ([]WorkItemClaimSetRow, error) {
+	rows, err := q.db.Query(ctx, workItemClaimSet,
+		arg.Kinds,
+		arg.MinVersions,
+		arg.MaxVersions,
+		arg.Candidates,
+		arg.Slots,
+		arg.Owner,
+		arg.LeaseMicros,
+		arg.TraceIds,
+		arg.SpanIds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItemClaimSetRow
+	for rows.Next() {
+		var i WorkItemClaimSetRow
+		if err := rows.Scan(
+			&i.Claimed,
+			&i.Slot,
+			&i.WorkID,
+			&i.LogicalKey,
+			&i.LaneKey,
+			&i.LaneSequence,
+			&i.Kind,
+			&i.PayloadVersion,
+			&i.ScopeID,
+			&i.Payload,
+			&i.Status,
+			&i.AvailableAt,
+			&i.LeaseOwner,
+			&i.LeaseFence,
+			&i.LeaseExpiresAt,
+			&i.AttemptCount,
+			&i.GenerationAttemptCount,
+			&i.RecoveryGeneration,
+			&i.MaxAttempts,
+			&i.CancelRequested,
+			&i.ResultCode,
+			&i.ResultPayload,
+			&i.ErrorCategory,
+			&i.ErrorCode,
+			&i.StateVersion,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.CompletedAt,
+			&i.DbNow,
+			&i.PreviousTraceID,
+			&i.PreviousSpanID,
+			&i.AttemptsInserted,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workItemDeleteTerminal = `-- name: WorkItemDeleteTerminal :execrows
 DELETE FROM pc_work_items
 WHERE work_id = ANY ($1::uuid[])
@@ -424,6 +613,66 @@ func (q *Queries) WorkItemLock(ctx context.Context, workID string) (WorkItemLock
 	return i, err
 }
 
+const workItemLockSet = `-- name: WorkItemLockSet :many
+SELECT pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at
+FROM pc_work_items
+WHERE work_id = ANY ($1::uuid[])
+ORDER BY lane_key
+FOR UPDATE
+`
+
+type WorkItemLockSetRow struct {
+	PcWorkItem PcWorkItem
+}
+
+// Engine-only (postgres): Lock: the batch's items (FOR UPDATE), after their lanes and keys (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkItemLockSet(ctx context.Context, workIds []string) ([]WorkItemLockSetRow, error) {
+	rows, err := q.db.Query(ctx, workItemLockSet, workIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItemLockSetRow
+	for rows.Next() {
+		var i WorkItemLockSetRow
+		if err := rows.Scan(
+			&i.PcWorkItem.WorkID,
+			&i.PcWorkItem.LogicalKey,
+			&i.PcWorkItem.LaneKey,
+			&i.PcWorkItem.LaneSequence,
+			&i.PcWorkItem.Kind,
+			&i.PcWorkItem.PayloadVersion,
+			&i.PcWorkItem.ScopeID,
+			&i.PcWorkItem.Payload,
+			&i.PcWorkItem.Status,
+			&i.PcWorkItem.AvailableAt,
+			&i.PcWorkItem.LeaseOwner,
+			&i.PcWorkItem.LeaseFence,
+			&i.PcWorkItem.LeaseExpiresAt,
+			&i.PcWorkItem.AttemptCount,
+			&i.PcWorkItem.GenerationAttemptCount,
+			&i.PcWorkItem.RecoveryGeneration,
+			&i.PcWorkItem.MaxAttempts,
+			&i.PcWorkItem.CancelRequested,
+			&i.PcWorkItem.ResultCode,
+			&i.PcWorkItem.ResultPayload,
+			&i.PcWorkItem.ErrorCategory,
+			&i.PcWorkItem.ErrorCode,
+			&i.PcWorkItem.StateVersion,
+			&i.PcWorkItem.CreatedAt,
+			&i.PcWorkItem.UpdatedAt,
+			&i.PcWorkItem.CompletedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workItemLockSkipLocked = `-- name: WorkItemLockSkipLocked :one
 SELECT pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at, clock_timestamp()::timestamptz AS db_now
 FROM pc_work_items
@@ -546,6 +795,99 @@ func (q *Queries) WorkItemQueueStatistics(ctx context.Context) ([]WorkItemQueueS
 		return nil, err
 	}
 	return items, nil
+}
+
+const workItemSucceedSet = `-- name: WorkItemSucceedSet :one
+WITH input AS (
+    SELECT unnest($1::uuid[]) AS work_id,
+           unnest($2::bigint[]) AS expected_version,
+           unnest($3::text[]) AS result_code,
+           unnest($4::bytea[]) AS result_payload
+), done AS (
+    UPDATE pc_work_items w
+    SET status = 'succeeded',
+        lease_owner = NULL,
+        lease_expires_at = NULL,
+        result_code = input.result_code,
+        result_payload = input.result_payload,
+        error_category = NULL,
+        error_code = NULL,
+        state_version = w.state_version + 1,
+        updated_at = $5::timestamptz,
+        completed_at = $5::timestamptz
+    FROM input
+    WHERE w.work_id = input.work_id
+      AND w.state_version = input.expected_version
+    RETURNING w.work_id, w.logical_key, w.lane_key, w.lane_sequence, w.attempt_count
+), attempts AS (
+    UPDATE pc_work_attempts a
+    SET finished_at = $5::timestamptz,
+        outcome = 'succeeded',
+        error_category = NULL,
+        error_code = NULL
+    FROM done d
+    WHERE a.work_id = d.work_id
+      AND a.attempt_no = d.attempt_count
+      AND a.finished_at IS NULL
+    RETURNING a.work_id
+), keys AS (
+    DELETE FROM pc_work_keys k
+    USING done d
+    WHERE k.logical_key = d.logical_key
+    RETURNING k.logical_key
+), heads AS (
+    UPDATE pc_work_lanes l
+    SET head_sequence = (
+        SELECT i.lane_sequence
+        FROM pc_work_items i
+        WHERE i.lane_key = d.lane_key
+          AND i.lane_sequence > d.lane_sequence
+          AND i.status NOT IN ('succeeded', 'cancelled')
+        ORDER BY i.lane_sequence
+        LIMIT 1)
+    FROM done d
+    WHERE l.lane_key = d.lane_key
+      AND l.head_sequence = d.lane_sequence
+    RETURNING l.lane_key
+)
+SELECT (SELECT count(*) FROM done)::bigint AS items_updated,
+       (SELECT count(*) FROM attempts)::bigint AS attempts_finished,
+       (SELECT count(*) FROM keys)::bigint AS keys_deleted,
+       (SELECT count(*) FROM heads)::bigint AS heads_advanced
+`
+
+type WorkItemSucceedSetParams struct {
+	WorkIds          []string
+	ExpectedVersions []int64
+	ResultCodes      []string
+	ResultPayloads   [][]byte
+	Now              time.Time
+}
+
+type WorkItemSucceedSetRow struct {
+	ItemsUpdated     int64
+	AttemptsFinished int64
+	KeysDeleted      int64
+	HeadsAdvanced    int64
+}
+
+// Engine-only (postgres): Guard: caller holds lane, key and item locks; each item's state_version equals its expected version (compare-and-set); finishes a batch as succeeded in one statement: items, running attempts, keys, lane heads (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkItemSucceedSet(ctx context.Context, arg WorkItemSucceedSetParams) (WorkItemSucceedSetRow, error) {
+	row := q.db.QueryRow(ctx, workItemSucceedSet,
+		arg.WorkIds,
+		arg.ExpectedVersions,
+		arg.ResultCodes,
+		arg.ResultPayloads,
+		arg.Now,
+	)
+	var i WorkItemSucceedSetRow
+	err := row.Scan(
+		&i.ItemsUpdated,
+		&i.AttemptsFinished,
+		&i.KeysDeleted,
+		&i.HeadsAdvanced,
+	)
+	return i, err
 }
 
 const workItemUpdateState = `-- name: WorkItemUpdateState :execrows

@@ -192,3 +192,37 @@ func (q *Queries) WorkKeyLock(ctx context.Context, logicalKey string) (PcWorkKey
 	)
 	return i, err
 }
+
+const workKeyLockSet = `-- name: WorkKeyLockSet :many
+SELECT logical_key, work_id, lane_key, created_at
+FROM pc_work_keys
+WHERE logical_key = ANY ($1::text[])
+ORDER BY logical_key
+FOR UPDATE
+`
+
+// Engine-only (postgres): Lock: the batch's logical keys (FOR UPDATE), after their lanes and before their items (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkKeyLockSet(ctx context.Context, logicalKeys []string) ([]PcWorkKey, error) {
+	rows, err := q.db.Query(ctx, workKeyLockSet, logicalKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PcWorkKey
+	for rows.Next() {
+		var i PcWorkKey
+		if err := rows.Scan(
+			&i.LogicalKey,
+			&i.WorkID,
+			&i.LaneKey,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -95,6 +95,35 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 	return i, err
 }
 
+const workLaneLockSet = `-- name: WorkLaneLockSet :many
+SELECT lane_key, next_sequence, head_sequence
+FROM pc_work_lanes
+WHERE lane_key = ANY ($1::text[])
+ORDER BY lane_key
+FOR UPDATE
+`
+
+// Engine-only (postgres): Lock: the batch's lanes (FOR UPDATE) in ascending lane_key order, the first step of the lock order across a batch (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkLaneLockSet(ctx context.Context, laneKeys []string) ([]PcWorkLane, error) {
+	rows, err := q.db.Query(ctx, workLaneLockSet, laneKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PcWorkLane
+	for rows.Next() {
+		var i PcWorkLane
+		if err := rows.Scan(&i.LaneKey, &i.NextSequence, &i.HeadSequence); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workLaneLockSkipLocked = `-- name: WorkLaneLockSkipLocked :one
 SELECT lane_key, next_sequence, head_sequence, clock_timestamp()::timestamptz AS db_now
 FROM pc_work_lanes

@@ -37,6 +37,84 @@ FROM (
 ORDER BY c.available_at, c.created_at
 LIMIT sqlc.arg('limit');
 
+-- Engine-only (postgres): Lock: due lane heads with their lanes (FOR UPDATE OF lane, item SKIP LOCKED: it never waits, so no lock order is needed), oldest first, at most slots; claims them in the same statement (fence + 1, an attempt row) and returns them with the clock they were checked against, then up to candidates expired heads (unlocked; recovered one by one) (docs/protocol.md#set-based-claim).
+-- name: WorkItemClaimSet :many
+WITH clock AS MATERIALIZED (
+    SELECT clock_timestamp()::timestamptz AS db_now
+), supported AS (
+    SELECT unnest(sqlc.arg('kinds')::text[]) AS kind, unnest(sqlc.arg('min_versions')::integer[]) AS min_version,
+           unnest(sqlc.arg('max_versions')::integer[]) AS max_version
+), candidates AS (
+    (SELECT i.work_id, i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'queued'
+       AND i.available_at <= (SELECT db_now FROM clock)
+       AND i.kind = ANY (sqlc.arg('kinds')::text[])
+     ORDER BY i.available_at, i.created_at
+     LIMIT sqlc.arg('candidates'))
+    UNION ALL
+    (SELECT i.work_id, i.available_at, i.created_at
+     FROM pc_work_items i
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'retry_wait'
+       AND i.available_at <= (SELECT db_now FROM clock)
+       AND i.kind = ANY (sqlc.arg('kinds')::text[])
+     ORDER BY i.available_at, i.created_at
+     LIMIT sqlc.arg('candidates'))
+), picked AS (
+    SELECT i.work_id
+    FROM pc_work_items i
+    JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+    WHERE i.work_id IN (SELECT c.work_id FROM candidates c)
+      AND i.status IN ('queued', 'retry_wait')
+      AND i.available_at <= (SELECT db_now FROM clock)
+      AND EXISTS (SELECT 1
+                  FROM supported s
+                  WHERE s.kind = i.kind
+                    AND i.payload_version BETWEEN s.min_version AND s.max_version)
+    ORDER BY i.available_at, i.created_at
+    LIMIT sqlc.arg('slots')
+    FOR UPDATE OF l, i SKIP LOCKED
+), numbered AS (
+    SELECT p.work_id, row_number() OVER (ORDER BY p.work_id)::integer AS n
+    FROM picked p
+), claimed AS (
+    UPDATE pc_work_items w
+    SET status = 'running',
+        lease_owner = sqlc.arg('owner')::text,
+        lease_fence = w.lease_fence + 1,
+        lease_expires_at = (SELECT db_now FROM clock) + sqlc.arg('lease_micros')::bigint * interval '1 microsecond',
+        attempt_count = w.attempt_count + 1,
+        generation_attempt_count = w.generation_attempt_count + 1,
+        state_version = w.state_version + 1,
+        updated_at = (SELECT db_now FROM clock)
+    FROM numbered nb
+    WHERE w.work_id = nb.work_id
+    RETURNING w.work_id, w.logical_key, w.lane_key, w.lane_sequence, w.kind, w.payload_version, w.scope_id, w.payload, w.status, w.available_at, w.lease_owner, w.lease_fence, w.lease_expires_at, w.attempt_count, w.generation_attempt_count, w.recovery_generation, w.max_attempts, w.cancel_requested, w.result_code, w.result_payload, w.error_category, w.error_code, w.state_version, w.created_at, w.updated_at, w.completed_at, nb.n
+), attempts AS (
+    INSERT INTO pc_work_attempts (work_id, attempt_no, recovery_generation, owner_id, fence, started_at, trace_id, span_id)
+    SELECT c.work_id, c.attempt_count, c.recovery_generation, sqlc.arg('owner')::text, c.lease_fence,
+           (SELECT db_now FROM clock), nullif((sqlc.arg('trace_ids')::text[])[c.n], ''),
+           nullif((sqlc.arg('span_ids')::text[])[c.n], '')
+    FROM claimed c
+    RETURNING pc_work_attempts.work_id
+)
+SELECT true AS claimed, c.n AS slot, c.work_id, c.logical_key, c.lane_key, c.lane_sequence, c.kind, c.payload_version, c.scope_id, c.payload, c.status, c.available_at, c.lease_owner, c.lease_fence, c.lease_expires_at, c.attempt_count, c.generation_attempt_count, c.recovery_generation, c.max_attempts, c.cancel_requested, c.result_code, c.result_payload, c.error_category, c.error_code, c.state_version, c.created_at, c.updated_at, c.completed_at,
+       (SELECT db_now FROM clock) AS db_now, prev.trace_id AS previous_trace_id, prev.span_id AS previous_span_id,
+       (SELECT count(*) FROM attempts)::bigint AS attempts_inserted
+FROM claimed c
+LEFT JOIN pc_work_attempts prev ON prev.work_id = c.work_id AND prev.attempt_no = c.attempt_count - 1
+UNION ALL
+(SELECT false, 0, e.work_id, e.logical_key, e.lane_key, e.lane_sequence, e.kind, e.payload_version, e.scope_id, e.payload, e.status, e.available_at, e.lease_owner, e.lease_fence, e.lease_expires_at, e.attempt_count, e.generation_attempt_count, e.recovery_generation, e.max_attempts, e.cancel_requested, e.result_code, e.result_payload, e.error_category, e.error_code, e.state_version, e.created_at, e.updated_at, e.completed_at,
+        (SELECT db_now FROM clock), NULL, NULL, 0
+ FROM pc_work_items e
+ JOIN pc_work_lanes el ON el.lane_key = e.lane_key AND el.head_sequence = e.lane_sequence
+ WHERE e.status IN ('running', 'cancelling')
+   AND e.lease_expires_at <= (SELECT db_now FROM clock)
+ ORDER BY e.available_at, e.created_at
+ LIMIT sqlc.arg('candidates'));
+
 -- Guard: deletes only items that are still succeeded or cancelled (never failed ones).
 -- name: WorkItemDeleteTerminal :execrows
 DELETE FROM pc_work_items
@@ -107,6 +185,14 @@ FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE;
 
+-- Engine-only (postgres): Lock: the batch's items (FOR UPDATE), after their lanes and keys (docs/protocol.md#set-based-completion).
+-- name: WorkItemLockSet :many
+SELECT sqlc.embed(pc_work_items)
+FROM pc_work_items
+WHERE work_id = ANY (sqlc.arg('work_ids')::uuid[])
+ORDER BY lane_key
+FOR UPDATE;
+
 -- Lock: the item row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it), after the lane; batched claim only (docs/protocol.md#batched-claim).
 -- name: WorkItemLockSkipLocked :one
 SELECT sqlc.embed(pc_work_items), clock_timestamp()::timestamptz AS db_now
@@ -130,6 +216,65 @@ FROM pc_work_items
 WHERE status NOT IN ('succeeded', 'cancelled')
 GROUP BY kind, status
 ORDER BY kind, status;
+
+-- Engine-only (postgres): Guard: caller holds lane, key and item locks; each item's state_version equals its expected version (compare-and-set); finishes a batch as succeeded in one statement: items, running attempts, keys, lane heads (docs/protocol.md#set-based-completion).
+-- name: WorkItemSucceedSet :one
+WITH input AS (
+    SELECT unnest(sqlc.arg('work_ids')::uuid[]) AS work_id,
+           unnest(sqlc.arg('expected_versions')::bigint[]) AS expected_version,
+           unnest(sqlc.arg('result_codes')::text[]) AS result_code,
+           unnest(sqlc.arg('result_payloads')::bytea[]) AS result_payload
+), done AS (
+    UPDATE pc_work_items w
+    SET status = 'succeeded',
+        lease_owner = NULL,
+        lease_expires_at = NULL,
+        result_code = input.result_code,
+        result_payload = input.result_payload,
+        error_category = NULL,
+        error_code = NULL,
+        state_version = w.state_version + 1,
+        updated_at = sqlc.arg('now')::timestamptz,
+        completed_at = sqlc.arg('now')::timestamptz
+    FROM input
+    WHERE w.work_id = input.work_id
+      AND w.state_version = input.expected_version
+    RETURNING w.work_id, w.logical_key, w.lane_key, w.lane_sequence, w.attempt_count
+), attempts AS (
+    UPDATE pc_work_attempts a
+    SET finished_at = sqlc.arg('now')::timestamptz,
+        outcome = 'succeeded',
+        error_category = NULL,
+        error_code = NULL
+    FROM done d
+    WHERE a.work_id = d.work_id
+      AND a.attempt_no = d.attempt_count
+      AND a.finished_at IS NULL
+    RETURNING a.work_id
+), keys AS (
+    DELETE FROM pc_work_keys k
+    USING done d
+    WHERE k.logical_key = d.logical_key
+    RETURNING k.logical_key
+), heads AS (
+    UPDATE pc_work_lanes l
+    SET head_sequence = (
+        SELECT i.lane_sequence
+        FROM pc_work_items i
+        WHERE i.lane_key = d.lane_key
+          AND i.lane_sequence > d.lane_sequence
+          AND i.status NOT IN ('succeeded', 'cancelled')
+        ORDER BY i.lane_sequence
+        LIMIT 1)
+    FROM done d
+    WHERE l.lane_key = d.lane_key
+      AND l.head_sequence = d.lane_sequence
+    RETURNING l.lane_key
+)
+SELECT (SELECT count(*) FROM done)::bigint AS items_updated,
+       (SELECT count(*) FROM attempts)::bigint AS attempts_finished,
+       (SELECT count(*) FROM keys)::bigint AS keys_deleted,
+       (SELECT count(*) FROM heads)::bigint AS heads_advanced;
 
 -- Guard: state_version equals the expected version (compare-and-set); writes every mutable column.
 -- name: WorkItemUpdateState :execrows

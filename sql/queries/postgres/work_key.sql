@@ -53,3 +53,11 @@ SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys
 WHERE logical_key = sqlc.arg('logical_key')
 FOR UPDATE;
+
+-- Engine-only (postgres): Lock: the batch's logical keys (FOR UPDATE), after their lanes and before their items (docs/protocol.md#set-based-completion).
+-- name: WorkKeyLockSet :many
+SELECT logical_key, work_id, lane_key, created_at
+FROM pc_work_keys
+WHERE logical_key = ANY (sqlc.arg('logical_keys')::text[])
+ORDER BY logical_key
+FOR UPDATE;

@@ -32,6 +32,14 @@ FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;
 
+-- Engine-only (postgres): Lock: the batch's lanes (FOR UPDATE) in ascending lane_key order, the first step of the lock order across a batch (docs/protocol.md#set-based-completion).
+-- name: WorkLaneLockSet :many
+SELECT lane_key, next_sequence, head_sequence
+FROM pc_work_lanes
+WHERE lane_key = ANY (sqlc.arg('lane_keys')::text[])
+ORDER BY lane_key
+FOR UPDATE;
+
 -- Lock: the lane row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it); batched claim only (docs/protocol.md#batched-claim).
 -- name: WorkLaneLockSkipLocked :one
 SELECT lane_key, next_sequence, head_sequence, clock_timestamp()::timestamptz AS db_now

@@ -1,0 +1,151 @@
+package postgresstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/gen/postgresgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
+)
+
+// The set-based ledger steps (docs/protocol.md#set-based-claim, #set-based-completion): a claim pass is one
+// statement, and a batch's completion is one pipelined batch of lock statements plus one finishing statement.
+
+var (
+	_ db.SetLedger     = (*Store)(nil)
+	_ db.SetCompletion = queries{}
+)
+
+// WorkItemClaimSet runs the whole claim pass as one statement (data-modifying CTEs).
+func (q queries) WorkItemClaimSet(ctx context.Context, p db.WorkItemClaimSetParams) (db.WorkItemClaimSetResult, error) {
+	arg := postgresgen.WorkItemClaimSetParams{
+		Kinds: make([]string, 0, len(p.Supported)), MinVersions: make([]int32, 0, len(p.Supported)),
+		MaxVersions: make([]int32, 0, len(p.Supported)), Candidates: p.Candidates, Slots: p.Slots, Owner: p.Owner,
+		LeaseMicros: p.Lease.Microseconds(), TraceIds: nonNil(p.TraceIDs), SpanIds: nonNil(p.SpanIDs),
+	}
+	for _, s := range p.Supported {
+		arg.Kinds, arg.MinVersions, arg.MaxVersions = append(arg.Kinds, s.Kind), append(arg.MinVersions, s.Min), append(arg.MaxVersions, s.Max)
+	}
+	rows, err := q.q.WorkItemClaimSet(ctx, arg)
+	if err != nil {
+		return db.WorkItemClaimSetResult{}, interpretError(err)
+	}
+	var res db.WorkItemClaimSetResult
+	claimed := countClaimed(rows)
+	for _, r := range rows {
+		res.Now = conv.TimeFromGen(r.DbNow)
+		item := conv.WorkItemFromGen[time.Time](postgresgen.PcWorkItem{
+			WorkID: r.WorkID, LogicalKey: r.LogicalKey, LaneKey: r.LaneKey, LaneSequence: r.LaneSequence, Kind: r.Kind,
+			PayloadVersion: r.PayloadVersion, ScopeID: r.ScopeID, Payload: r.Payload, Status: r.Status,
+			AvailableAt: r.AvailableAt, LeaseOwner: r.LeaseOwner, LeaseFence: r.LeaseFence,
+			LeaseExpiresAt: r.LeaseExpiresAt, AttemptCount: r.AttemptCount,
+			GenerationAttemptCount: r.GenerationAttemptCount, RecoveryGeneration: r.RecoveryGeneration,
+			MaxAttempts: r.MaxAttempts, CancelRequested: r.CancelRequested, ResultCode: r.ResultCode,
+			ResultPayload: r.ResultPayload, ErrorCategory: r.ErrorCategory, ErrorCode: r.ErrorCode,
+			StateVersion: r.StateVersion, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CompletedAt: r.CompletedAt,
+		})
+		if !r.Claimed {
+			res.Expired = append(res.Expired, db.ClaimCandidate{WorkID: item.WorkID, LaneKey: item.LaneKey,
+				LogicalKey: item.LogicalKey, LaneSequence: item.LaneSequence, Kind: item.Kind,
+				PayloadVersion: item.PayloadVersion, Status: item.Status})
+			continue
+		}
+		if r.AttemptsInserted != int64(claimed) {
+			return db.WorkItemClaimSetResult{}, fmt.Errorf("postgresstore: claim set inserted %d attempts for %d claims", r.AttemptsInserted, claimed)
+		}
+		slot := int32(0)
+		if int(r.Slot) <= len(p.TraceIDs) {
+			slot = r.Slot
+		}
+		res.Claimed = append(res.Claimed, db.ClaimedItem{Item: item, Slot: slot,
+			PreviousTraceID: deref(r.PreviousTraceID), PreviousSpanID: deref(r.PreviousSpanID)})
+	}
+	return res, nil
+}
+
+func countClaimed(rows []postgresgen.WorkItemClaimSetRow) int {
+	n := 0
+	for _, r := range rows {
+		if r.Claimed {
+			n++
+		}
+	}
+	return n
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// WorkLaneKeyItemLockSet sends the lane, key and item lock statements and a clock read in one pipelined batch:
+// they run one after the other on the server, so every lane is locked (ascending) before any key, and every key
+// before any item, and the clock is read once all are held.
+func (q queries) WorkLaneKeyItemLockSet(ctx context.Context, refs []db.WorkItemRef) ([]db.LockedItem, time.Time, error) {
+	if q.tx == nil {
+		return nil, time.Time{}, db.ErrNoTransaction
+	}
+	lanesIn, keysIn, itemsIn := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
+	for i, r := range refs {
+		lanesIn[i], keysIn[i], itemsIn[i] = r.LaneKey, r.LogicalKey, r.WorkID
+	}
+	var (
+		lanes []postgresgen.PcWorkLane
+		keys  []postgresgen.PcWorkKey
+		items []postgresgen.WorkItemLockSetRow
+		now   time.Time
+	)
+	res := q.tx.pipeline(ctx,
+		func(g *postgresgen.Queries) (err error) { lanes, err = g.WorkLaneLockSet(ctx, lanesIn); return err },
+		func(g *postgresgen.Queries) (err error) { keys, err = g.WorkKeyLockSet(ctx, keysIn); return err },
+		func(g *postgresgen.Queries) (err error) { items, err = g.WorkItemLockSet(ctx, itemsIn); return err },
+		func(g *postgresgen.Queries) (err error) { now, err = g.DBNow(ctx); return err },
+	)
+	if err := errors.Join(res...); err != nil {
+		return nil, time.Time{}, interpretError(err)
+	}
+	laneOf := make(map[string]db.WorkLane, len(lanes))
+	for _, l := range lanes {
+		laneOf[l.LaneKey] = conv.WorkLaneFromGen(l)
+	}
+	keyOf := make(map[string]string, len(keys))
+	for _, k := range keys {
+		keyOf[k.LogicalKey] = k.WorkID
+	}
+	itemOf := make(map[string]db.WorkItem, len(items))
+	for _, r := range items {
+		itemOf[r.PcWorkItem.WorkID] = conv.WorkItemFromGen[time.Time](r.PcWorkItem)
+	}
+	out := make([]db.LockedItem, len(refs))
+	for i, r := range refs {
+		lane, laneOK := laneOf[r.LaneKey]
+		item, itemOK := itemOf[r.WorkID]
+		_, hasKey := keyOf[r.LogicalKey]
+		out[i] = db.LockedItem{Found: laneOK && itemOK, Lane: lane, HasKey: hasKey, Item: item}
+	}
+	return out, conv.TimeFromGen(now), nil
+}
+
+// WorkItemSucceedSet finishes the batch in one statement and checks that every part of it matched every item.
+func (q queries) WorkItemSucceedSet(ctx context.Context, p db.WorkItemSucceedSetParams) (int64, error) {
+	arg := postgresgen.WorkItemSucceedSetParams{Now: conv.TimeToGen[time.Time](p.Now)}
+	for _, it := range p.Items {
+		arg.WorkIds = append(arg.WorkIds, it.WorkID)
+		arg.ExpectedVersions = append(arg.ExpectedVersions, it.ExpectedVersion)
+		arg.ResultCodes = append(arg.ResultCodes, it.ResultCode)
+		arg.ResultPayloads = append(arg.ResultPayloads, it.ResultPayload)
+	}
+	r, err := q.q.WorkItemSucceedSet(ctx, arg)
+	if err != nil {
+		return 0, interpretError(err)
+	}
+	if r.AttemptsFinished != r.ItemsUpdated {
+		return 0, fmt.Errorf("postgresstore: succeed set finished %d attempts for %d items", r.AttemptsFinished, r.ItemsUpdated)
+	}
+	return r.ItemsUpdated, nil
+}

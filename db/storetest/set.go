@@ -1,0 +1,305 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/db"
+)
+
+// setCases are the cases of the set-based ledger statements (db.SetLedger, db.SetCompletion), which only some
+// engines have (PostgreSQL); elsewhere they are skipped and the coordinator runs the per-item statements, whose
+// cases are above.
+var setCases = []storeCase{
+	{"WorkItemClaimSet/ClaimsDueSupportedHeadsOldestFirst", testWorkItemClaimSet},
+	{"WorkItemClaimSet/SkipsHeldLanes", testWorkItemClaimSetSkipsHeld},
+	{"WorkLaneKeyItemLockSet/LocksAndWaits", testWorkLaneKeyItemLockSet},
+	{"WorkItemSucceedSet/FinishesTheBatch", testWorkItemSucceedSet},
+}
+
+func setLedger(t *testing.T, s db.Store) db.SetLedger {
+	t.Helper()
+	sl, ok := s.(db.SetLedger)
+	if !ok {
+		t.Skipf("%s has no set-based ledger statements (the coordinator uses the per-item ones)", s.Engine())
+	}
+	return sl
+}
+
+func testWorkItemClaimSet(t *testing.T, s db.Store) {
+	sl := setLedger(t, s)
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	const k1, k2, k3 = "kind.one", "kind.two", "kind.three"
+	add := func(laneKey string, seq int64, kind string, status string, ago time.Duration) db.WorkItem {
+		it := newItem(t, laneKey, seq, kind, now.Add(-ago))
+		it.Status = status
+		if status == db.StatusRunning {
+			it.LeaseOwner, it.LeaseFence, it.AttemptCount, it.LeaseExpiresAt = "old", 1, 1, now.Add(-time.Minute)
+		}
+		insertItem(t, s, it)
+		return it
+	}
+	laneA := newLaneWithHead(t, s, 1, 3)
+	a := add(laneA, 1, k1, db.StatusQueued, 50*time.Minute)
+	add(laneA, 2, k1, db.StatusQueued, 60*time.Minute) // due, but not the head
+	laneH := newLaneWithHead(t, s, 1, 2)
+	h := newItem(t, laneH, 1, k1, now.Add(-40*time.Minute)) // a retry with a previous attempt
+	h.Status, h.AttemptCount, h.GenerationAttemptCount, h.LeaseFence = db.StatusRetryWait, 1, 1, 1
+	insertItem(t, s, h)
+	require.NoError(t, s.WorkAttemptInsert(ctx, db.WorkAttempt{WorkID: h.WorkID, AttemptNo: 1, OwnerID: "old", Fence: 1,
+		StartedAt: now.Add(-time.Hour), TraceID: "0123456789abcdef0123456789abcdef", SpanID: "0123456789abcdef"}))
+	laneB := newLaneWithHead(t, s, 1, 2)
+	b := newItem(t, laneB, 1, k2, now.Add(-70*time.Minute)) // oldest, but its payload version is not supported
+	b.PayloadVersion = 2
+	insertItem(t, s, b)
+	laneD := newLaneWithHead(t, s, 1, 2)
+	d := add(laneD, 1, k3, db.StatusRunning, 30*time.Minute) // expired lease, a kind not asked for
+	laneC := newLaneWithHead(t, s, 1, 2)
+	add(laneC, 1, k1, db.StatusQueued, -time.Hour) // not yet due
+	laneI := newLaneWithHead(t, s, 1, 2)
+	add(laneI, 1, k1, db.StatusFailed, 80*time.Minute) // a failed head blocks its lane
+
+	supported := []db.KindVersions{{Kind: k1, Min: 1, Max: 1}, {Kind: k2, Min: 1, Max: 1}}
+	res, err := sl.WorkItemClaimSet(ctx, db.WorkItemClaimSetParams{Supported: supported, Candidates: 32, Slots: 1,
+		Owner: "w", Lease: time.Minute, TraceIDs: []string{"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}, SpanIDs: []string{"bbbbbbbbbbbbbbbb"}})
+	require.NoError(t, err)
+	requireUTC(t, res.Now)
+	require.Len(t, res.Claimed, 1, "never more than the slots")
+	got := res.Claimed[0]
+	require.Equal(t, a.WorkID, got.Item.WorkID, "the oldest due, supported head")
+	want := running(a, "w", res.Now)
+	want.LeaseExpiresAt = res.Now.Add(time.Minute)
+	require.Equal(t, want, got.Item)
+	require.EqualValues(t, 1, got.Slot)
+	require.Empty(t, got.PreviousTraceID)
+	require.Len(t, res.Expired, 1)
+	require.Equal(t, d.WorkID, res.Expired[0].WorkID, "expired heads of any kind are reported")
+	stored, err := s.WorkItemGet(ctx, a.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, got.Item, stored)
+	attempts, err := s.WorkAttemptListByWorkID(ctx, a.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, []db.WorkAttempt{{WorkID: a.WorkID, AttemptNo: 1, OwnerID: "w", Fence: 1, StartedAt: res.Now,
+		TraceID: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", SpanID: "bbbbbbbbbbbbbbbb"}}, attempts)
+
+	res, err = sl.WorkItemClaimSet(ctx, db.WorkItemClaimSetParams{Supported: supported, Candidates: 32, Slots: 8,
+		Owner: "w2", Lease: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, res.Claimed, 1, "a's lane is running; b's version, c's time and i's failure keep them")
+	got = res.Claimed[0]
+	require.Equal(t, h.WorkID, got.Item.WorkID)
+	require.EqualValues(t, 2, got.Item.LeaseFence, "the fence rises")
+	require.EqualValues(t, 2, got.Item.AttemptCount)
+	require.EqualValues(t, 0, got.Slot, "no trace ids given")
+	require.Equal(t, "0123456789abcdef0123456789abcdef", got.PreviousTraceID)
+	require.Equal(t, "0123456789abcdef", got.PreviousSpanID)
+	attempt, err := s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: h.WorkID, AttemptNo: 2})
+	require.NoError(t, err)
+	require.Empty(t, attempt.TraceID)
+	require.EqualValues(t, 2, attempt.Fence)
+
+	res, err = sl.WorkItemClaimSet(ctx, db.WorkItemClaimSetParams{Supported: supported, Candidates: 32, Slots: 8, Owner: "w3", Lease: time.Minute})
+	require.NoError(t, err)
+	require.Empty(t, res.Claimed)
+}
+
+func testWorkItemClaimSetSkipsHeld(t *testing.T, s db.Store) {
+	setLedger(t, s)
+	ctx := context.Background()
+	now := dbNow(t, s)
+	var lanes []string
+	for i := range 3 {
+		lane := newLaneWithHead(t, s, 1, 2)
+		insertItem(t, s, newItem(t, lane, 1, "k", now.Add(time.Duration(i-10)*time.Minute)))
+		lanes = append(lanes, lane)
+	}
+	for name, hold := range map[string]func(ctx context.Context, q db.Queries) error{
+		"lane": func(ctx context.Context, q db.Queries) error { _, _, err := q.WorkLaneLock(ctx, lanes[0]); return err },
+		"item": func(ctx context.Context, q db.Queries) error {
+			_, _, _, err := q.WorkLaneItemLock(ctx, db.WorkLaneItemLockParams{LaneKey: lanes[1], WorkID: mustHead(t, s, lanes[1])})
+			return err
+		},
+	} {
+		locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+				if err := hold(ctx, q); err != nil {
+					return err
+				}
+				close(locked)
+				<-release
+				return nil
+			})
+		}()
+		<-locked
+		start := time.Now()
+		var claimed []string
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			res, err := q.(db.SetLedger).WorkItemClaimSet(ctx, db.WorkItemClaimSetParams{
+				Supported: []db.KindVersions{{Kind: "k", Min: 1, Max: 1}}, Candidates: 32, Slots: 8, Owner: "w", Lease: time.Minute})
+			for _, c := range res.Claimed {
+				claimed = append(claimed, c.Item.LaneKey)
+			}
+			return err
+		}))
+		require.Less(t, time.Since(start), 3*time.Second, "held %s: no wait", name)
+		close(release)
+		require.NoError(t, <-done)
+		require.NotEmpty(t, claimed, "held %s: the other heads are claimed", name)
+		for _, l := range claimed {
+			require.NotEqual(t, lanes[map[string]int{"lane": 0, "item": 1}[name]], l, "held %s is skipped", name)
+		}
+	}
+}
+
+// mustHead returns the work id of the lane's first item.
+func mustHead(t *testing.T, s db.Store, lane string) string {
+	t.Helper()
+	items, err := s.WorkItemList(context.Background(), db.WorkItemListParams{Kinds: []string{"k"}, Limit: 100})
+	require.NoError(t, err)
+	for _, it := range items {
+		if it.LaneKey == lane && it.LaneSequence == 1 {
+			return it.WorkID
+		}
+	}
+	t.Fatalf("no head on lane %s", lane)
+	return ""
+}
+
+func testWorkLaneKeyItemLockSet(t *testing.T, s db.Store) {
+	setLedger(t, s)
+	ctx := context.Background()
+	laneA, itemsA := laneWithItems(t, s, 1)
+	laneB, itemsB := laneWithItems(t, s, 2)
+	refs := []db.WorkItemRef{
+		{LaneKey: laneA, LogicalKey: itemsA[0].LogicalKey, WorkID: itemsA[0].WorkID},
+		{LaneKey: laneB, LogicalKey: randHex(t, 64), WorkID: itemsB[0].WorkID},       // no such key
+		{LaneKey: laneB, LogicalKey: itemsB[1].LogicalKey, WorkID: uuid.NewString()}, // no such item
+	}
+	before := dbNow(t, s)
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		locked, now, err := q.(db.SetCompletion).WorkLaneKeyItemLockSet(ctx, refs)
+		require.NoError(t, err)
+		requireUTC(t, now)
+		require.False(t, now.Before(before))
+		require.Len(t, locked, 3)
+		require.True(t, locked[0].Found)
+		require.True(t, locked[0].HasKey)
+		require.Equal(t, db.WorkLane{LaneKey: laneA, NextSequence: 2, HeadSequence: 1}, locked[0].Lane)
+		require.Equal(t, itemsA[0].WorkID, locked[0].Item.WorkID)
+		require.True(t, locked[1].Found)
+		require.False(t, locked[1].HasKey)
+		require.Equal(t, itemsB[0], locked[1].Item)
+		require.False(t, locked[2].Found)
+		return nil
+	}))
+	_, err := s.Savepoint(ctx, func(context.Context, db.Queries) error { return nil })
+	require.ErrorIs(t, err, db.ErrNoTransaction)
+
+	// A held lane is waited for (the lock order is kept, not skipped).
+	locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			if _, _, err := q.WorkLaneLock(ctx, laneB); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	got := make(chan time.Time, 1)
+	go func() {
+		_ = s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			_, now, err := q.(db.SetCompletion).WorkLaneKeyItemLockSet(ctx, refs[:2])
+			got <- now
+			return err
+		})
+	}()
+	select {
+	case <-got:
+		t.Fatal("the lock set did not wait for a held lane")
+	case <-time.After(300 * time.Millisecond):
+	}
+	released := dbNow(t, s)
+	close(release)
+	require.NoError(t, <-done)
+	select {
+	case now := <-got:
+		require.False(t, now.Before(released), "the clock is read once every lock is held")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lock set never got the lane")
+	}
+}
+
+func testWorkItemSucceedSet(t *testing.T, s db.Store) {
+	setLedger(t, s)
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	laneA, itemsA := laneWithItems(t, s, 2) // a next item waits behind the head
+	laneB, itemsB := laneWithItems(t, s, 1)
+	claim := func(it db.WorkItem) db.WorkItem {
+		r := running(it, "w", now)
+		n, err := s.WorkItemUpdateState(ctx, db.WorkItemUpdateStateParams{Item: r, ExpectedVersion: it.StateVersion})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		require.NoError(t, s.WorkAttemptInsert(ctx, db.WorkAttempt{WorkID: r.WorkID, AttemptNo: 1, OwnerID: "w", Fence: 1, StartedAt: now}))
+		return r
+	}
+	a, b := claim(itemsA[0]), claim(itemsB[0])
+	at := now.Add(time.Second)
+	var n int64
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		var err error
+		n, err = q.(db.SetCompletion).WorkItemSucceedSet(ctx, db.WorkItemSucceedSetParams{Now: at, Items: []db.SucceedItem{
+			{WorkID: a.WorkID, ExpectedVersion: a.StateVersion, ResultCode: "processed", ResultPayload: []byte(`{"n":1}`)},
+			{WorkID: b.WorkID, ExpectedVersion: b.StateVersion, ResultCode: "idle"},
+		}})
+		return err
+	}))
+	require.EqualValues(t, 2, n)
+	for _, c := range []struct {
+		item    db.WorkItem
+		code    string
+		payload []byte
+	}{{a, "processed", []byte(`{"n":1}`)}, {b, "idle", nil}} {
+		got, err := s.WorkItemGet(ctx, c.item.WorkID)
+		require.NoError(t, err)
+		want := c.item
+		want.Status, want.LeaseOwner, want.LeaseExpiresAt = db.StatusSucceeded, "", time.Time{}
+		want.ResultCode, want.ResultPayload = c.code, c.payload
+		want.StateVersion++
+		want.UpdatedAt, want.CompletedAt = at, at
+		require.Equal(t, want, got)
+		att, err := s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: c.item.WorkID, AttemptNo: 1})
+		require.NoError(t, err)
+		require.Equal(t, db.OutcomeSucceeded, att.Outcome)
+		require.Equal(t, at, att.FinishedAt)
+		inserted, err := s.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: c.item.LogicalKey, WorkID: uuid.NewString(), LaneKey: c.item.LaneKey, CreatedAt: at})
+		require.NoError(t, err)
+		require.True(t, inserted, "the key was deleted")
+	}
+	la, err := s.WorkLaneGet(ctx, laneA)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, la.HeadSequence, "the head moved to the next item")
+	lb, err := s.WorkLaneGet(ctx, laneB)
+	require.NoError(t, err)
+	require.Zero(t, lb.HeadSequence, "no next item: idle")
+
+	// A stale expected version matches nothing, and the caller fails the transaction.
+	c := claim(itemsA[1])
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		var err error
+		n, err = q.(db.SetCompletion).WorkItemSucceedSet(ctx, db.WorkItemSucceedSetParams{Now: at, Items: []db.SucceedItem{
+			{WorkID: c.WorkID, ExpectedVersion: c.StateVersion - 1, ResultCode: "processed"},
+		}})
+		return err
+	}))
+	require.Zero(t, n)
+}
