@@ -247,6 +247,15 @@ func (r Reviews) List(ctx context.Context, scope, status string, limit int) ([]d
 	return r.Store.ExperienceCandidateList(ctx, db.ExperienceCandidateListParams{ScopeID: scope, Status: status, Limit: int32(limit)})
 }
 
+// Get returns one candidate; an id that is not a canonical UUID is db.ErrNotFound (never sent to the database, where
+// a uuid column would refuse it with an error).
+func (r Reviews) Get(ctx context.Context, candidateID string) (db.ExperienceCandidate, error) {
+	if _, err := uuid.Parse(candidateID); err != nil || len(candidateID) != 36 {
+		return db.ExperienceCandidate{}, db.ErrNotFound
+	}
+	return r.Store.ExperienceCandidateGet(ctx, candidateID)
+}
+
 // Review approves or rejects a pending candidate with an expected version.
 func (r Reviews) Review(ctx context.Context, candidateID string, expectedVersion int64, approve bool) (db.ExperienceCandidate, error) {
 	if _, err := uuid.Parse(candidateID); err != nil || len(candidateID) != 36 {

@@ -54,7 +54,9 @@ func (h firstTryFails) Prepare(ctx context.Context, item db.WorkItem) (coordinat
 
 // TestBrowserBlockedLaneRetryAndConflict runs the dashboard and the API in one real HTTP server with a real
 // worker, and drives headless Chromium: a failed operation shows in the blocked-lanes view, Retry makes it queued
-// and then succeeded, and Cancel on a page whose version went stale shows the conflict message.
+// and then succeeded, Cancel on a page whose version went stale shows the conflict message, and an Experience
+// candidate is reviewed from the navigation: its escaped lesson runs no script, Approve changes its status, and a
+// stale Reject shows the conflict.
 func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv(envRequireBrowser) == "1" {
@@ -232,6 +234,62 @@ func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 	w, err := ledger.Get(ctx, opB.WorkID)
 	require.NoError(t, err)
 	require.NotEqual(t, db.StatusCancelled, w.Status)
+
+	// Experience review: two pending candidates, one whose lesson is markup that would run if it were not escaped.
+	now, err := store.DBNow(ctx)
+	require.NoError(t, err)
+	candA := db.ExperienceCandidate{CandidateID: "aaaaaaaa-0000-4000-8000-000000000001", ScopeID: "team-alpha/lessons",
+		WorkID: opA.WorkID, Title: "Check <b>staging</b> first",
+		Lesson:         "Before a deploy, check staging.\n<script>window.pcInjected = 1</script><img src=x onerror=\"window.pcInjected = 2\">",
+		CitedPositions: []byte(`[1,4]`), Status: experience.StatusPending, StateVersion: 1, CreatedAt: now, UpdatedAt: now}
+	candB := candA
+	candB.CandidateID, candB.Title, candB.Lesson = "bbbbbbbb-0000-4000-8000-000000000002", "Pin the toolchain", "Pin Go."
+	candB.CreatedAt = now.Add(-time.Second)
+	candB.UpdatedAt = candB.CreatedAt
+	for _, c := range []db.ExperienceCandidate{candA, candB} {
+		require.NoError(t, store.ExperienceCandidateInsert(ctx, c))
+	}
+	// From the navigation to the scope's list (through the filter form), then to A's page.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`header nav a[href="/ui/experience"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.filters input[name="scope_id"]`)),
+		chromedp.SendKeys(chromedp.CSS(`form.filters input[name="scope_id"]`), "team-alpha/lessons"),
+		chromedp.Submit(chromedp.CSS(`form.filters input[name="scope_id"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-candidate-id="`+candA.CandidateID+`"]`))))
+	page = html()
+	require.Contains(t, page, candB.CandidateID)
+	require.NotContains(t, page, "Before a deploy", "the list shows no lesson text")
+	shot("03-experience-candidates.png")
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`tr[data-candidate-id="`+candA.CandidateID+`"] a`)),
+		chromedp.WaitVisible(chromedp.CSS("#lesson-text"))))
+	require.Equal(t, "Check <b>staging</b> first", text("#lesson-title"))
+	require.Contains(t, text("#lesson-text"), `<script>window.pcInjected = 1</script><img src=x onerror="window.pcInjected = 2">`,
+		"the markup is shown as text")
+	injected, err := chromedp.Run(bctx, chromedp.Evaluate[string](`String(window.pcInjected)`))
+	require.NoError(t, err)
+	require.Equal(t, "undefined", injected, "no script from the lesson ran")
+	require.Equal(t, "pending", text("#candidate-status"))
+	shot("04-experience-candidate.png")
+	// Approve: the page comes back with the new status.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS("#review-flash"))))
+	require.Equal(t, "approved", text("#candidate-status"))
+	require.Contains(t, text("#review-flash"), "Approved: the candidate is now approved (version 2).")
+	gotA, err := store.ExperienceCandidateGet(ctx, candA.CandidateID)
+	require.NoError(t, err)
+	require.Equal(t, experience.StatusApproved, gotA.Status)
+	// B's page goes stale (another reviewer approves it), then Reject: the conflict message, B stays approved.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/experience/"+candB.CandidateID), chromedp.WaitVisible(chromedp.CSS("#reject"))))
+	_, err = experience.Reviews{Store: store}.Review(ctx, candB.CandidateID, 1, true)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS("#reject")), chromedp.WaitVisible(chromedp.CSS("#review-conflict"))))
+	require.Contains(t, text("#review-conflict"), "it is now approved (version 2; the page showed version 1). Nothing was changed.")
+	gotB, err := store.ExperienceCandidateGet(ctx, candB.CandidateID)
+	require.NoError(t, err)
+	require.Equal(t, experience.StatusApproved, gotB.Status)
+	shot("05-experience-conflict.png")
+	// The list shows A's new status.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/experience?scope_id=team-alpha/lessons"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-candidate-id="`+candA.CandidateID+`"]`))))
+	require.Contains(t, text(`tr[data-candidate-id="`+candA.CandidateID+`"] .badge`), "approved")
 
 	// Sign out: the session is deleted, and the dashboard shows the sign-in form again.
 	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`form.signout button`)),

@@ -13,22 +13,36 @@ and api.
     the Retry / Cancel buttons.
   - /ui/blocked             blocked lanes: lanes whose head is failed. Only lane heads can fail (docs/protocol.md#state-machine), so the
     failed items are exactly the blocked lane heads.
+  - /ui/experience          a scope's Experience candidates, pending first, then newest first; filters scope_id
+    and status; keyset paging with its own opaque cursor. Ids, states and counts only, never a lesson. Without a
+    scope it lists the scopes of recent incubations with their pending counts.
+  - /ui/experience/{id}     one candidate: its title and lesson, the journal positions it cites, and the Approve /
+    Reject forms (POST /ui/experience/{id}/approve|reject).
   - /ui/login, /ui/logout   sign-in form (GET) exchanging an admin token for a database session (POST); POST
     /ui/logout ends it (cookie pc_ui_session).
   - /ui/static/...          embedded CSS and JavaScript.
 
 # Invariants
 
-  - No content. Pages never read Sources, Memory entries or Experience candidates. A payload is shown only as its
+  - No content, with one exception. Pages never read Sources or Memory entries. A payload is shown only as its
     window coordinates (cursor name, generation, after, through) and a result only as its bounded numeric fields;
-    anything else in those JSON documents is dropped, not escaped-and-shown.
+    anything else in those JSON documents is dropped, not escaped-and-shown. The exception is a candidate's own
+    page, which shows the lesson an admin is asked to approve (its title and text, escaped as text; the browser
+    title names only the candidate's id). The candidate list shows no text.
   - The Operation API's kinds only: memory_flush, experience_incubation and maintenance (the dashboard is for
     admins, who see the system kind too). Any other kind is never listed, counted or shown; its operation page
     answers 404 like the Operation API does.
-  - Every write goes through the Operation API. The pages are read-only (GET and HEAD only); the Retry, Cancel and
-    Skip buttons (Skip on failed windows; Cancel and Skip ask for a second click) POST {expected_version} — the
-    state_version the page was rendered with — to /v1/operations/{id}/retry|cancel|skip, so an operator never acts on a state they did not see: a stale page gets
-    409 operation_conflict and a message naming the current status and version.
+  - Every write names the version it was shown. Operation writes go through the Operation API: the pages are
+    read-only (GET and HEAD only); the Retry, Cancel and Skip buttons (Skip on failed windows; Cancel and Skip ask
+    for a second click) POST {expected_version} — the state_version the page was rendered with — to
+    /v1/operations/{id}/retry|cancel|skip, so an operator never acts on a state they did not see: a stale page gets
+    409 operation_conflict and a message naming the current status and version. The one write the dashboard
+    serves itself is a candidate review: the candidate page's Approve and Reject are plain forms (no script
+    needed) posting expected_version to /ui/experience/{id}/approve|reject, which call the same review as
+    POST /v1/experience/candidates/{id}/approve|reject; success redirects to the candidate's page (303), a stale
+    version renders that page at its current state with a conflict message (409) and changes nothing. Those posts
+    are guarded like the sign-in form: the SameSite=Strict session cookie is not sent from another site, and a post
+    whose Sec-Fetch-Site or Origin names another site is refused (403).
   - Everything rendered is escaped by html/template; scripts and styles come only from /ui/static (the Content
     Security Policy forbids inline script). Times are UTC; ages are measured on database time.
 

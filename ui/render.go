@@ -10,7 +10,8 @@ import (
 )
 
 // pageNames are the templates under templates/ rendered inside layout.html.
-var pageNames = []string{"overview", "operations", "operation", "blocked", "login", "error", "notfound"}
+var pageNames = []string{"overview", "operations", "operation", "blocked", "candidates", "candidate", "login", "error",
+	"notfound"}
 
 type pages struct{ byName map[string]*template.Template }
 
@@ -21,6 +22,12 @@ var funcs = template.FuncMap{
 	"statusClass": func(s string) string {
 		if _, ok := statusOrder[s]; ok {
 			return "st-" + s
+		}
+		return "st-unknown"
+	},
+	"candidateClass": func(s string) string {
+		if validCandidateStatus(s) {
+			return "cand-" + s
 		}
 		return "st-unknown"
 	},
@@ -39,7 +46,7 @@ func mustParsePages() *pages {
 // frame is what the layout needs besides the page's own data.
 type frame struct {
 	Title       string
-	Nav         string // overview | operations | blocked
+	Nav         string // overview | operations | blocked | experience
 	AutoRefresh int    // seconds; 0 = off
 	SignOut     bool   // the request carries a session cookie: show the sign-out button
 	Page        any

@@ -89,6 +89,10 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /ui/operations", u.page(u.operations))
 	mux.Handle("GET /ui/operations/{id}", u.page(u.operation))
 	mux.Handle("GET /ui/blocked", u.page(u.blocked))
+	mux.Handle("GET /ui/experience", u.page(u.candidates))
+	mux.Handle("GET /ui/experience/{id}", u.page(u.candidate))
+	mux.Handle("POST /ui/experience/{id}/approve", u.action(u.review(true)))
+	mux.Handle("POST /ui/experience/{id}/reject", u.action(u.review(false)))
 	mux.Handle("GET /ui/", u.page(func(w http.ResponseWriter, r *http.Request) (int, string, any) {
 		return http.StatusNotFound, "notfound", nil
 	}))
@@ -204,6 +208,8 @@ func sameOrigin(r *http.Request) bool {
 
 const crossOriginMessage = "The form was posted from another site; open the dashboard and sign in from there."
 
+const crossOriginFormMessage = "The form was posted from another site; nothing was changed. Open the page in the dashboard and use its buttons."
+
 const notAdminMessage = "The dashboard needs a token with the admin role and no scope restriction."
 
 // pageFunc loads one page: it returns the status, the template name and its data.
@@ -211,30 +217,58 @@ type pageFunc func(w http.ResponseWriter, r *http.Request) (status int, name str
 
 func (u *ui) page(fn pageFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !u.principals.Empty() {
-			p, err := u.principal(r)
-			if err != nil {
-				status, name, data := u.fail(r, err)
-				u.render(w, r, status, name, data)
-				return
-			}
-			if p == nil {
-				u.render(w, r, http.StatusUnauthorized, "login", loginView{Message: "Sign in with the API token to use the dashboard."})
-				return
-			}
-			if !dashboardPrincipal(p) {
-				u.render(w, r, http.StatusForbidden, "error", errorView{Title: "Not allowed", Message: notAdminMessage})
-				return
-			}
-		}
-		if u.ledger == nil || u.store == nil {
-			u.render(w, r, http.StatusServiceUnavailable, "error", errorView{Title: "Not available",
-				Message: "The operation ledger is not available on this process."})
+		if !u.allowed(w, r) {
 			return
 		}
 		status, name, data := fn(w, r)
 		u.render(w, r, status, name, data)
 	})
+}
+
+// action serves one of the dashboard's own forms (POST): the page's checks, then the same-origin check of the
+// sign-in form (docs/security.md#dashboard-sessions) — with the SameSite=Strict session cookie, a page on another
+// site can neither post with the session nor get past this. fn either renders (a name) or has already answered
+// (a redirect: name "").
+func (u *ui) action(fn pageFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !u.allowed(w, r) {
+			return
+		}
+		if !sameOrigin(r) {
+			u.render(w, r, http.StatusForbidden, "error", errorView{Title: "Not allowed", Message: crossOriginFormMessage})
+			return
+		}
+		if status, name, data := fn(w, r); name != "" {
+			u.render(w, r, status, name, data)
+		}
+	})
+}
+
+// allowed answers the request itself (sign-in page, refusal, unavailable) and returns false unless its principal
+// may use the dashboard and the ledger is there.
+func (u *ui) allowed(w http.ResponseWriter, r *http.Request) bool {
+	if !u.principals.Empty() {
+		p, err := u.principal(r)
+		if err != nil {
+			status, name, data := u.fail(r, err)
+			u.render(w, r, status, name, data)
+			return false
+		}
+		if p == nil {
+			u.render(w, r, http.StatusUnauthorized, "login", loginView{Message: "Sign in with the API token to use the dashboard."})
+			return false
+		}
+		if !dashboardPrincipal(p) {
+			u.render(w, r, http.StatusForbidden, "error", errorView{Title: "Not allowed", Message: notAdminMessage})
+			return false
+		}
+	}
+	if u.ledger == nil || u.store == nil {
+		u.render(w, r, http.StatusServiceUnavailable, "error", errorView{Title: "Not available",
+			Message: "The operation ledger is not available on this process."})
+		return false
+	}
+	return true
 }
 
 // fail logs a server-side failure by class (never its text) and returns the error page.

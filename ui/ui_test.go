@@ -244,6 +244,9 @@ func TestPagesRenderWithoutContent(t *testing.T) {
 
 	// Maintenance is visible to the dashboard's admins like the Operation API shows it to them.
 	check("/ui/operations/"+maint.WorkID, http.StatusOK, "maintenance", `data-status="queued"`)
+	// The Experience list shows the scope's candidates (whose lessons hold the canary) without their text.
+	check("/ui/experience", http.StatusOK, `href="/ui/experience?scope_id=done"`)
+	require.NotEmpty(t, candRows(check("/ui/experience?scope_id=done", http.StatusOK)), "the incubation proposed a candidate")
 	check("/ui/operations/not-a-uuid", http.StatusNotFound)
 	check("/ui/nope", http.StatusNotFound)
 	for _, body := range all {

@@ -208,6 +208,7 @@ type opRow struct {
 	Kind                   string
 	Scope                  string
 	ScopeURL               string
+	ReviewURL              string // experience incubations: the scope's candidates
 	Status                 string
 	AttemptCount           int32
 	GenerationAttemptCount int32
@@ -234,7 +235,15 @@ func toRow(w db.WorkItem, kind string) opRow {
 		CanRetry: w.Status == db.StatusFailed,
 		CanCancel: w.Status == db.StatusQueued || w.Status == db.StatusRunning || w.Status == db.StatusRetryWait ||
 			w.Status == db.StatusFailed,
-		CanSkip: w.Status == db.StatusFailed && (w.Kind == memory.Kind || w.Kind == experience.Kind)}
+		CanSkip:   w.Status == db.StatusFailed && (w.Kind == memory.Kind || w.Kind == experience.Kind),
+		ReviewURL: reviewURL(w)}
+}
+
+func reviewURL(w db.WorkItem) string {
+	if w.Kind != experience.Kind {
+		return ""
+	}
+	return candidateListURL(candidateFilters{Scope: w.ScopeID}, "")
 }
 
 type filters struct {
