@@ -275,7 +275,7 @@ func TestOpenAPIMCPDashboardAndRuntimeExchanges(t *testing.T) {
 	require.Equal(t, http.StatusMethodNotAllowed, exchange(t, e, http.MethodGet, "/mcp", nil, hdr{"Accept": "text/event-stream"}).Code)
 	require.Equal(t, http.StatusMethodNotAllowed, exchange(t, e, http.MethodDelete, "/mcp", nil, nil).Code)
 
-	for _, p := range []string{"/ui", "/ui/operations", "/ui/blocked", "/ui/login", "/ui/static/app.css", "/ui/static/app.js"} {
+	for _, p := range []string{"/ui", "/ui/operations", "/ui/blocked", "/ui/experience", "/ui/login", "/ui/static/app.css", "/ui/static/app.js"} {
 		r := exchange(t, e, http.MethodGet, p, nil, nil)
 		require.Equal(t, http.StatusOK, r.Code, p)
 	}
