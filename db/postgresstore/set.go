@@ -19,8 +19,37 @@ var (
 	_ db.SetCompletion = queries{}
 )
 
-// WorkItemClaimSet runs the whole claim pass as one statement (data-modifying CTEs).
+// WorkItemClaimSet runs the whole claim pass as one statement (data-modifying CTEs) in a transaction of its own,
+// after WorkItemSetPlan: BEGIN, the plan settings, the claim and COMMIT go in one pipelined batch, one round trip.
+func (s *Store) WorkItemClaimSet(ctx context.Context, p db.WorkItemClaimSetParams) (db.WorkItemClaimSetResult, error) {
+	var rows []postgresgen.WorkItemClaimSetRow
+	err := s.oneShot(ctx,
+		func(g *postgresgen.Queries) error { return g.WorkItemSetPlan(ctx) },
+		func(g *postgresgen.Queries) (err error) { rows, err = g.WorkItemClaimSet(ctx, claimSetArg(p)); return err },
+	)
+	if err != nil {
+		return db.WorkItemClaimSetResult{}, err
+	}
+	return claimSetResult(p, rows)
+}
+
+// WorkItemClaimSet inside InTx: the plan settings and the claim in one pipelined batch of the transaction.
 func (q queries) WorkItemClaimSet(ctx context.Context, p db.WorkItemClaimSetParams) (db.WorkItemClaimSetResult, error) {
+	if q.tx == nil {
+		return db.WorkItemClaimSetResult{}, db.ErrNoTransaction
+	}
+	var rows []postgresgen.WorkItemClaimSetRow
+	res := q.tx.pipeline(ctx,
+		func(g *postgresgen.Queries) error { return g.WorkItemSetPlan(ctx) },
+		func(g *postgresgen.Queries) (err error) { rows, err = g.WorkItemClaimSet(ctx, claimSetArg(p)); return err },
+	)
+	if err := errors.Join(res...); err != nil {
+		return db.WorkItemClaimSetResult{}, interpretError(err)
+	}
+	return claimSetResult(p, rows)
+}
+
+func claimSetArg(p db.WorkItemClaimSetParams) postgresgen.WorkItemClaimSetParams {
 	arg := postgresgen.WorkItemClaimSetParams{
 		Kinds: make([]string, 0, len(p.Supported)), MinVersions: make([]int32, 0, len(p.Supported)),
 		MaxVersions: make([]int32, 0, len(p.Supported)), Candidates: p.Candidates, Slots: p.Slots, Owner: p.Owner,
@@ -29,10 +58,10 @@ func (q queries) WorkItemClaimSet(ctx context.Context, p db.WorkItemClaimSetPara
 	for _, s := range p.Supported {
 		arg.Kinds, arg.MinVersions, arg.MaxVersions = append(arg.Kinds, s.Kind), append(arg.MinVersions, s.Min), append(arg.MaxVersions, s.Max)
 	}
-	rows, err := q.q.WorkItemClaimSet(ctx, arg)
-	if err != nil {
-		return db.WorkItemClaimSetResult{}, interpretError(err)
-	}
+	return arg
+}
+
+func claimSetResult(p db.WorkItemClaimSetParams, rows []postgresgen.WorkItemClaimSetRow) (db.WorkItemClaimSetResult, error) {
 	var res db.WorkItemClaimSetResult
 	claimed := countClaimed(rows)
 	for _, r := range rows {
@@ -83,9 +112,10 @@ func deref(s *string) string {
 	return *s
 }
 
-// WorkLaneKeyItemLockSet sends the lane, key and item lock statements and a clock read in one pipelined batch:
-// they run one after the other on the server, so every lane is locked (ascending) before any key, and every key
-// before any item, and the clock is read once all are held.
+// WorkLaneKeyItemLockSet sends the plan settings (WorkItemSetPlan, for the rest of the transaction), the lane, key
+// and item lock statements and a clock read in one pipelined batch: they run one after the other on the server, so
+// every lane is locked (ascending) before any key, and every key before any item, and the clock is read once all are
+// held.
 func (q queries) WorkLaneKeyItemLockSet(ctx context.Context, refs []db.WorkItemRef) ([]db.LockedItem, time.Time, error) {
 	if q.tx == nil {
 		return nil, time.Time{}, db.ErrNoTransaction
@@ -101,6 +131,7 @@ func (q queries) WorkLaneKeyItemLockSet(ctx context.Context, refs []db.WorkItemR
 		now   time.Time
 	)
 	res := q.tx.pipeline(ctx,
+		func(g *postgresgen.Queries) error { return g.WorkItemSetPlan(ctx) },
 		func(g *postgresgen.Queries) (err error) { lanes, err = g.WorkLaneLockSet(ctx, lanesIn); return err },
 		func(g *postgresgen.Queries) (err error) { keys, err = g.WorkKeyLockSet(ctx, keysIn); return err },
 		func(g *postgresgen.Queries) (err error) { items, err = g.WorkItemLockSet(ctx, itemsIn); return err },

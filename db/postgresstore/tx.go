@@ -327,3 +327,46 @@ func (t *lazyTx) savepoint(ctx context.Context, q queries, fn func(ctx context.C
 	t.pending = append(t.pending, db.ReleaseSavepointSQL)
 	return fnErr, nil
 }
+
+// oneShot runs the steps — each exactly one generated statement — as one whole transaction in one round trip: BEGIN,
+// the steps and COMMIT in one pipelined batch, whose results the steps then read (as in pipeline). No Go code runs
+// between the statements, so it fits a transaction whose statements do not depend on each other's answers. When a
+// statement fails the transaction is rolled back and that error returned.
+func (s *Store) oneShot(ctx context.Context, steps ...func(q *postgresgen.Queries) error) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return interpretError(err)
+	}
+	defer conn.Release() // destroyed instead of pooled if a transaction is still open on it
+	b := &pgx.Batch{}
+	b.Queue(beginSQL)
+	rec := postgresgen.New(recorder{b})
+	for _, step := range steps {
+		_ = step(rec) // errRecorded: each step queues exactly its one statement
+	}
+	b.Queue("commit")
+	br := conn.SendBatch(ctx, b)
+	_, err = br.Exec()
+	rep := postgresgen.New(replayer{br})
+	for _, step := range steps {
+		if err == nil {
+			err = step(rep)
+		}
+	}
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = br.Exec()
+	}
+	err = errors.Join(err, br.Close())
+	if err != nil {
+		// An aborted transaction may still be open; end it so the connection returns to the pool clean.
+		if _, rerr := conn.Exec(context.WithoutCancel(ctx), "rollback"); rerr != nil {
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+		return interpretError(err)
+	}
+	if tag.String() == "ROLLBACK" { // COMMIT of an aborted transaction
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}

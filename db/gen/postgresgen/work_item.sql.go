@@ -96,41 +96,52 @@ func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaim
 const workItemClaimSet = `-- name: WorkItemClaimSet :many
 WITH clock AS MATERIALIZED (
     SELECT clock_timestamp()::timestamptz AS db_now
-), supported AS (
+), supported AS MATERIALIZED (
     SELECT unnest($1::text[]) AS kind, unnest($2::integer[]) AS min_version,
            unnest($3::integer[]) AS max_version
-), candidates AS (
-    (SELECT i.work_id, i.available_at, i.created_at
-     FROM pc_work_items i
-     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
-     WHERE i.status = 'queued'
-       AND i.available_at <= (SELECT db_now FROM clock)
-       AND i.kind = ANY ($1::text[])
-     ORDER BY i.available_at, i.created_at
-     LIMIT $4)
-    UNION ALL
-    (SELECT i.work_id, i.available_at, i.created_at
-     FROM pc_work_items i
-     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
-     WHERE i.status = 'retry_wait'
-       AND i.available_at <= (SELECT db_now FROM clock)
-       AND i.kind = ANY ($1::text[])
-     ORDER BY i.available_at, i.created_at
-     LIMIT $4)
+), candidates AS MATERIALIZED (
+    SELECT u.work_id, u.available_at, u.created_at
+    FROM ((SELECT i.work_id, i.available_at, i.created_at
+           FROM pc_work_items i
+           JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+           WHERE i.status = 'queued'
+             AND i.available_at <= (SELECT db_now FROM clock)
+             AND i.kind = ANY ($1::text[])
+           ORDER BY i.available_at, i.created_at
+           LIMIT $4)
+          UNION ALL
+          (SELECT i.work_id, i.available_at, i.created_at
+           FROM pc_work_items i
+           JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+           WHERE i.status = 'retry_wait'
+             AND i.available_at <= (SELECT db_now FROM clock)
+             AND i.kind = ANY ($1::text[])
+           ORDER BY i.available_at, i.created_at
+           LIMIT $4)) u
+    ORDER BY u.available_at, u.created_at
 ), picked AS (
-    SELECT i.work_id
-    FROM pc_work_items i
-    JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
-    WHERE i.work_id IN (SELECT c.work_id FROM candidates c)
-      AND i.status IN ('queued', 'retry_wait')
-      AND i.available_at <= (SELECT db_now FROM clock)
-      AND EXISTS (SELECT 1
-                  FROM supported s
-                  WHERE s.kind = i.kind
-                    AND i.payload_version BETWEEN s.min_version AND s.max_version)
-    ORDER BY i.available_at, i.created_at
+    -- Oldest candidate first, each item then its lane locked by primary key in a lateral lookup (the plan cannot
+    -- wander off into a scan), re-checked on the locked row versions, until slots heads are held.
+    SELECT li.work_id
+    FROM candidates c
+    CROSS JOIN LATERAL (
+        SELECT i.work_id, i.lane_key, i.lane_sequence
+        FROM pc_work_items i
+        WHERE i.work_id = c.work_id
+          AND i.status IN ('queued', 'retry_wait')
+          AND i.available_at <= (SELECT db_now FROM clock)
+          AND EXISTS (SELECT 1
+                      FROM supported s
+                      WHERE s.kind = i.kind
+                        AND i.payload_version BETWEEN s.min_version AND s.max_version)
+        FOR UPDATE SKIP LOCKED) li
+    CROSS JOIN LATERAL (
+        SELECT l.lane_key
+        FROM pc_work_lanes l
+        WHERE l.lane_key = li.lane_key
+          AND l.head_sequence = li.lane_sequence
+        FOR UPDATE SKIP LOCKED) ll
     LIMIT $5
-    FOR UPDATE OF l, i SKIP LOCKED
 ), numbered AS (
     SELECT p.work_id, row_number() OVER (ORDER BY p.work_id)::integer AS n
     FROM picked p
@@ -218,7 +229,7 @@ type WorkItemClaimSetRow struct {
 	AttemptsInserted       int64
 }
 
-// Engine-only (postgres): Lock: due lane heads with their lanes (FOR UPDATE OF lane, item SKIP LOCKED: it never waits, so no lock order is needed), oldest first, at most slots; claims them in the same statement (fence + 1, an attempt row) and returns them with the clock they were checked against, then up to candidates expired heads (unlocked; recovered one by one) (docs/protocol.md#set-based-claim).
+// Engine-only (postgres): Lock: due lane heads, then their lanes (FOR UPDATE SKIP LOCKED: it never waits, so no lock order is needed), oldest first, at most slots; claims them in the same statement (fence + 1, an attempt row) and returns them with the clock they were checked against, then up to candidates expired heads (unlocked; recovered one by one) (docs/protocol.md#set-based-claim).
 func (q *Queries) WorkItemClaimSet(ctx context.Context, arg WorkItemClaimSetParams) ([]WorkItemClaimSetRow, error) {
 	rows, err := q.db.Query(ctx, workItemClaimSet,
 		arg.Kinds,
@@ -795,6 +806,16 @@ func (q *Queries) WorkItemQueueStatistics(ctx context.Context) ([]WorkItemQueueS
 		return nil, err
 	}
 	return items, nil
+}
+
+const workItemSetPlan = `-- name: WorkItemSetPlan :exec
+SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)
+`
+
+// Engine-only (postgres): no lock; turns bitmap and sequential scans off for the rest of the transaction (set_config local): the set-based statements then walk their indexes (the claim's branches in (available_at, created_at) order, stopping at their limit; the batch's rows by primary key) however stale the statistics of a fast-growing table (docs/protocol.md#set-based-claim).
+func (q *Queries) WorkItemSetPlan(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, workItemSetPlan)
+	return err
 }
 
 const workItemSucceedSet = `-- name: WorkItemSucceedSet :one
