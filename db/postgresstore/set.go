@@ -25,7 +25,10 @@ func (s *Store) WorkItemClaimSet(ctx context.Context, p db.WorkItemClaimSetParam
 	var rows []postgresgen.WorkItemClaimSetRow
 	err := s.oneShot(ctx,
 		func(g *postgresgen.Queries) error { return g.WorkItemSetPlan(ctx) },
-		func(g *postgresgen.Queries) (err error) { rows, err = g.WorkItemClaimSet(ctx, claimSetArg(p)); return err },
+		func(g *postgresgen.Queries) (err error) {
+			rows, err = g.WorkItemClaimSet(ctx, claimSetArg(p))
+			return err
+		},
 	)
 	if err != nil {
 		return db.WorkItemClaimSetResult{}, err
@@ -41,7 +44,10 @@ func (q queries) WorkItemClaimSet(ctx context.Context, p db.WorkItemClaimSetPara
 	var rows []postgresgen.WorkItemClaimSetRow
 	res := q.tx.pipeline(ctx,
 		func(g *postgresgen.Queries) error { return g.WorkItemSetPlan(ctx) },
-		func(g *postgresgen.Queries) (err error) { rows, err = g.WorkItemClaimSet(ctx, claimSetArg(p)); return err },
+		func(g *postgresgen.Queries) (err error) {
+			rows, err = g.WorkItemClaimSet(ctx, claimSetArg(p))
+			return err
+		},
 	)
 	if err := errors.Join(res...); err != nil {
 		return db.WorkItemClaimSetResult{}, interpretError(err)
