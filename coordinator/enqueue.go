@@ -64,7 +64,7 @@ func (l *Ledger) enqueue(ctx context.Context, req EnqueueRequest) (EnqueueResult
 	}
 	// A scope erase may delete an idle lane between the insert and the lock: each time, create it again.
 	for range laneCreateAttempts {
-		res, err := l.enqueueTx(ctx, req)
+		res, err := l.enqueueTx(ctx, req, true)
 		if !errors.Is(err, errLaneMissing) {
 			return res, err
 		}
@@ -75,8 +75,13 @@ func (l *Ledger) enqueue(ctx context.Context, req EnqueueRequest) (EnqueueResult
 	return EnqueueResult{}, errors.New("coordinator: lane row vanished after creation")
 }
 
-func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResult, error) {
+// enqueueTx runs one enqueue transaction. With atCommit the key, lane and item writes go as the transaction's last
+// statement (WorkKeyItemInsertAtCommit: in the COMMIT's round trip on PostgreSQL), so creating an item costs two
+// round trips; when the key turned out to exist, that transaction wrote nothing, and the enqueue runs again without
+// atCommit to join it under the lane lock.
+func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest, atCommit bool) (EnqueueResult, error) {
 	var res EnqueueResult
+	inserted := true
 	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
 		if req.Lease != nil {
 			if err := assertLease(ctx, q, *req.Lease); err != nil {
@@ -84,12 +89,19 @@ func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest) (EnqueueResu
 			}
 		}
 		var err error
-		res, err = enqueueIn(ctx, q, req)
+		if atCommit {
+			res, err = enqueueInAtCommit(ctx, q, req, &inserted)
+		} else {
+			res, err = enqueueIn(ctx, q, req)
+		}
 		if res.Created {
-			l.noteEnqueued(ctx)
+			l.noteEnqueued(ctx) // when the key turns out to exist, a spurious wake-up: only a hint
 		}
 		return err
 	})
+	if err == nil && res.Created && !inserted {
+		return l.enqueueTx(ctx, req, false)
+	}
 	return res, err
 }
 
@@ -102,30 +114,77 @@ func (l *Ledger) createLane(ctx context.Context, laneKey string) error {
 // window, then the key (joined) or key + lane position + item (created).
 func enqueueIn(ctx context.Context, q db.Queries, req EnqueueRequest) (EnqueueResult, error) {
 	var res EnqueueResult
+	p, spec, idle, err := enqueueWrites(ctx, q, req)
+	if err != nil || idle {
+		res.Idle = idle
+		return res, err
+	}
+	inserted, err := q.WorkKeyItemInsert(ctx, p)
+	if err != nil {
+		return res, err
+	}
+	if !inserted {
+		key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
+		if err != nil {
+			return res, err
+		}
+		return res, joinExisting(ctx, q, key, req.LaneKey, spec, &res)
+	}
+	res.Item, res.Created = p.Item, true
+	return res, nil
+}
+
+// enqueueInAtCommit is enqueueIn whose writes run with the COMMIT where the store defers them: it then reports the
+// item as created, and *inserted (true on entry) says, once the transaction has committed, whether it was (false: the
+// key existed and nothing was written). A store that ran the writes at once has set *inserted already, and an
+// existing key is joined here, as enqueueIn does.
+func enqueueInAtCommit(ctx context.Context, q db.Queries, req EnqueueRequest, inserted *bool) (EnqueueResult, error) {
+	var res EnqueueResult
+	p, spec, idle, err := enqueueWrites(ctx, q, req)
+	if err != nil || idle {
+		res.Idle = idle
+		return res, err
+	}
+	if err := q.WorkKeyItemInsertAtCommit(ctx, p, inserted); err != nil {
+		return res, err
+	}
+	if !*inserted { // ran at once and found the key
+		*inserted = true // nothing left to learn after the commit
+		key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
+		if err != nil {
+			return res, err
+		}
+		return res, joinExisting(ctx, q, key, req.LaneKey, spec, &res)
+	}
+	res.Item, res.Created = p.Item, true
+	return res, nil
+}
+
+// enqueueWrites locks the lane, computes the window and returns the writes that create its item (idle: no window).
+func enqueueWrites(ctx context.Context, q db.Queries, req EnqueueRequest) (db.WorkKeyItemInsertParams, *EnqueueSpec, bool, error) {
 	lane, now, err := q.WorkLaneLock(ctx, req.LaneKey)
 	// Missing, or deadlocked behind inserts racing to re-create a lane a scope erase just deleted (InnoDB rolls the
 	// whole transaction back, and every lock before this one is a lease or a lower lane): go round
 	// (docs/protocol.md#creating-rows).
 	if errors.Is(err, db.ErrNotFound) || errors.Is(err, db.ErrDeadlock) {
-		return res, laneMissing{req.LaneKey}
+		return db.WorkKeyItemInsertParams{}, nil, false, laneMissing{req.LaneKey}
 	}
 	if err != nil {
-		return res, err
+		return db.WorkKeyItemInsertParams{}, nil, false, err
 	}
 	spec, err := req.Spec(ctx, q)
 	if err != nil {
-		return res, err
+		return db.WorkKeyItemInsertParams{}, nil, false, err
 	}
 	if spec == nil {
-		res.Idle = true
-		return res, nil
+		return db.WorkKeyItemInsertParams{}, nil, true, nil
 	}
 	if err := validateSpec(spec); err != nil {
-		return res, err
+		return db.WorkKeyItemInsertParams{}, nil, false, err
 	}
 	payload, err := CanonicalJSON(spec.Payload)
 	if err != nil {
-		return res, err
+		return db.WorkKeyItemInsertParams{}, nil, false, err
 	}
 
 	// Create the key, the lane position and the item in one step; an existing key is joined instead (nothing
@@ -152,23 +211,11 @@ func enqueueIn(ctx context.Context, q db.Queries, req EnqueueRequest) (EnqueueRe
 		CreatedAt:      now,
 		UpdatedAt:      now,
 	}
-	inserted, err := q.WorkKeyItemInsert(ctx, db.WorkKeyItemInsertParams{
+	return db.WorkKeyItemInsertParams{
 		Key:  db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: workID, LaneKey: req.LaneKey, CreatedAt: now},
 		Lane: lane,
 		Item: item,
-	})
-	if err != nil {
-		return res, err
-	}
-	if !inserted {
-		key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
-		if err != nil {
-			return res, err
-		}
-		return res, joinExisting(ctx, q, key, req.LaneKey, spec, &res)
-	}
-	res.Item, res.Created = item, true
-	return res, nil
+	}, spec, false, nil
 }
 
 // laneMissing is errLaneMissing naming the lane.

@@ -72,6 +72,13 @@ func ChainWorkKeyItemInsert(ctx context.Context, q Queries, p WorkKeyItemInsertP
 	return true, q.WorkItemInsert(ctx, p.Item)
 }
 
+// ChainWorkKeyItemInsertAtCommit runs WorkKeyItemInsert now and sets *inserted.
+func ChainWorkKeyItemInsertAtCommit(ctx context.Context, q Queries, p WorkKeyItemInsertParams, inserted *bool) error {
+	ok, err := q.WorkKeyItemInsert(ctx, p)
+	*inserted = ok
+	return err
+}
+
 // ErrNoTransaction is Savepoint called outside InTx.
 var ErrNoTransaction = errors.New("db: savepoint outside a transaction")
 

@@ -148,6 +148,11 @@ type Queries interface {
 	// and WorkItemInsert(p.Item) (an enqueue that creates its item; caller holds the lane lock). It reports whether
 	// the key was inserted; when it was not, nothing was written.
 	WorkKeyItemInsert(ctx context.Context, p WorkKeyItemInsertParams) (bool, error)
+	// WorkKeyItemInsertAtCommit is WorkKeyItemInsert as the transaction's last statement: PostgreSQL sends it in the
+	// COMMIT's round trip (pipelined in front of it), the other engines run it at once. *inserted is set once it ran:
+	// trust it only after InTx returned nil. The caller must run nothing after it in the transaction; when it did
+	// not insert, it wrote nothing and the transaction commits empty (docs/protocol.md#enqueue).
+	WorkKeyItemInsertAtCommit(ctx context.Context, p WorkKeyItemInsertParams, inserted *bool) error
 
 	// Savepoint runs fn inside a savepoint of the current transaction (docs/protocol.md#complete-many): when fn
 	// returns an error, only what fn wrote is rolled back, fnErr is that error and the transaction goes on. err is

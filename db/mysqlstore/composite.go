@@ -65,3 +65,8 @@ func (q queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneIt
 	item, now, err := conv.Locked(errs, ir.PcWorkItem, ir.DbNow, err, conv.WorkItemFromGen)
 	return lane, item, now, err
 }
+
+// WorkKeyItemInsertAtCommit runs at once: the driver sends one statement per round trip anyway.
+func (q queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItemInsertParams, inserted *bool) error {
+	return db.ChainWorkKeyItemInsertAtCommit(ctx, q, p, inserted)
+}

@@ -108,10 +108,29 @@ func (q queries) WorkItemUpdateStateFinishAttempt(ctx context.Context, p db.Work
 }
 
 func (q queries) WorkKeyItemInsert(ctx context.Context, p db.WorkKeyItemInsertParams) (bool, error) {
+	r, err := q.q.WorkKeyItemInsert(ctx, keyItemInsertArg(p))
+	return keyItemInserted(r, err)
+}
+
+// WorkKeyItemInsertAtCommit queues the statement to go in front of the COMMIT, in its batch (lazyTx.atCommit).
+func (q queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItemInsertParams, inserted *bool) error {
+	if q.tx == nil {
+		return db.ChainWorkKeyItemInsertAtCommit(ctx, q, p, inserted)
+	}
+	arg := keyItemInsertArg(p)
+	q.tx.atCommit = append(q.tx.atCommit, func(g *postgresgen.Queries) error {
+		ok, err := keyItemInserted(g.WorkKeyItemInsert(ctx, arg))
+		*inserted = ok
+		return err
+	})
+	return nil
+}
+
+func keyItemInsertArg(p db.WorkKeyItemInsertParams) postgresgen.WorkKeyItemInsertParams {
 	i := conv.WorkItemToGen[postgresgen.WorkItemInsertParams](p.Item)
 	k := conv.WorkKeyToGen[postgresgen.WorkKeyInsertIfAbsentParams](p.Key)
 	l := conv.WorkLaneUpdateToGen[postgresgen.WorkLaneUpdateParams](p.Lane)
-	r, err := q.q.WorkKeyItemInsert(ctx, postgresgen.WorkKeyItemInsertParams{
+	return postgresgen.WorkKeyItemInsertParams{
 		KeyLogicalKey: k.LogicalKey, KeyWorkID: k.WorkID, KeyLaneKey: k.LaneKey, KeyCreatedAt: k.CreatedAt,
 		LaneNextSequence: l.NextSequence, LaneHeadSequence: l.HeadSequence, LaneLaneKey: l.LaneKey,
 		WorkID: i.WorkID, LogicalKey: i.LogicalKey, LaneKey: i.LaneKey, LaneSequence: i.LaneSequence, Kind: i.Kind,
@@ -122,7 +141,10 @@ func (q queries) WorkKeyItemInsert(ctx context.Context, p db.WorkKeyItemInsertPa
 		MaxAttempts: i.MaxAttempts, CancelRequested: i.CancelRequested, ResultCode: i.ResultCode,
 		ResultPayload: i.ResultPayload, ErrorCategory: i.ErrorCategory, ErrorCode: i.ErrorCode,
 		StateVersion: i.StateVersion, CreatedAt: i.CreatedAt, UpdatedAt: i.UpdatedAt, CompletedAt: i.CompletedAt,
-	})
+	}
+}
+
+func keyItemInserted(r postgresgen.WorkKeyItemInsertRow, err error) (bool, error) {
 	if err != nil {
 		return false, interpretError(err)
 	}

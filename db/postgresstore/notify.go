@@ -115,14 +115,20 @@ func (s *Store) listenOnce(ctx context.Context, h db.ListenHandlers) (bool, erro
 	}
 }
 
-// commitNotifying is commit (the pending savepoint statements, then the COMMIT) preceded in the same pipelined
-// batch (one round trip) by the transaction's notifications: they are delivered if and only if the COMMIT succeeds.
+// commitNotifying is commit (the pending savepoint statements, then the COMMIT) with, in the same pipelined batch
+// (one round trip), the statements queued to run at commit (atCommit) and the transaction's notifications in front of
+// the COMMIT: they are delivered if and only if the COMMIT succeeds. A queued statement that fails aborts the
+// transaction (the COMMIT then rolls back) and its error is returned.
 func (t *lazyTx) commitNotifying(ctx context.Context, channels []string) (pgconn.CommandTag, error) {
-	if len(channels) == 0 {
+	if len(channels) == 0 && len(t.atCommit) == 0 {
 		return t.commit(ctx)
 	}
 	b := &pgx.Batch{}
 	n := t.prefix(b)
+	rec := postgresgen.New(recorder{b})
+	for _, step := range t.atCommit {
+		_ = step(rec) // errRecorded: each step queues exactly its one statement
+	}
 	queue := postgresgen.New(batchQueue{b})
 	for _, ch := range channels {
 		if err := queue.WorkNotify(ctx, ch); err != nil {
@@ -131,7 +137,18 @@ func (t *lazyTx) commitNotifying(ctx context.Context, channels []string) (pgconn
 	}
 	b.Queue("commit")
 	br := t.conn.SendBatch(ctx, b)
-	for range n + len(channels) {
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			return pgconn.CommandTag{}, errors.Join(err, br.Close())
+		}
+	}
+	rep := postgresgen.New(replayer{br})
+	for _, step := range t.atCommit {
+		if err := step(rep); err != nil {
+			return pgconn.CommandTag{}, errors.Join(err, br.Close())
+		}
+	}
+	for range channels {
 		if _, err := br.Exec(); err != nil {
 			return pgconn.CommandTag{}, errors.Join(err, br.Close())
 		}

@@ -44,7 +44,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 	if err := fn(ctx, queries{q: postgresgen.New(tx), tx: tx}); err != nil {
 		return err
 	}
-	if !tx.begun {
+	if !tx.begun && len(tx.atCommit) == 0 {
 		committed = true
 		return nil
 	}
@@ -69,6 +69,8 @@ type lazyTx struct {
 	pool    *pgxpool.Pool
 	begun   bool
 	pending []string
+	// atCommit are statements queued to run in the COMMIT's batch, in front of it (WorkKeyItemInsertAtCommit).
+	atCommit []func(q *postgresgen.Queries) error
 }
 
 // send sends b, whose first n statements are the prefix, and consumes the prefix's results. When b opens the

@@ -54,3 +54,8 @@ func (q *queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneI
 	item, now, err := conv.Locked(errs, ir.PcWorkItem, ir.DbNow, err, conv.WorkItemFromGen)
 	return lane, item, now, err
 }
+
+// WorkKeyItemInsertAtCommit runs at once (in-process calls: nothing to pipeline).
+func (q *queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItemInsertParams, inserted *bool) error {
+	return db.ChainWorkKeyItemInsertAtCommit(ctx, q, p, inserted)
+}

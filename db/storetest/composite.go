@@ -20,6 +20,7 @@ var compositeCases = []storeCase{
 	{"WorkItemUpdateStateInsertAttempt/ClaimWrites", testWorkItemUpdateStateInsertAttempt},
 	{"WorkItemUpdateStateFinishAttempt/FinishAndAdvance", testWorkItemUpdateStateFinishAttempt},
 	{"WorkKeyItemInsert/CreatesOnceThenWritesNothing", testWorkKeyItemInsert},
+	{"WorkKeyItemInsertAtCommit/CreatesOnceAtCommit", testWorkKeyItemInsertAtCommit},
 	{"Savepoint/RollsBackOnlyTheFailedPart", testSavepoint},
 	{"WorkLaneItemLockSkipLocked/SkipsHeldRows", testWorkLaneItemLockSkipLocked},
 }
@@ -380,4 +381,64 @@ func testWorkKeyItemInsert(t *testing.T, s db.Store) {
 	gotLane, err = s.WorkLaneGet(ctx, laneKey)
 	require.NoError(t, err)
 	require.Equal(t, lane, gotLane)
+}
+
+func testWorkKeyItemInsertAtCommit(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	laneKey := newLaneWithHead(t, s, 0, 1)
+	now := us(dbNow(t, s))
+	item := newItem(t, laneKey, 1, "k", now)
+	key := db.WorkKey{LogicalKey: item.LogicalKey, WorkID: item.WorkID, LaneKey: laneKey, CreatedAt: now}
+	lane := db.WorkLane{LaneKey: laneKey, NextSequence: 2, HeadSequence: 1}
+	inserted := true
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, err := q.WorkLaneLock(ctx, laneKey)
+		require.NoError(t, err)
+		return q.WorkKeyItemInsertAtCommit(ctx, db.WorkKeyItemInsertParams{Key: key, Lane: lane, Item: item}, &inserted)
+	}))
+	require.True(t, inserted)
+	got, err := s.WorkItemGet(ctx, item.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, item, got)
+	gotLane, err := s.WorkLaneGet(ctx, laneKey)
+	require.NoError(t, err)
+	require.Equal(t, lane, gotLane)
+
+	// Same logical key again: not inserted, nothing written, and the transaction still commits.
+	other := newItem(t, laneKey, 2, "k", now)
+	other.LogicalKey = item.LogicalKey
+	inserted = true
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, err := q.WorkLaneLock(ctx, laneKey)
+		require.NoError(t, err)
+		return q.WorkKeyItemInsertAtCommit(ctx, db.WorkKeyItemInsertParams{
+			Key:  db.WorkKey{LogicalKey: other.LogicalKey, WorkID: other.WorkID, LaneKey: laneKey, CreatedAt: now},
+			Lane: db.WorkLane{LaneKey: laneKey, NextSequence: 3, HeadSequence: 1},
+			Item: other,
+		}, &inserted)
+	}))
+	require.False(t, inserted)
+	_, err = s.WorkItemGet(ctx, other.WorkID)
+	require.ErrorIs(t, err, db.ErrNotFound)
+	gotLane, err = s.WorkLaneGet(ctx, laneKey)
+	require.NoError(t, err)
+	require.Equal(t, lane, gotLane)
+
+	// A failing write rolls the whole transaction back, including what ran before it.
+	dup := newItem(t, laneKey, 1, "k", now) // lane position 1 is taken: the item insert fails
+	require.Error(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, err := q.WorkLaneLock(ctx, laneKey)
+		require.NoError(t, err)
+		require.NoError(t, q.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: laneKey, NextSequence: 9, HeadSequence: 1}))
+		return q.WorkKeyItemInsertAtCommit(ctx, db.WorkKeyItemInsertParams{
+			Key:  db.WorkKey{LogicalKey: dup.LogicalKey, WorkID: dup.WorkID, LaneKey: laneKey, CreatedAt: now},
+			Lane: db.WorkLane{LaneKey: laneKey, NextSequence: 3, HeadSequence: 1},
+			Item: dup,
+		}, &inserted)
+	}))
+	gotLane, err = s.WorkLaneGet(ctx, laneKey)
+	require.NoError(t, err)
+	require.Equal(t, lane, gotLane, "the lane update before the failed write was rolled back")
+	_, err = s.WorkItemGet(ctx, dup.WorkID)
+	require.ErrorIs(t, err, db.ErrNotFound)
 }
