@@ -550,7 +550,7 @@ const (
 // (its handlers against the lane heads) and provider — each with a bounded state:
 //
 //	database    ok | unavailable
-//	membership  ok | missing | no_live_members | version_range_mismatch | mixed_versions | no_scheduler |
+//	membership  ok | missing | no_live_members | version_range_mismatch | schema_refresh_pending | mixed_versions | no_scheduler |
 //	            no_worker | no_scheduler_no_worker | unavailable | unknown
 //	scheduler   leader | standby | failing (SchedulerFailingAfter ticks in a row failed) | not_run
 //	worker      ok | unsupported_work_waiting | unavailable | unknown | not_run

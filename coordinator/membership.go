@@ -105,7 +105,9 @@ const (
 
 // MembershipCheck evaluates live members for the readiness of a process with role selfRole
 // (docs/protocol.md#membership): misconfigured when the members cannot work together — no schema version lies in
-// every member's schema range, or no payload version in every member's payload range; for an api, degraded when no
+// every member's schema range, or no payload version in every member's payload range — except that disjoint schema
+// ranges are only degraded (schema_refresh_pending) while a member has not beaten since a newer build started
+// (staleSchemaRange); for an api, degraded when no
 // scheduler or no worker is live (role all counts as both); degraded while members differ at all (a rolling
 // upgrade: other builds, behaviour revisions or ranges that still overlap). It returns the state and a short bounded
 // reason.
@@ -124,7 +126,13 @@ func MembershipCheck(members []db.RuntimeMember, selfRole string) (string, strin
 			m.SchemaMin != first.SchemaMin || m.SchemaMax != first.SchemaMax || m.PayloadMin != first.PayloadMin ||
 			m.PayloadMax != first.PayloadMax
 	}
-	if schemaLo > schemaHi || payloadLo > payloadHi {
+	if payloadLo > payloadHi {
+		return ReadyMisconfigured, "version_range_mismatch"
+	}
+	if schemaLo > schemaHi {
+		if staleSchemaRange(members) {
+			return ReadyDegraded, "schema_refresh_pending"
+		}
 		return ReadyMisconfigured, "version_range_mismatch"
 	}
 	if selfRole == "api" {
@@ -146,6 +154,27 @@ func MembershipCheck(members []db.RuntimeMember, selfRole string) (string, strin
 		return ReadyDegraded, "mixed_versions"
 	}
 	return ReadyReady, "ok"
+}
+
+// staleSchemaRange reports whether the schema ranges are disjoint only because some members advertised theirs
+// before a migration: every member whose range ends below the highest lower bound last beat before the member with
+// that bound started. A member reads the schema at every beat, after the beat's clock, and a binary whose range starts
+// at a newer version starts only once the database is migrated to it; so a range read before that start may still
+// reach the new version on the next beat (an expand migration, which older binaries accept), and is not a verdict
+// yet. Once every such member has beaten since, disjoint ranges are misconfigured (docs/protocol.md#membership).
+func staleSchemaRange(members []db.RuntimeMember) bool {
+	newest := members[0]
+	for _, m := range members[1:] {
+		if m.SchemaMin > newest.SchemaMin || (m.SchemaMin == newest.SchemaMin && m.StartedAt.After(newest.StartedAt)) {
+			newest = m
+		}
+	}
+	for _, m := range members {
+		if m.SchemaMax < newest.SchemaMin && !m.HeartbeatAt.Before(newest.StartedAt) {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrRuntimeAlreadyRunning is returned when another single-node runtime holds the database.

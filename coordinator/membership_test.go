@@ -2,6 +2,7 @@ package coordinator_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +37,27 @@ func TestMembershipCheckRollingUpgrade(t *testing.T) {
 			require.Equal(t, tc.reason, reason)
 		})
 	}
-	state, reason := coordinator.MembershipCheck([]db.RuntimeMember{oldExpanded}, "api")
+	// A new build joins right after an expand migration, before the old members' next beat re-read the schema:
+	// their ranges are stale, not incompatible (degraded); once they beat again, disjoint ranges are a verdict.
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	staleOld, joined := old, next
+	staleOld.StartedAt, staleOld.HeartbeatAt = t0, t0.Add(10*time.Second)
+	joined.StartedAt, joined.HeartbeatAt = t0.Add(12*time.Second), t0.Add(12*time.Second)
+	state, reason := coordinator.MembershipCheck([]db.RuntimeMember{staleOld, joined}, "worker")
+	require.Equal(t, coordinator.ReadyDegraded, state)
+	require.Equal(t, "schema_refresh_pending", reason)
+	beaten := staleOld
+	beaten.HeartbeatAt = t0.Add(13 * time.Second) // beat after the new build started and still ends at 100
+	state, reason = coordinator.MembershipCheck([]db.RuntimeMember{beaten, joined}, "worker")
+	require.Equal(t, coordinator.ReadyMisconfigured, state)
+	require.Equal(t, "version_range_mismatch", reason)
+	expanded := beaten
+	expanded.SchemaMax = 200 // the beat read the expand migration: the ranges meet
+	state, reason = coordinator.MembershipCheck([]db.RuntimeMember{expanded, joined}, "worker")
+	require.Equal(t, coordinator.ReadyDegraded, state)
+	require.Equal(t, "mixed_versions", reason)
+
+	state, reason = coordinator.MembershipCheck([]db.RuntimeMember{oldExpanded}, "api")
 	require.Equal(t, coordinator.ReadyDegraded, state)
 	require.Equal(t, "no_scheduler", reason, "an api without a scheduler says so before it says mixed")
 }
