@@ -69,6 +69,8 @@ type b1Config struct {
 	slots     int
 	enqueuers int
 	poll      time.Duration
+	// completeDelay is the ledger workers' completer window.
+	completeDelay time.Duration
 	// bulk is the number of items per enqueue transaction (River InsertMany, ledger EnqueueMany); 0 = one item
 	// per transaction (River Insert, ledger Enqueue).
 	bulk int
@@ -164,7 +166,7 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 		}
 		workers[i], err = coordinator.NewWorker(coordinator.NewLedger(store), coordinator.WorkerConfig{
 			Owner: fmt.Sprintf("pcbench-worker-%d", i), Concurrency: cfg.slots, Poll: cfg.poll,
-			Lease: time.Minute, Heartbeat: 15 * time.Second, ShutdownGrace: 30 * time.Second,
+			Lease: time.Minute, Heartbeat: 15 * time.Second, ShutdownGrace: 30 * time.Second, CompleteDelay: cfg.completeDelay,
 			Logger: zerolog.Nop(), Hooks: hooks,
 		}, noopHandler{})
 		if err != nil {

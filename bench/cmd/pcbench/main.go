@@ -30,22 +30,25 @@ type options struct {
 	slots     int
 	enqueuers int
 	poll      time.Duration
-	engines   []db.Engine
-	backlogs  []int
-	b2Samples int
-	b3Clients []int
-	b3Reqs    int
-	b4Items   int
-	only      map[string]bool
-	bulk      int
-	wide      [2]int // W, C of the wide B1 runs
-	b5Items   int
-	b5Gap     time.Duration
-	jsonOut   string
-	baseline  string
-	out       string
-	pgDSN     string
-	mysqlDSN  string
+	// completeDelay is the ledger workers' completer window (coordinator.WorkerConfig.CompleteDelay; 0 = the
+	// service default, no window).
+	completeDelay time.Duration
+	engines       []db.Engine
+	backlogs      []int
+	b2Samples     int
+	b3Clients     []int
+	b3Reqs        int
+	b4Items       int
+	only          map[string]bool
+	bulk          int
+	wide          [2]int // W, C of the wide B1 runs
+	b5Items       int
+	b5Gap         time.Duration
+	jsonOut       string
+	baseline      string
+	out           string
+	pgDSN         string
+	mysqlDSN      string
 }
 
 func main() {
@@ -63,6 +66,7 @@ func main() {
 	flag.StringVar(&lanes, "lanes", "1000,1", "B1: lane counts (comma list)")
 	flag.IntVar(&o.workers, "workers", 2, "B1: workers W (coordinator.Workers / River clients), each with its own pool")
 	flag.IntVar(&o.slots, "slots", 8, "B1: execution slots C per worker (River MaxWorkers per client)")
+	flag.DurationVar(&o.completeDelay, "complete-delay", 0, "B1: ledger workers' completer window (0 = the service default, none)")
 	flag.IntVar(&o.enqueuers, "enqueuers", 8, "B1: concurrent enqueuer goroutines (one item per transaction)")
 	flag.DurationVar(&o.poll, "poll", 20*time.Millisecond, "B1: worker poll interval (River FetchPollInterval is the same)")
 	flag.StringVar(&engines, "engines", "postgres,mysql,sqlite", "engines (comma list)")
@@ -145,7 +149,7 @@ func run(ctx context.Context, o options, args []string) error {
 		fmt.Fprintf(os.Stderr, "[%6.1fs] "+format+"\n", append([]any{time.Since(started).Seconds()}, a...)...)
 	}
 
-	cfg := b1Config{n: o.n, workers: o.workers, slots: o.slots, enqueuers: o.enqueuers, poll: o.poll}
+	cfg := b1Config{n: o.n, workers: o.workers, slots: o.slots, enqueuers: o.enqueuers, poll: o.poll, completeDelay: o.completeDelay}
 	runRiver := func(c b1Config) {
 		progress("B1 river on postgres, n=%d, %s", c.n, c.variant())
 		r := runRiverB1(ctx, srv, c)
