@@ -26,3 +26,8 @@ func (q queries) MemoryRevisionList(ctx context.Context, p db.MemoryRevisionList
 	rs, err := q.q.MemoryRevisionList(ctx, mysqlgen.MemoryRevisionListParams{ScopeID: p.ScopeID, BeforeRevision: p.BeforeRevision, Limit: p.Limit})
 	return conv.Many(errs, rs, err, conv.MemoryRevisionFromGen)
 }
+
+func (q queries) MemoryRevisionLastEntryID(ctx context.Context, scopeID string) (int64, error) {
+	n, err := q.q.MemoryRevisionLastEntryID(ctx, scopeID)
+	return conv.One(errs, n, err, conv.LastEntryIDFromGen)
+}

@@ -26,3 +26,8 @@ func (q *queries) MemoryRevisionList(ctx context.Context, p db.MemoryRevisionLis
 	rs, err := q.r.MemoryRevisionList(ctx, sqlitegen.MemoryRevisionListParams{ScopeID: p.ScopeID, BeforeRevision: p.BeforeRevision, Limit: int64(p.Limit)})
 	return conv.Many(errs, rs, err, conv.MemoryRevisionFromGen)
 }
+
+func (q *queries) MemoryRevisionLastEntryID(ctx context.Context, scopeID string) (int64, error) {
+	n, err := q.r.MemoryRevisionLastEntryID(ctx, scopeID)
+	return conv.One(errs, n, err, conv.LastEntryIDFromGen)
+}
