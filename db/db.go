@@ -213,9 +213,9 @@ type Queries interface {
 	// Memory revisions (domain; also the commit counter of the ledger's concurrency tests).
 	MemoryRevisionInsert(ctx context.Context, r MemoryRevision) error
 	MemoryRevisionLatest(ctx context.Context, scopeID string) (MemoryRevision, error)
-	// MemoryRevisionLastEntryID returns the LastEntryID of the newest revision of a scope that records one
-	// (ErrNotFound if none does: no revision, or only revisions an older build wrote).
-	MemoryRevisionLastEntryID(ctx context.Context, scopeID string) (int64, error)
+	// MemoryRevisionLatestWithEntryIDs returns the newest revision of a scope that records entry ids (its
+	// EvictedEntryIDs is not NULL); ErrNotFound if none does: no revision, or only revisions an older build wrote.
+	MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID string) (MemoryRevision, error)
 	// MemoryRevisionGet returns one revision (ErrNotFound if it does not exist or was purged).
 	MemoryRevisionGet(ctx context.Context, p MemoryRevisionGetParams) (MemoryRevision, error)
 	// MemoryRevisionList returns up to p.Limit revisions of a scope below p.BeforeRevision, newest first.

@@ -27,7 +27,7 @@ func (q queries) MemoryRevisionList(ctx context.Context, p db.MemoryRevisionList
 	return conv.Many(errs, rs, err, conv.MemoryRevisionFromGen)
 }
 
-func (q queries) MemoryRevisionLastEntryID(ctx context.Context, scopeID string) (int64, error) {
-	n, err := q.q.MemoryRevisionLastEntryID(ctx, scopeID)
-	return conv.One(errs, n, err, conv.LastEntryIDFromGen)
+func (q queries) MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID string) (db.MemoryRevision, error) {
+	r, err := q.q.MemoryRevisionLatestWithEntryIDs(ctx, scopeID)
+	return conv.One(errs, r, err, conv.MemoryRevisionFromGen)
 }

@@ -15,7 +15,7 @@ import (
 var memoryCases = []storeCase{
 	{"MemoryRevisionInsert/Latest", testMemoryRevision},
 	{"MemoryRevisionGet/List", testMemoryRevisionGetList},
-	{"MemoryRevisionLastEntryID/SkipsNull", testMemoryRevisionLastEntryID},
+	{"MemoryRevisionLatestWithEntryIDs/SkipsOlderBuilds", testMemoryRevisionLatestWithEntryIDs},
 }
 
 func testMemoryRevision(t *testing.T, s db.Store) {
@@ -85,26 +85,30 @@ func testMemoryRevisionGetList(t *testing.T, s db.Store) {
 	require.Empty(t, page)
 }
 
-func testMemoryRevisionLastEntryID(t *testing.T, s db.Store) {
+func testMemoryRevisionLatestWithEntryIDs(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	now := us(dbNow(t, s))
 	scope := "scope-" + randHex(t, 8)
-	_, err := s.MemoryRevisionLastEntryID(ctx, scope)
+	_, err := s.MemoryRevisionLatestWithEntryIDs(ctx, scope)
 	require.ErrorIs(t, err, db.ErrNotFound, "no revision")
-	insert := func(n, last int64) {
-		require.NoError(t, s.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: scope, Revision: n, WorkID: uuid.NewString(),
-			LastEntryID: last, CreatedAt: now}))
+	insert := func(scope string, n, last int64, evicted string) db.MemoryRevision {
+		r := db.MemoryRevision{ScopeID: scope, Revision: n, WorkID: uuid.NewString(), LastEntryID: last, CreatedAt: now}
+		if evicted != "" {
+			r.EvictedEntryIDs = []byte(evicted)
+		}
+		require.NoError(t, s.MemoryRevisionInsert(ctx, r))
+		return r
 	}
-	insert(1, 0)
-	_, err = s.MemoryRevisionLastEntryID(ctx, scope)
+	insert(scope, 1, 0, "") // written before ids, or by an older build
+	_, err = s.MemoryRevisionLatestWithEntryIDs(ctx, scope)
 	require.ErrorIs(t, err, db.ErrNotFound, "only a revision without ids")
-	insert(2, 5)
-	insert(3, 9)
-	insert(4, 0) // written by an older build
-	insert(5, 0)
-	require.NoError(t, s.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: "SCOPE-" + scope[len("scope-"):], Revision: 9,
-		WorkID: uuid.NewString(), LastEntryID: 99, CreatedAt: now}))
-	last, err := s.MemoryRevisionLastEntryID(ctx, scope)
+	insert(scope, 2, 0, "[]") // ids recorded, none given out yet
+	insert(scope, 3, 5, "[]")
+	want := insert(scope, 4, 9, "[2]")
+	insert(scope, 5, 0, "") // an older build again
+	insert(scope, 6, 0, "")
+	insert("SCOPE-"+scope[len("scope-"):], 9, 99, "[]")
+	got, err := s.MemoryRevisionLatestWithEntryIDs(ctx, scope)
 	require.NoError(t, err)
-	require.EqualValues(t, 9, last, "the newest revision that records one")
+	require.Equal(t, want, got, "the newest revision that records ids")
 }

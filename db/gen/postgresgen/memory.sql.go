@@ -83,24 +83,6 @@ func (q *Queries) MemoryRevisionInsert(ctx context.Context, arg MemoryRevisionIn
 	return err
 }
 
-const memoryRevisionLastEntryID = `-- name: MemoryRevisionLastEntryID :one
-SELECT last_entry_id
-FROM pc_memory_revisions
-WHERE scope_id = $1
-  AND last_entry_id IS NOT NULL
-ORDER BY revision DESC
-LIMIT 1
-`
-
-// No lock; the highest entry id of a scope's newest revision that records one (revisions an older build wrote
-// record none), walking the primary key down from the newest revision.
-func (q *Queries) MemoryRevisionLastEntryID(ctx context.Context, scopeID string) (*int64, error) {
-	row := q.db.QueryRow(ctx, memoryRevisionLastEntryID, scopeID)
-	var last_entry_id *int64
-	err := row.Scan(&last_entry_id)
-	return last_entry_id, err
-}
-
 const memoryRevisionLatest = `-- name: MemoryRevisionLatest :one
 SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at, last_entry_id, evicted_entry_ids
 FROM pc_memory_revisions
@@ -112,6 +94,36 @@ LIMIT 1
 // No lock; the highest revision of a scope.
 func (q *Queries) MemoryRevisionLatest(ctx context.Context, scopeID string) (PcMemoryRevision, error) {
 	row := q.db.QueryRow(ctx, memoryRevisionLatest, scopeID)
+	var i PcMemoryRevision
+	err := row.Scan(
+		&i.ScopeID,
+		&i.Revision,
+		&i.WorkID,
+		&i.CursorGeneration,
+		&i.WindowAfter,
+		&i.WindowThrough,
+		&i.EntryCount,
+		&i.CreatedAt,
+		&i.LastEntryID,
+		&i.EvictedEntryIds,
+	)
+	return i, err
+}
+
+const memoryRevisionLatestWithEntryIDs = `-- name: MemoryRevisionLatestWithEntryIDs :one
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at,
+       last_entry_id, evicted_entry_ids
+FROM pc_memory_revisions
+WHERE scope_id = $1
+  AND evicted_entry_ids IS NOT NULL
+ORDER BY revision DESC
+LIMIT 1
+`
+
+// No lock; the newest revision of a scope that records entry ids (revisions an older build wrote record none),
+// walking the primary key down from the newest revision.
+func (q *Queries) MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID string) (PcMemoryRevision, error) {
+	row := q.db.QueryRow(ctx, memoryRevisionLatestWithEntryIDs, scopeID)
 	var i PcMemoryRevision
 	err := row.Scan(
 		&i.ScopeID,

@@ -214,9 +214,6 @@ func MemoryRevisionToGen[P ~memoryRevision[T], T Time](r db.MemoryRevision) P {
 	})
 }
 
-// LastEntryIDFromGen converts the result of MemoryRevisionLastEntryID (never NULL: the query skips NULL rows).
-func LastEntryIDFromGen(n *int64) int64 { return seqFromGen(n) }
-
 // MemoryEntryFromGen converts a pc_memory_entries row.
 func MemoryEntryFromGen[T Time, R ~memoryEntry[T]](g R) db.MemoryEntry {
 	r := memoryEntry[T](g)

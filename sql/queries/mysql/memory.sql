@@ -14,22 +14,23 @@ VALUES (sqlc.arg('scope_id'), sqlc.arg('revision'), sqlc.arg('work_id'), sqlc.ar
         sqlc.arg('window_after'), sqlc.arg('window_through'), sqlc.arg('entry_count'), sqlc.arg('created_at'),
         sqlc.narg('last_entry_id'), sqlc.narg('evicted_entry_ids'));
 
--- No lock; the highest entry id of a scope's newest revision that records one (revisions an older build wrote
--- record none), walking the primary key down from the newest revision.
--- name: MemoryRevisionLastEntryID :one
-SELECT last_entry_id
-FROM pc_memory_revisions
-WHERE scope_id = sqlc.arg('scope_id')
-  AND last_entry_id IS NOT NULL
-ORDER BY revision DESC
-LIMIT 1;
-
 -- No lock; the highest revision of a scope.
 -- name: MemoryRevisionLatest :one
 SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at,
        last_entry_id, evicted_entry_ids
 FROM pc_memory_revisions
 WHERE scope_id = sqlc.arg('scope_id')
+ORDER BY revision DESC
+LIMIT 1;
+
+-- No lock; the newest revision of a scope that records entry ids (revisions an older build wrote record none),
+-- walking the primary key down from the newest revision.
+-- name: MemoryRevisionLatestWithEntryIDs :one
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at,
+       last_entry_id, evicted_entry_ids
+FROM pc_memory_revisions
+WHERE scope_id = sqlc.arg('scope_id')
+  AND evicted_entry_ids IS NOT NULL
 ORDER BY revision DESC
 LIMIT 1;
 
