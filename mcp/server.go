@@ -116,7 +116,7 @@ func (t *tools) register(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        ToolGetMemory,
 		Title:       "Get a scope's memory",
-		Description: "Return the current Memory revision of a scope: its entries (facts) with the journal positions of the sources they came from. revision is null while nothing was committed.",
+		Description: "Return the current Memory revision of a scope: its entries (facts) with the journal positions of the sources they came from, and each entry's entry_id, which stays the same while the fact is restated or corrected in later revisions. revision is null while nothing was committed; evicted lists the entries the 500-entry cap dropped.",
 		InputSchema: json.RawMessage(getMemorySchema),
 		Annotations: readOnly(),
 	}, t.getMemory)
@@ -139,8 +139,8 @@ func (t *tools) register(s *sdk.Server) {
 		Name:  ToolMemoryHistory,
 		Title: "List a scope's memory revisions",
 		Description: "List a scope's Memory revisions, newest first: revision number, creation time, entry count, the " +
-			"journal window (window_after, window_through] it consumed and the operation that wrote it. Read one " +
-			"revision with get_memory and its revision argument.",
+			"journal window (window_after, window_through] it consumed, the operation that wrote it and the entries " +
+			"the 500-entry cap evicted. Read one revision with get_memory and its revision argument.",
 		Annotations: readOnly(),
 	}, t.memoryHistory)
 	sdk.AddTool(s, &sdk.Tool{
