@@ -141,3 +141,31 @@ func TestLocalOpsKeepIDs(t *testing.T) {
 		{ID: 3, Content: "Releases ship on Tuesdays.", SourcePositions: []int64{2}},
 	}, second)
 }
+
+// BenchmarkApplyOps: a full revision (MaxMemoryEntries entries) and a window's worth of operations — restatements,
+// supersedes and adds that push it past the cap.
+func BenchmarkApplyOps(b *testing.B) {
+	var existing []MemoryEntry
+	for i := range MaxMemoryEntries {
+		existing = append(existing, MemoryEntry{ID: int64(i + 1), Content: fmt.Sprintf("Service %d runs in region eu-west-%d.", i, i),
+			SourcePositions: []int64{int64(i + 1)}})
+	}
+	req := ExtractMemoryRequest{Existing: existing, Window: []Source{{Position: 1000}}}
+	var ops []MemoryOp
+	for i := range 100 {
+		switch i % 3 {
+		case 0:
+			ops = append(ops, MemoryOp{Op: OpUpdate, EntryID: int64(i + 1), Content: existing[i].Content, SourcePositions: []int64{1000}})
+		case 1:
+			ops = append(ops, MemoryOp{Op: OpUpdate, EntryID: int64(i + 1), Content: fmt.Sprintf("Service %d moved.", i), SourcePositions: []int64{1000}})
+		default:
+			ops = append(ops, MemoryOp{Op: OpAdd, Content: fmt.Sprintf("New fact number %d.", i), SourcePositions: []int64{1000}})
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ApplyOps(req, ops, MaxMemoryEntries); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
