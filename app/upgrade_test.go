@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -22,9 +23,13 @@ import (
 	"github.com/powercontext/powercontext/db/migrate"
 )
 
-// upgradeBuilds returns two builds of this source tree as two releases: "new" embeds the migrations through the
-// newest expand-only one, "old" those before it (db/migrate.EmbeddedThrough, set at link time), each with its own
-// build version.
+// upgradeBuilds returns two builds as two releases around the newest expand-only migration, each with its own build
+// version: "new" is this source tree, embedding the migrations through that one; "old" is the release before it —
+// the source tree of the commit before the one that added the migration (oldSource), so the old fleet runs code
+// that never heard of what the migration adds, as a real older release does. Without git history to take it from
+// (no repository, a shallow clone, a migration not committed yet), "old" is this tree with the migrations before it
+// (db/migrate.EmbeddedThrough, set at link time), which holds only while this code does not use what the migration
+// adds.
 func upgradeBuilds(t *testing.T, engine db.Engine) (oldBin, newBin, expandVersion string) {
 	t.Helper()
 	dir, err := migrate.Dir(engine)
@@ -40,16 +45,70 @@ func upgradeBuilds(t *testing.T, engine db.Engine) (oldBin, newBin, expandVersio
 	require.Greater(t, last, 0, "the tree has an expand migration after the baseline")
 	expandVersion = files[last].Version()
 	tmp := t.TempDir()
-	build := func(name, through string) string {
+	build := func(name, src, through string) string {
 		out := filepath.Join(tmp, name)
-		ldflags := fmt.Sprintf("-X github.com/powercontext/powercontext/db/migrate.EmbeddedThrough=%s "+
-			"-X github.com/powercontext/powercontext/app.BuildVersion=%s", through, name)
-		cmd := exec.Command("go", "build", "-o", out, "-ldflags", ldflags, "../cmd/powercontext")
+		ldflags := "-X github.com/powercontext/powercontext/app.BuildVersion=" + name
+		if through != "" {
+			ldflags += " -X github.com/powercontext/powercontext/db/migrate.EmbeddedThrough=" + through
+		}
+		cmd := exec.Command("go", "build", "-trimpath", "-o", out, "-ldflags", ldflags, "./cmd/powercontext")
+		cmd.Dir = src
 		b, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", b)
 		return out
 	}
-	return build("old", files[last-1].Version()), build("new", expandVersion), expandVersion
+	newBin = build("new", "..", expandVersion)
+	if src := oldSource(t, filepath.Join("sql", "migrations", string(engine), files[last].Name()), tmp); src != "" {
+		return build("old", src, ""), newBin, expandVersion
+	}
+	t.Logf("no git history for %s: the old build is this tree with the migrations before it", files[last].Name())
+	return build("old", "..", files[last-1].Version()), newBin, expandVersion
+}
+
+// oldSource extracts into a directory under tmp the source tree of the commit before the one that added migration
+// (a path from the repository root), and returns it; "" when git cannot tell.
+func oldSource(t *testing.T, migration, tmp string) string {
+	t.Helper()
+	added, err := exec.Command("git", "-C", "..", "log", "-1", "--diff-filter=A", "--format=%H", "--", migration).Output()
+	commit := strings.TrimSpace(string(added))
+	if err != nil || commit == "" {
+		return ""
+	}
+	archive := exec.Command("git", "-C", "..", "archive", "--format=tar", commit+"^")
+	stdout, err := archive.StdoutPipe()
+	require.NoError(t, err)
+	if archive.Start() != nil {
+		return ""
+	}
+	dst := filepath.Join(tmp, "old-src")
+	r := tar.NewReader(stdout)
+	for {
+		h, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		path := filepath.Join(dst, filepath.FromSlash(h.Name))
+		require.True(t, strings.HasPrefix(path, dst+string(filepath.Separator)) || path == dst, "archive entry %q", h.Name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			require.NoError(t, os.MkdirAll(path, 0o755))
+		case tar.TypeReg:
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode)&0o755|0o600)
+			require.NoError(t, err)
+			_, err = io.Copy(f, r)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		case tar.TypeSymlink:
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			require.NoError(t, os.Symlink(h.Linkname, path))
+		}
+	}
+	if archive.Wait() != nil { // no parent commit (a shallow clone)
+		return ""
+	}
+	return dst
 }
 
 // fleetProc is one distributed process of the upgrade test.
@@ -260,6 +319,16 @@ func TestRollingUpgradeAcrossExpandMigration(t *testing.T) {
 		require.Eventually(t, func() bool { _, s, _, _ := newAPI.readiness(); return s == "ready" }, 30*time.Second, 20*time.Millisecond,
 			"the fleet is ready again once only the new build runs")
 		flushOK(t, newAPI, "after")
+		// Memory the old build wrote carries no entry ids; the new build's next revision gives them ids
+		// (docs/memory.md#entry-ids).
+		flushOK(t, newAPI, "before")
+		sqlDB := enginetest.OpenSQLDB(t, enginetest.ParseURL(t, dbURL))
+		var withoutID [2]int
+		for rev := range withoutID {
+			require.NoError(t, sqlDB.QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM pc_memory_entries WHERE scope_id = 'before' "+
+				"AND revision = %d AND entry_id IS NULL", rev+1)).Scan(&withoutID[rev]))
+		}
+		require.Equal(t, [2]int{1, 0}, withoutID, "revision 1 (old build) has no ids, revision 2 (new build) has them all")
 		samples, failures := watch.finish()
 		require.Empty(t, failures, "every readiness answer during the upgrade was 200")
 		require.Positive(t, samples)

@@ -47,7 +47,7 @@ func newFakeAPI(t *testing.T) (*fakeAPI, string) {
 }
 
 const (
-	memoryBody  = `{"scope_id":"team","revision":4,"created_at":"2026-12-02T13:00:00.123456Z","entries":[{"entry_no":1,"content":"The deploy window is Tuesday at noon.","source_positions":[1]},{"entry_no":2,"content":"Alice owns the billing service.","source_positions":[2,3]}]}`
+	memoryBody  = `{"scope_id":"team","revision":4,"created_at":"2026-12-02T13:00:00.123456Z","evicted":{"count":2,"entry_ids":[3,5]},"entries":[{"entry_no":1,"entry_id":7,"content":"The deploy window is Tuesday at noon.","source_positions":[1]},{"entry_no":2,"entry_id":null,"content":"Alice owns the billing service.","source_positions":[2,3]}]}`
 	opsListBody = `{"items":[{"operation_id":"op-2","kind":"memory_flush","scope_id":"team","status":"failed","attempt_count":3,"state_version":5,"created_at":"2026-12-02T13:00:02.000000Z","updated_at":"2026-12-02T13:00:09.000000Z","completed_at":"2026-12-02T13:00:09.000000Z","available_at":"2026-12-02T13:00:02.000000Z","result":null,"error":{"category":"provider","code":"provider_timeout"}}],"next_cursor":"Y3Vyc29y"}`
 )
 
@@ -98,17 +98,17 @@ func (a *fakeAPI) handler() http.Handler {
 	})
 	mux.HandleFunc("GET /v1/memory/revisions", func(w http.ResponseWriter, r *http.Request) {
 		require.Equal(a.t, "team", r.URL.Query().Get("scope_id"))
-		_, _ = io.WriteString(w, `{"items":[{"revision":4,"created_at":"2026-12-02T13:00:00.123456Z","entry_count":2,"window_after":2,"window_through":3,"operation_id":"op-4"}],"next_cursor":"4"}`)
+		_, _ = io.WriteString(w, `{"items":[{"revision":4,"created_at":"2026-12-02T13:00:00.123456Z","entry_count":2,"window_after":2,"window_through":3,"operation_id":"op-4","evicted":{"count":7,"entry_ids":[1,2,3,4,5,6,8]}},{"revision":3,"created_at":"2026-12-02T12:00:00.123456Z","entry_count":2,"window_after":1,"window_through":2,"operation_id":"op-3","evicted":null}],"next_cursor":"3"}`)
 	})
 	mux.HandleFunc("GET /v1/context", func(w http.ResponseWriter, r *http.Request) {
 		require.Equal(a.t, "deploy", r.URL.Query().Get("q"))
 		require.Equal(a.t, "100", r.URL.Query().Get("max_tokens"))
-		_, _ = io.WriteString(w, `{"scope_id":"team","revision":4,"max_tokens":100,"used_tokens":19,"omitted":1,"items":[{"type":"memory","entry_no":1,"content":"The deploy window is Tuesday at noon.","source_positions":[1],"score":1.2,"tokens":9},{"type":"lesson","candidate_id":"c-1","title":"Deploy early","content":"Start before noon.","source_positions":[2],"score":0,"tokens":10}]}`)
+		_, _ = io.WriteString(w, `{"scope_id":"team","revision":4,"max_tokens":100,"used_tokens":19,"omitted":1,"items":[{"type":"memory","entry_no":1,"entry_id":7,"content":"The deploy window is Tuesday at noon.","source_positions":[1],"score":1.2,"tokens":9},{"type":"lesson","candidate_id":"c-1","title":"Deploy early","content":"Start before noon.","source_positions":[2],"score":0,"tokens":10}]}`)
 	})
 	mux.HandleFunc("GET /v1/memory/diff", func(w http.ResponseWriter, r *http.Request) {
 		require.Equal(a.t, "3", r.URL.Query().Get("from"))
 		require.Equal(a.t, "", r.URL.Query().Get("to"))
-		_, _ = io.WriteString(w, `{"scope_id":"team","from":3,"to":4,"added":[{"entry_no":2,"content":"Alice owns the billing service.","source_positions":[2,3]}],"removed":[{"entry_no":1,"content":"The deploy window is Monday.","source_positions":[1]}],"changed":[]}`)
+		_, _ = io.WriteString(w, `{"scope_id":"team","from":3,"to":4,"added":[{"entry_no":2,"entry_id":8,"content":"Alice owns the billing service.","source_positions":[2,3]}],"removed":[{"entry_no":1,"entry_id":6,"content":"The deploy window is Monday.","source_positions":[1]}],"changed":[]}`)
 	})
 	mux.HandleFunc("POST /v1/memory/flush", func(w http.ResponseWriter, r *http.Request) {
 		require.Equal(a.t, "respond-async", r.Header.Get("Prefer"))
@@ -332,9 +332,10 @@ func TestMemoryShowAndSearch(t *testing.T) {
 	code, out, errOut := run("memory", "show", "--server", url, "--scope", "team")
 	require.Equal(t, app.ExitOK, code, errOut)
 	require.Equal(t, `scope team, memory revision 4 (2026-12-02 13:00:00Z): 2 entries
-#  SOURCES  CONTENT
-1  1        The deploy window is Tuesday at noon.
-2  2,3      Alice owns the billing service.
+evicted by the entry cap: 2 (ids 3,5)
+#  ID  SOURCES  CONTENT
+1  7   1        The deploy window is Tuesday at noon.
+2  -   2,3      Alice owns the billing service.
 `, out)
 
 	code, out, _ = run("memory", "show", "--server", url, "--scope", "team", "--output", "json")
@@ -348,7 +349,8 @@ func TestMemoryShowAndSearch(t *testing.T) {
 	code, out, errOut = run("memory", "search", "--server", url, "--scope", "team", "--limit", "5", "billing")
 	require.Equal(t, app.ExitOK, code, errOut)
 	require.Contains(t, out, `1 entries matching "billing"`)
-	require.Contains(t, out, "2  2,3      Alice owns the billing service.")
+	require.Contains(t, out, "2  -   2,3      Alice owns the billing service.")
+	require.NotContains(t, out, "evicted", "a search lists matches only")
 }
 
 func TestMemoryHistoryAndDiff(t *testing.T) {
@@ -356,20 +358,22 @@ func TestMemoryHistoryAndDiff(t *testing.T) {
 	_, url := newFakeAPI(t)
 	code, out, errOut := run("memory", "history", "--server", url, "--scope", "team")
 	require.Equal(t, app.ExitOK, code, errOut)
-	require.Contains(t, out, "REVISION  CREATED               ENTRIES  WINDOW  OPERATION ID\n4         2026-12-02 13:00:00Z  2        (2, 3]  op-4\n")
-	require.Contains(t, out, "next page: --cursor 4\n")
+	require.Contains(t, out, "REVISION  CREATED               ENTRIES  WINDOW  OPERATION ID  EVICTED\n"+
+		"4         2026-12-02 13:00:00Z  2        (2, 3]  op-4          7 (ids 1,2,3,4,5,…)\n"+
+		"3         2026-12-02 12:00:00Z  2        (1, 2]  op-3          -\n")
+	require.Contains(t, out, "next page: --cursor 3\n")
 
 	code, out, errOut = run("memory", "diff", "--server", url, "--scope", "team", "--from", "3")
 	require.Equal(t, app.ExitOK, code, errOut)
 	require.Contains(t, out, "scope team, memory revision 3 -> 4: 1 added, 1 removed, 0 changed\n")
-	require.Contains(t, out, "+  2  2,3      Alice owns the billing service.")
-	require.Contains(t, out, "-  1  1        The deploy window is Monday.")
+	require.Contains(t, out, "+  2  8   2,3      Alice owns the billing service.")
+	require.Contains(t, out, "-  1  6   1        The deploy window is Monday.")
 
 	code, out, errOut = run("memory", "context", "--server", url, "--scope", "team", "--max-tokens", "100", "deploy")
 	require.Equal(t, app.ExitOK, code, errOut)
 	require.Contains(t, out, "scope team: 2 items, 19 of 100 tokens (1 left out)\n")
-	require.Contains(t, out, "memory  9       1        The deploy window is Tuesday at noon.")
-	require.Contains(t, out, "lesson  10      2        Deploy early: Start before noon.")
+	require.Contains(t, out, "memory  7   9       1        The deploy window is Tuesday at noon.")
+	require.Contains(t, out, "lesson  -   10      2        Deploy early: Start before noon.")
 }
 
 func TestOps(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/mattn/go-isatty"
@@ -203,22 +204,54 @@ func printMemory(w io.Writer, m client.Memory, query string) error {
 	if _, err := fmt.Fprintln(w, head); err != nil {
 		return err
 	}
+	if query == "" && m.Evicted != nil && m.Evicted.Count > 0 {
+		if _, err := fmt.Fprintf(w, "evicted by the entry cap: %s\n", fmtEvicted(m.Evicted)); err != nil {
+			return err
+		}
+	}
 	if len(m.Entries) > 0 && m.Entries[0].Score != nil {
-		t := newTable(w, "#", "SCORE", "SOURCES", "CONTENT")
+		t := newTable(w, "#", "ID", "SCORE", "SOURCES", "CONTENT")
 		for _, e := range m.Entries {
 			score := ""
 			if e.Score != nil {
 				score = fmt.Sprintf("%.2f", *e.Score)
 			}
-			t.row(fmt.Sprint(e.EntryNo), score, fmtPositions(e.SourcePositions), cell(e.Content))
+			t.row(fmt.Sprint(e.EntryNo), fmtID(e.EntryID), score, fmtPositions(e.SourcePositions), cell(e.Content))
 		}
 		return t.flush()
 	}
-	t := newTable(w, "#", "SOURCES", "CONTENT")
+	t := newTable(w, "#", "ID", "SOURCES", "CONTENT")
 	for _, e := range m.Entries {
-		t.row(fmt.Sprint(e.EntryNo), fmtPositions(e.SourcePositions), cell(e.Content))
+		t.row(fmt.Sprint(e.EntryNo), fmtID(e.EntryID), fmtPositions(e.SourcePositions), cell(e.Content))
 	}
 	return t.flush()
+}
+
+// fmtID is an entry's stable id, "-" when it has none (an older server build wrote it).
+func fmtID(id *int64) string {
+	if id == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*id, 10)
+}
+
+// maxEvictedIDs bounds how many evicted ids a table cell lists.
+const maxEvictedIDs = 5
+
+// fmtEvicted is what the entry cap dropped: "-" when the revision does not record it, else the count and the
+// first ids ("2 (ids 4,9)").
+func fmtEvicted(e *client.Eviction) string {
+	switch {
+	case e == nil:
+		return "-"
+	case e.Count == 0:
+		return "0"
+	}
+	ids := fmtPositions(e.EntryIDs[:min(len(e.EntryIDs), maxEvictedIDs)])
+	if len(e.EntryIDs) > maxEvictedIDs {
+		ids += ",…"
+	}
+	return fmt.Sprintf("%d (ids %s)", e.Count, ids)
 }
 
 func newMemoryHistoryCommand(f *clientFlags) *cobra.Command {
@@ -246,10 +279,10 @@ func newMemoryHistoryCommand(f *clientFlags) *cobra.Command {
 				return s.printJSON(cmd.OutOrStdout())
 			}
 			w := cmd.OutOrStdout()
-			t := newTable(w, "REVISION", "CREATED", "ENTRIES", "WINDOW", "OPERATION ID")
+			t := newTable(w, "REVISION", "CREATED", "ENTRIES", "WINDOW", "OPERATION ID", "EVICTED")
 			for _, r := range l.Items {
 				t.row(fmt.Sprint(r.Revision), fmtTime(r.CreatedAt), fmt.Sprint(r.EntryCount),
-					fmt.Sprintf("(%d, %d]", r.WindowAfter, r.WindowThrough), r.OperationID)
+					fmt.Sprintf("(%d, %d]", r.WindowAfter, r.WindowThrough), r.OperationID, fmtEvicted(r.Evicted))
 			}
 			if err := t.flush(); err != nil {
 				return err
@@ -295,15 +328,15 @@ func newMemoryDiffCommand(f *clientFlags) *cobra.Command {
 				d.ScopeID, d.From, d.To, len(d.Added), len(d.Removed), len(d.Changed)); err != nil {
 				return err
 			}
-			t := newTable(w, "", "#", "SOURCES", "CONTENT")
+			t := newTable(w, "", "#", "ID", "SOURCES", "CONTENT")
 			for _, e := range d.Added {
-				t.row("+", fmt.Sprint(e.EntryNo), fmtPositions(e.SourcePositions), cell(e.Content))
+				t.row("+", fmt.Sprint(e.EntryNo), fmtID(e.EntryID), fmtPositions(e.SourcePositions), cell(e.Content))
 			}
 			for _, e := range d.Removed {
-				t.row("-", fmt.Sprint(e.EntryNo), fmtPositions(e.SourcePositions), cell(e.Content))
+				t.row("-", fmt.Sprint(e.EntryNo), fmtID(e.EntryID), fmtPositions(e.SourcePositions), cell(e.Content))
 			}
 			for _, p := range d.Changed {
-				t.row("~", fmt.Sprint(p.To.EntryNo), fmtPositions(p.To.SourcePositions), cell(p.To.Content))
+				t.row("~", fmt.Sprint(p.To.EntryNo), fmtID(p.To.EntryID), fmtPositions(p.To.SourcePositions), cell(p.To.Content))
 			}
 			return t.flush()
 		},
@@ -347,13 +380,13 @@ func newMemoryContextCommand(f *clientFlags) *cobra.Command {
 				cx.UsedTokens, cx.MaxTokens, cx.Omitted); err != nil {
 				return err
 			}
-			t := newTable(w, "TYPE", "TOKENS", "SOURCES", "CONTENT")
+			t := newTable(w, "TYPE", "ID", "TOKENS", "SOURCES", "CONTENT")
 			for _, it := range cx.Items {
 				content := it.Content
 				if it.Title != nil {
 					content = *it.Title + ": " + content
 				}
-				t.row(it.Type, fmt.Sprint(it.Tokens), fmtPositions(it.SourcePositions), cell(content))
+				t.row(it.Type, fmtID(it.EntryID), fmt.Sprint(it.Tokens), fmtPositions(it.SourcePositions), cell(content))
 			}
 			return t.flush()
 		},

@@ -371,7 +371,8 @@ func TestTokenAndRequestShape(t *testing.T) {
 			writeJSON(w, http.StatusOK, map[string]any{"items": []any{}, "next_after": nil})
 		case "/v1/memory/search":
 			writeJSON(w, http.StatusOK, map[string]any{"scope_id": "s", "revision": 3, "created_at": "2026-12-02T13:00:00.123456Z",
-				"entries": []any{map[string]any{"entry_no": 1, "content": "fact", "source_positions": []int{1, 2}}}})
+				"evicted": map[string]any{"count": 2, "entry_ids": []int{4, 9}},
+				"entries": []any{map[string]any{"entry_no": 1, "entry_id": 17, "content": "fact", "source_positions": []int{1, 2}}}})
 		case "/v1/operations":
 			writeJSON(w, http.StatusOK, map[string]any{"items": []any{}, "next_cursor": "abc"})
 		default:
@@ -393,6 +394,8 @@ func TestTokenAndRequestShape(t *testing.T) {
 	require.Equal(t, int64(3), *m.Revision)
 	require.Equal(t, 123456000, m.CreatedAt.Nanosecond())
 	require.Equal(t, []int64{1, 2}, m.Entries[0].SourcePositions)
+	require.Equal(t, int64(17), *m.Entries[0].EntryID)
+	require.Equal(t, &client.Eviction{Count: 2, EntryIDs: []int64{4, 9}}, m.Evicted)
 	ops, err := c.ListOperations(ctx, client.ListOperationsParams{Kind: "memory_flush", Limit: 2})
 	require.NoError(t, err)
 	require.Equal(t, "abc", *ops.NextCursor)

@@ -147,25 +147,37 @@ type ExperienceIncubationResult struct {
 }
 
 // Memory is a scope's current Memory revision (GET /v1/memory) or its entries matching a query
-// (GET /v1/memory/search). Revision and CreatedAt are nil while nothing was committed.
+// (GET /v1/memory/search). Revision and CreatedAt are nil while nothing was committed; Evicted is nil then too, and
+// for a revision an older server build wrote.
 type Memory struct {
 	ScopeID   string        `json:"scope_id"`
 	Revision  *int64        `json:"revision"`
 	CreatedAt *time.Time    `json:"created_at"`
+	Evicted   *Eviction     `json:"evicted"`
 	Entries   []MemoryEntry `json:"entries"`
 }
 
-// MemoryEntry is one fact with the journal positions it came from.
+// Eviction is what the 500-entry cap dropped when a revision was written: Count entries, EntryIDs their ids (least
+// recently confirmed first).
+type Eviction struct {
+	Count    int     `json:"count"`
+	EntryIDs []int64 `json:"entry_ids"`
+}
+
+// MemoryEntry is one fact with the journal positions it came from. EntryNo is its place in the revision; EntryID
+// its stable id in the scope, kept while the entry is carried over, restated or superseded (nil for an entry an
+// older server build wrote).
 type MemoryEntry struct {
 	EntryNo         int32   `json:"entry_no"`
+	EntryID         *int64  `json:"entry_id"`
 	Content         string  `json:"content"`
 	SourcePositions []int64 `json:"source_positions"`
 	// Score is the relevance to the query (SearchMemory only; higher is better).
 	Score *float64 `json:"score,omitempty"`
 }
 
-// MemoryRevisionRecord is one Memory revision: the journal positions (WindowAfter, WindowThrough] it consumed and
-// the operation that wrote it.
+// MemoryRevisionRecord is one Memory revision: the journal positions (WindowAfter, WindowThrough] it consumed, the
+// operation that wrote it and what the entry cap evicted (nil for a revision an older server build wrote).
 type MemoryRevisionRecord struct {
 	Revision      int64     `json:"revision"`
 	CreatedAt     time.Time `json:"created_at"`
@@ -173,6 +185,7 @@ type MemoryRevisionRecord struct {
 	WindowAfter   int64     `json:"window_after"`
 	WindowThrough int64     `json:"window_through"`
 	OperationID   string    `json:"operation_id"`
+	Evicted       *Eviction `json:"evicted"`
 }
 
 // MemoryRevisionList is a page of revisions, newest first; NextCursor is nil on the last page.
@@ -191,7 +204,8 @@ type MemoryDiff struct {
 	Changed []MemoryEntryPair `json:"changed"`
 }
 
-// MemoryEntryPair is one fact in both revisions whose text or source positions differ.
+// MemoryEntryPair is one fact in both revisions (the same EntryID when both have ids) whose text or source
+// positions differ.
 type MemoryEntryPair struct {
 	From MemoryEntry `json:"from"`
 	To   MemoryEntry `json:"to"`
@@ -207,10 +221,12 @@ type Context struct {
 	Items      []ContextItem `json:"items"`
 }
 
-// ContextItem is a Memory entry (Type "memory", EntryNo) or an approved lesson (Type "lesson", CandidateID, Title).
+// ContextItem is a Memory entry (Type "memory", EntryNo, EntryID unless an older server build wrote it) or an
+// approved lesson (Type "lesson", CandidateID, Title).
 type ContextItem struct {
 	Type            string  `json:"type"`
 	EntryNo         *int32  `json:"entry_no,omitempty"`
+	EntryID         *int64  `json:"entry_id,omitempty"`
 	CandidateID     *string `json:"candidate_id,omitempty"`
 	Title           *string `json:"title,omitempty"`
 	Content         string  `json:"content"`

@@ -218,6 +218,9 @@ type Queries interface {
 	// Memory revisions (domain; also the commit counter of the ledger's concurrency tests).
 	MemoryRevisionInsert(ctx context.Context, r MemoryRevision) error
 	MemoryRevisionLatest(ctx context.Context, scopeID string) (MemoryRevision, error)
+	// MemoryRevisionLatestWithEntryIDs returns the newest revision of a scope that records entry ids (its
+	// EvictedEntryIDs is not NULL); ErrNotFound if none does: no revision, or only revisions an older build wrote.
+	MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID string) (MemoryRevision, error)
 	// MemoryRevisionGet returns one revision (ErrNotFound if it does not exist or was purged).
 	MemoryRevisionGet(ctx context.Context, p MemoryRevisionGetParams) (MemoryRevision, error)
 	// MemoryRevisionList returns up to p.Limit revisions of a scope below p.BeforeRevision, newest first.
@@ -631,6 +634,12 @@ type MemoryRevision struct {
 	WindowThrough    int64
 	EntryCount       int32
 	CreatedAt        time.Time
+	// LastEntryID is the highest entry id the scope had given out when the revision was written (0 = NULL: none
+	// yet, or a revision an older build wrote); the next new entry gets LastEntryID + 1 (docs/memory.md#entry-ids).
+	LastEntryID int64
+	// EvictedEntryIDs is the JSON array of the ids the entry cap dropped from this revision (docs/memory.md#eviction);
+	// nil = NULL: a revision an older build wrote, which recorded nothing (and no ids).
+	EvictedEntryIDs []byte
 }
 
 // MemoryRevisionGetParams names one revision of a scope.
@@ -684,6 +693,9 @@ type MemoryEntry struct {
 	Content         string
 	SourcePositions []byte // JSON array of journal positions
 	CreatedAt       time.Time
+	// EntryID is the entry's stable id within its scope, kept across revisions (docs/memory.md#entry-ids); 0 = NULL:
+	// an entry written before ids existed or by an older build.
+	EntryID int64
 }
 
 // ExperienceCandidate is one row of pc_experience_candidates.

@@ -16,7 +16,7 @@ import (
 )
 
 // fakeProvider is an OpenAI-compatible chat-completions server: random latency, a share of retryable failures
-// (500 or 429), and otherwise valid strict-JSON answers for memory extraction ("memory_facts") and experience
+// (500 or 429), and otherwise valid strict-JSON answers for memory extraction ("memory_operations") and experience
 // incubation ("experience_candidates") that cite only positions of the request's window.
 type fakeProvider struct {
 	srv        *httptest.Server
@@ -134,14 +134,19 @@ func (f *fakeProvider) answer(w http.ResponseWriter, schema string, win fakeWind
 	pick := win.Window[rand.IntN(len(win.Window))].Position
 	var content any
 	switch schema {
-	case "memory_facts":
+	case "memory_operations":
 		f.memoryAnswers.Add(1)
-		// A handful of distinct facts per scope, so merged memory stays small while positions accumulate.
-		entries := []map[string]any{{"content": fmt.Sprintf("Fact %d holds for this project.", first%5), "source_positions": []int64{first}}}
-		if pick != first {
-			entries = append(entries, map[string]any{"content": fmt.Sprintf("Fact %d holds for this project.", pick%5), "source_positions": []int64{pick}})
+		// A handful of distinct facts per scope, so merged memory stays small while positions accumulate: an add
+		// whose text an entry already states restates that entry.
+		add := func(n, pos int64) map[string]any {
+			return map[string]any{"op": "add", "entry_id": nil, "content": fmt.Sprintf("Fact %d holds for this project.", n%5),
+				"source_positions": []int64{pos}}
 		}
-		content = map[string]any{"entries": entries}
+		ops := []map[string]any{add(first, first)}
+		if pick != first {
+			ops = append(ops, add(pick, pick))
+		}
+		content = map[string]any{"operations": ops}
 	case "experience_candidates":
 		f.lessonAnswers.Add(1)
 		// Exactly one lesson per window, citing the window's first position: one candidate = one commit.

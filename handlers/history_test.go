@@ -1,10 +1,14 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/db"
 )
 
 func TestMemoryHistoryRoutes(t *testing.T) {
@@ -31,6 +35,7 @@ func TestMemoryHistoryRoutes(t *testing.T) {
 	require.Regexp(t, timeRE, first["created_at"])
 	require.NotEmpty(t, first["operation_id"])
 	require.Equal(t, "2", m["next_cursor"])
+	require.Equal(t, map[string]any{"count": float64(0), "entry_ids": []any{}}, first["evicted"])
 	r = e.get("/v1/memory/revisions?scope_id=h&limit=2&cursor=2")
 	m = r.json(t)
 	require.Len(t, m["items"].([]any), 1)
@@ -45,6 +50,8 @@ func TestMemoryHistoryRoutes(t *testing.T) {
 	m = r.json(t)
 	require.Equal(t, float64(1), m["revision"])
 	require.Len(t, m["entries"].([]any), 1)
+	require.Equal(t, float64(1), m["entries"].([]any)[0].(map[string]any)["entry_id"])
+	require.Equal(t, map[string]any{"count": float64(0), "entry_ids": []any{}}, m["evicted"])
 	e.get("/v1/memory?scope_id=h&revision=9").requireError(t, http.StatusNotFound, CodeRevisionNotFound)
 	e.get("/v1/memory?scope_id=h&revision=0").requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
 
@@ -61,12 +68,34 @@ func TestMemoryHistoryRoutes(t *testing.T) {
 	ch := changed[0].(map[string]any)
 	require.Equal(t, []any{float64(1)}, ch["from"].(map[string]any)["source_positions"])
 	require.Equal(t, []any{float64(1), float64(3)}, ch["to"].(map[string]any)["source_positions"])
+	require.Equal(t, float64(1), ch["from"].(map[string]any)["entry_id"], "matched by id")
+	require.Equal(t, float64(1), ch["to"].(map[string]any)["entry_id"])
 
 	r = e.get("/v1/memory/diff?scope_id=h&from=0&to=2")
 	m = r.json(t)
 	require.Len(t, m["added"].([]any), 2)
 	require.Empty(t, m["changed"])
 	e.get("/v1/memory/diff?scope_id=h&from=1&to=7").requireError(t, http.StatusNotFound, CodeRevisionNotFound)
+
+	// A revision an older build wrote: its entries have no id and it records no eviction.
+	require.NoError(t, e.store.InTx(context.Background(), func(ctx context.Context, q db.Queries) error {
+		now, err := q.DBNow(ctx)
+		require.NoError(t, err)
+		require.NoError(t, q.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: "h", Revision: 4, WorkID: uuid.NewString(),
+			CursorGeneration: 1, WindowAfter: 3, WindowThrough: 3, EntryCount: 1, CreatedAt: now}))
+		return q.MemoryEntryInsert(ctx, db.MemoryEntry{ScopeID: "h", Revision: 4, EntryNo: 1, Content: "Alice owns billing.",
+			SourcePositions: []byte(`[2]`), CreatedAt: now})
+	}))
+	m = e.get("/v1/memory?scope_id=h").json(t)
+	require.Nil(t, m["evicted"])
+	require.Nil(t, m["entries"].([]any)[0].(map[string]any)["entry_id"])
+	require.Contains(t, m["entries"].([]any)[0].(map[string]any), "entry_id")
+	require.Nil(t, e.get("/v1/memory/revisions?scope_id=h&limit=1").json(t)["items"].([]any)[0].(map[string]any)["evicted"])
+	m = e.get("/v1/memory/diff?scope_id=h").json(t)
+	require.Len(t, m["removed"].([]any), 1, "matched by text: only the Staging fact left")
+	require.Empty(t, m["added"])
+	item := e.get("/v1/context?scope_id=h").json(t)["items"].([]any)[0].(map[string]any)
+	require.NotContains(t, item, "entry_id")
 	e.get("/v1/memory/diff?scope_id=h&to=x").requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
 	e.get("/v1/memory/revisions?scope_id=h&cursor=abc").requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
 	e.get("/v1/memory/revisions?scope_id=").requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
@@ -94,6 +123,7 @@ func TestContextRoute(t *testing.T) {
 	require.Equal(t, "memory", first["type"])
 	require.Contains(t, first["content"], "Staging uses PostgreSQL 17")
 	require.Greater(t, first["score"], 0.0)
+	require.Equal(t, float64(3), first["entry_id"], "after the two task outcomes, which Memory read first")
 	var lessons []string
 	for _, it := range got {
 		if it := it.(map[string]any); it["type"] == "lesson" {

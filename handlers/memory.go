@@ -45,17 +45,36 @@ type FlushAccepted struct {
 }
 
 // MemoryResponse is a scope's current Memory (GET /v1/memory) or the matching entries of it
-// (GET /v1/memory/search). revision and created_at are null while nothing was committed.
+// (GET /v1/memory/search). revision and created_at are null while nothing was committed; evicted is null then too,
+// and for a revision an older build wrote.
 type MemoryResponse struct {
 	ScopeID   string        `json:"scope_id"`
 	Revision  *int64        `json:"revision"`
 	CreatedAt *Time         `json:"created_at"`
+	Evicted   *Eviction     `json:"evicted"`
 	Entries   []MemoryEntry `json:"entries"`
 }
 
-// MemoryEntry is one fact of a Memory revision with the journal positions it came from.
+// Eviction is what the 500-entry cap dropped when a revision was written (docs/memory.md#eviction): how many
+// entries, and their ids, least recently confirmed first.
+type Eviction struct {
+	Count    int     `json:"count"`
+	EntryIDs []int64 `json:"entry_ids"`
+}
+
+func eviction(ids []int64) *Eviction {
+	if ids == nil {
+		return nil
+	}
+	return &Eviction{Count: len(ids), EntryIDs: ids}
+}
+
+// MemoryEntry is one fact of a Memory revision with the journal positions it came from. entry_no is its place in
+// the revision; entry_id its stable id in the scope (docs/memory.md#entry-ids), null for an entry an older build
+// wrote.
 type MemoryEntry struct {
 	EntryNo         int32           `json:"entry_no"`
+	EntryID         *int64          `json:"entry_id"`
 	Content         string          `json:"content"`
 	SourcePositions json.RawMessage `json:"source_positions"`
 	// Score is the BM25 relevance to the query (GET /v1/memory/search only).
@@ -172,15 +191,24 @@ func flushWait(prefer []string, def, max time.Duration) time.Duration {
 	return wait
 }
 
+// entryID is an entry's id for an answer: nil (null) when it has none.
+func entryID(e db.MemoryEntry) *int64 {
+	if e.EntryID == 0 {
+		return nil
+	}
+	id := e.EntryID
+	return &id
+}
+
 func memoryResponse(m memory.Memory) MemoryResponse {
-	out := MemoryResponse{ScopeID: m.ScopeID, Entries: make([]MemoryEntry, 0, len(m.Entries))}
+	out := MemoryResponse{ScopeID: m.ScopeID, Entries: make([]MemoryEntry, 0, len(m.Entries)), Evicted: eviction(m.Evicted)}
 	if m.Revision > 0 {
 		rev := m.Revision
 		out.Revision = &rev
 		out.CreatedAt = optTime(m.CreatedAt)
 	}
 	for i, e := range m.Entries {
-		entry := MemoryEntry{EntryNo: e.EntryNo, Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")}
+		entry := MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")}
 		if i < len(m.Scores) {
 			score := m.Scores[i]
 			entry.Score = &score
@@ -238,14 +266,16 @@ func (s *server) searchMemory(c echo.Context) error {
 }
 
 // MemoryRevisionRecord is one revision in GET /v1/memory/revisions: the window of journal positions
-// (window_after, window_through] it consumed and the memory_flush or memory_redact operation that wrote it.
+// (window_after, window_through] it consumed, the memory_flush or memory_redact operation that wrote it, and what
+// the entry cap evicted (null for a revision an older build wrote).
 type MemoryRevisionRecord struct {
-	Revision      int64  `json:"revision"`
-	CreatedAt     Time   `json:"created_at"`
-	EntryCount    int32  `json:"entry_count"`
-	WindowAfter   int64  `json:"window_after"`
-	WindowThrough int64  `json:"window_through"`
-	OperationID   string `json:"operation_id"`
+	Revision      int64     `json:"revision"`
+	CreatedAt     Time      `json:"created_at"`
+	EntryCount    int32     `json:"entry_count"`
+	WindowAfter   int64     `json:"window_after"`
+	WindowThrough int64     `json:"window_through"`
+	OperationID   string    `json:"operation_id"`
+	Evicted       *Eviction `json:"evicted"`
 }
 
 // MemoryRevisionList is the answer of GET /v1/memory/revisions: newest first; next_cursor is null on the last page.
@@ -293,7 +323,7 @@ func (s *server) listMemoryRevisions(c echo.Context) error {
 		if i < int(limit) {
 			if kept, err = pg.add(MemoryRevisionRecord{Revision: r.Revision, CreatedAt: Time(r.CreatedAt),
 				EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough,
-				OperationID: r.WorkID}); err != nil {
+				OperationID: r.WorkID, Evicted: eviction(memory.EvictedIDs(r))}); err != nil {
 				return err
 			}
 		}
@@ -326,7 +356,7 @@ type MemoryDiffEntry struct {
 func diffEntries(es []db.MemoryEntry) []MemoryEntry {
 	out := make([]MemoryEntry, 0, len(es))
 	for _, e := range es {
-		out = append(out, MemoryEntry{EntryNo: e.EntryNo, Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")})
+		out = append(out, MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")})
 	}
 	return out
 }
@@ -380,10 +410,12 @@ type ContextResponse struct {
 	Items      []ContextItem `json:"items"`
 }
 
-// ContextItem is one Memory entry (type memory, entry_no) or approved lesson (type lesson, candidate_id, title).
+// ContextItem is one Memory entry (type memory, entry_no, entry_id unless an older build wrote it) or approved
+// lesson (type lesson, candidate_id, title).
 type ContextItem struct {
 	Type            string          `json:"type"`
 	EntryNo         *int32          `json:"entry_no,omitempty"`
+	EntryID         *int64          `json:"entry_id,omitempty"`
 	CandidateID     *string         `json:"candidate_id,omitempty"`
 	Title           *string         `json:"title,omitempty"`
 	Content         string          `json:"content"`
@@ -429,6 +461,7 @@ func contextResponse(got memory.Assembled) ContextResponse {
 		if it.Kind == memory.ItemMemory {
 			n := it.EntryNo
 			item.EntryNo = &n
+			item.EntryID = entryID(db.MemoryEntry{EntryID: it.EntryID})
 		} else {
 			id, title := it.CandidateID, it.Title
 			item.CandidateID, item.Title = &id, &title

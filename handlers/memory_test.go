@@ -169,7 +169,7 @@ func TestMemoryReads(t *testing.T) {
 	e := newEnv(t)
 	r := e.get("/v1/memory?scope_id=nothing")
 	require.Equal(t, http.StatusOK, r.Code)
-	require.Equal(t, map[string]any{"scope_id": "nothing", "revision": nil, "created_at": nil, "entries": []any{}}, r.json(t))
+	require.Equal(t, map[string]any{"scope_id": "nothing", "revision": nil, "created_at": nil, "evicted": nil, "entries": []any{}}, r.json(t))
 
 	for _, tc := range []struct{ target, field string }{
 		{"/v1/memory", "scope_id"},

@@ -230,13 +230,13 @@ func TestContractCheckDetectsDrift(t *testing.T) {
 	spec := loadSpec(t)
 	req := httptest.NewRequest(http.MethodGet, "/v1/memory?scope_id=s", nil)
 	h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"r1"}}
-	ok := `{"scope_id":"s","revision":null,"created_at":null,"entries":[]}`
+	ok := `{"scope_id":"s","revision":null,"created_at":null,"evicted":null,"entries":[]}`
 	require.Empty(t, spec.Check(apitest.Exchange{Request: req, Status: 200, Header: h, Body: []byte(ok)}))
 	for name, x := range map[string]apitest.Exchange{
 		"undocumented field": {Request: req, Status: 200, Header: h,
-			Body: []byte(`{"scope_id":"s","revision":null,"created_at":null,"entries":[],"extra":1}`)},
+			Body: []byte(`{"scope_id":"s","revision":null,"created_at":null,"evicted":null,"entries":[],"extra":1}`)},
 		"missing field":       {Request: req, Status: 200, Header: h, Body: []byte(`{"scope_id":"s","entries":[]}`)},
-		"wrong time format":   {Request: req, Status: 200, Header: h, Body: []byte(`{"scope_id":"s","revision":1,"created_at":"2026-01-01T00:00:00Z","entries":[]}`)},
+		"wrong time format":   {Request: req, Status: 200, Header: h, Body: []byte(`{"scope_id":"s","revision":1,"created_at":"2026-01-01T00:00:00Z","evicted":null,"entries":[]}`)},
 		"undocumented status": {Request: req, Status: 409, Header: h, Body: []byte(`{"error":{"code":"operation_conflict","message":"m","details":null}}`)},
 		"unknown error code":  {Request: req, Status: 422, Header: h, Body: []byte(`{"error":{"code":"nope","message":"m","details":null}}`)},
 		"no request id":       {Request: req, Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(ok)},

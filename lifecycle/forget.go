@@ -303,22 +303,28 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 			return coordinator.Prepared{}, err
 		}
 	}
+	// The kept entries keep their ids (docs/memory.md#entry-ids); entries an older build wrote get theirs here.
+	identified, lastID, err := memory.WithEntryIDs(ctx, store, rev, entries)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
 	type kept struct {
+		id        int64
 		content   string
 		positions []int64
 	}
 	var next []kept
-	for _, e := range entries {
+	for _, e := range identified {
 		pos := positionsOf(e)
 		i := slices.Index(pos, p.SourcePosition)
 		switch {
 		case i < 0:
-			next = append(next, kept{e.Content, pos})
+			next = append(next, kept{e.EntryID, e.Content, pos})
 		case len(pos) == 1:
 			res.RemovedEntries++
 		default:
 			res.UpdatedEntries++
-			next = append(next, kept{e.Content, slices.Delete(pos, i, i+1)})
+			next = append(next, kept{e.EntryID, e.Content, slices.Delete(pos, i, i+1)})
 		}
 	}
 	if res.RemovedEntries+res.UpdatedEntries == 0 { // the latest revision does not cite it
@@ -345,16 +351,16 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 		if err != nil {
 			return err
 		}
-		// The revision records no window: after = through = the cursor, which does not move.
+		// The revision records no window: after = through = the cursor, which does not move; and no eviction.
 		if err := q.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: item.ScopeID, Revision: revision, WorkID: item.WorkID,
 			CursorGeneration: cur.Generation, WindowAfter: cur.Position, WindowThrough: cur.Position,
-			EntryCount: int32(len(next)), CreatedAt: now}); err != nil {
+			EntryCount: int32(len(next)), CreatedAt: now, LastEntryID: lastID, EvictedEntryIDs: []byte(`[]`)}); err != nil {
 			return err
 		}
 		for i, e := range next {
 			pos, _ := json.Marshal(e.positions)
 			if err := q.MemoryEntryInsert(ctx, db.MemoryEntry{ScopeID: item.ScopeID, Revision: revision, EntryNo: int32(i + 1),
-				Content: e.content, SourcePositions: pos, CreatedAt: now}); err != nil {
+				Content: e.content, SourcePositions: pos, CreatedAt: now, EntryID: e.id}); err != nil {
 				return err
 			}
 		}

@@ -113,6 +113,11 @@ func TestForgetSourceRedactsMemory(t *testing.T) {
 		var r lifecycle.RedactResult
 		last, err := s.MemoryRevisionLatest(ctx, "team")
 		require.NoError(t, err)
+		kept, err := s.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: "team", Revision: 4})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, kept[0].EntryID, "a redaction keeps the surviving entry's id")
+		require.EqualValues(t, 3, last.LastEntryID, "and the scope's highest id")
+		require.JSONEq(t, `[]`, string(last.EvictedEntryIDs), "and evicts nothing")
 		item, err := l.Get(ctx, last.WorkID)
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(item.ResultPayload, &r))

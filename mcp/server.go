@@ -116,7 +116,7 @@ func (t *tools) register(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        ToolGetMemory,
 		Title:       "Get a scope's memory",
-		Description: "Return the current Memory revision of a scope: its entries (facts) with the journal positions of the sources they came from. revision is null while nothing was committed.",
+		Description: "Return the current Memory revision of a scope: its entries (facts) with the journal positions of the sources they came from, and each entry's entry_id, which stays the same while the fact is restated or corrected in later revisions. revision is null while nothing was committed; evicted lists the entries the 500-entry cap dropped.",
 		InputSchema: json.RawMessage(getMemorySchema),
 		Annotations: readOnly(),
 	}, t.getMemory)
@@ -139,8 +139,8 @@ func (t *tools) register(s *sdk.Server) {
 		Name:  ToolMemoryHistory,
 		Title: "List a scope's memory revisions",
 		Description: "List a scope's Memory revisions, newest first: revision number, creation time, entry count, the " +
-			"journal window (window_after, window_through] it consumed and the operation that wrote it. Read one " +
-			"revision with get_memory and its revision argument.",
+			"journal window (window_after, window_through] it consumed, the operation that wrote it and the entries " +
+			"the 500-entry cap evicted. Read one revision with get_memory and its revision argument.",
 		Annotations: readOnly(),
 	}, t.memoryHistory)
 	sdk.AddTool(s, &sdk.Tool{
@@ -249,6 +249,7 @@ type ContextOutput struct {
 type ContextItem struct {
 	Type            string  `json:"type" jsonschema:"memory or lesson"`
 	EntryNo         int32   `json:"entry_no,omitempty"`
+	EntryID         int64   `json:"entry_id,omitempty" jsonschema:"memory items: the entry's stable id (absent for an entry an older build wrote)"`
 	CandidateID     string  `json:"candidate_id,omitempty"`
 	Title           string  `json:"title,omitempty"`
 	Content         string  `json:"content"`
@@ -272,12 +273,27 @@ type MemoryHistoryOutput struct {
 
 // MemoryRevision is one Memory revision.
 type MemoryRevision struct {
-	Revision      int64  `json:"revision"`
-	CreatedAt     string `json:"created_at"`
-	EntryCount    int32  `json:"entry_count"`
-	WindowAfter   int64  `json:"window_after" jsonschema:"the revision consumed journal positions (window_after, window_through]"`
-	WindowThrough int64  `json:"window_through"`
-	OperationID   string `json:"operation_id" jsonschema:"the memory_flush or memory_redact operation that wrote it"`
+	Revision      int64     `json:"revision"`
+	CreatedAt     string    `json:"created_at"`
+	EntryCount    int32     `json:"entry_count"`
+	WindowAfter   int64     `json:"window_after" jsonschema:"the revision consumed journal positions (window_after, window_through]"`
+	WindowThrough int64     `json:"window_through"`
+	OperationID   string    `json:"operation_id" jsonschema:"the memory_flush or memory_redact operation that wrote it"`
+	Evicted       *Eviction `json:"evicted" jsonschema:"what the 500-entry cap dropped; null for a revision an older build wrote"`
+}
+
+// Eviction is what the 500-entry cap dropped when a revision was written: how many entries, and their ids, least
+// recently confirmed first.
+type Eviction struct {
+	Count    int     `json:"count"`
+	EntryIDs []int64 `json:"entry_ids"`
+}
+
+func eviction(ids []int64) *Eviction {
+	if ids == nil {
+		return nil
+	}
+	return &Eviction{Count: len(ids), EntryIDs: ids}
 }
 
 // SearchMemoryInput is the argument object of search_memory.
@@ -292,12 +308,15 @@ type MemoryOutput struct {
 	ScopeID   string        `json:"scope_id"`
 	Revision  *int64        `json:"revision"`
 	CreatedAt *string       `json:"created_at"`
+	Evicted   *Eviction     `json:"evicted"`
 	Entries   []MemoryEntry `json:"entries"`
 }
 
-// MemoryEntry is one fact with the journal positions of the sources it came from.
+// MemoryEntry is one fact with the journal positions of the sources it came from: entry_no is its place in the
+// revision, entry_id its stable id in the scope (null for an entry an older build wrote).
 type MemoryEntry struct {
 	EntryNo         int32   `json:"entry_no"`
+	EntryID         *int64  `json:"entry_id"`
 	Content         string  `json:"content"`
 	SourcePositions []int64 `json:"source_positions"`
 	// Score is the relevance to the query (search_memory only).
@@ -419,7 +438,8 @@ func (t *tools) memoryHistory(ctx context.Context, _ *sdk.CallToolRequest, in Me
 			break
 		}
 		out.Items = append(out.Items, MemoryRevision{Revision: r.Revision, CreatedAt: formatTime(r.CreatedAt),
-			EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough, OperationID: r.WorkID})
+			EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough, OperationID: r.WorkID,
+			Evicted: eviction(memory.EvictedIDs(r))})
 	}
 	return nil, out, nil
 }
@@ -445,7 +465,7 @@ func (t *tools) getContext(ctx context.Context, _ *sdk.CallToolRequest, in GetCo
 		out.Revision = ptr(got.Revision)
 	}
 	for _, it := range got.Items {
-		out.Items = append(out.Items, ContextItem{Type: it.Kind, EntryNo: it.EntryNo, CandidateID: it.CandidateID,
+		out.Items = append(out.Items, ContextItem{Type: it.Kind, EntryNo: it.EntryNo, EntryID: it.EntryID, CandidateID: it.CandidateID,
 			Title: it.Title, Content: it.Content, SourcePositions: positions(it.SourcePositions), Score: it.Score, Tokens: it.Tokens})
 	}
 	return nil, out, nil
@@ -470,7 +490,7 @@ func (t *tools) listCandidates(ctx context.Context, _ *sdk.CallToolRequest, in L
 }
 
 func memoryOutput(m memory.Memory) MemoryOutput {
-	out := MemoryOutput{ScopeID: m.ScopeID, Entries: make([]MemoryEntry, 0, len(m.Entries))}
+	out := MemoryOutput{ScopeID: m.ScopeID, Entries: make([]MemoryEntry, 0, len(m.Entries)), Evicted: eviction(m.Evicted)}
 	if m.Revision > 0 {
 		rev := m.Revision
 		out.Revision = &rev
@@ -480,6 +500,9 @@ func memoryOutput(m memory.Memory) MemoryOutput {
 	}
 	for i, e := range m.Entries {
 		entry := MemoryEntry{EntryNo: e.EntryNo, Content: e.Content, SourcePositions: positions(e.SourcePositions)}
+		if e.EntryID > 0 {
+			entry.EntryID = ptr(e.EntryID)
+		}
 		if i < len(m.Scores) {
 			entry.Score = ptr(m.Scores[i])
 		}

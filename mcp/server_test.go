@@ -179,6 +179,8 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 	require.NotNil(t, mem.CreatedAt)
 	require.Len(t, mem.Entries, 2)
 	require.Equal(t, []int64{1}, mem.Entries[0].SourcePositions)
+	require.Equal(t, []*int64{ptr(int64(1)), ptr(int64(2))}, []*int64{mem.Entries[0].EntryID, mem.Entries[1].EntryID})
+	require.Equal(t, &mcp.Eviction{Count: 0, EntryIDs: []int64{}}, mem.Evicted)
 
 	var found mcp.MemoryOutput
 	r.ok(a, "search_memory", map[string]any{"scope_id": "team", "q": "BILLING", "limit": 5}, &found)
@@ -193,6 +195,7 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 	require.Equal(t, int64(1), hist.Items[0].Revision)
 	require.Equal(t, int64(2), hist.Items[0].WindowThrough)
 	require.NotEmpty(t, hist.Items[0].OperationID)
+	require.Equal(t, &mcp.Eviction{Count: 0, EntryIDs: []int64{}}, hist.Items[0].Evicted)
 	var r1 mcp.MemoryOutput
 	r.ok(b, "get_memory", map[string]any{"scope_id": "team", "revision": 1}, &r1)
 	require.Equal(t, mem.Entries, r1.Entries)
@@ -203,6 +206,7 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 	require.Equal(t, "memory", cx.Items[0].Type)
 	require.Contains(t, cx.Items[0].Content, "billing")
 	require.Equal(t, []int64{2}, cx.Items[0].SourcePositions)
+	require.Equal(t, int64(2), cx.Items[0].EntryID)
 	res := r.tool(b, "get_memory", map[string]any{"scope_id": "team", "revision": 7})
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content[0].Text, "revision_not_found")
@@ -511,3 +515,5 @@ func TestScopesOfTheCaller(t *testing.T) {
 		require.False(t, res.IsError)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

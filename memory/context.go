@@ -31,6 +31,7 @@ const (
 type ContextItem struct {
 	Kind            string // ItemMemory or ItemLesson
 	EntryNo         int32  // memory only
+	EntryID         int64  // memory only: the entry's stable id (0: an entry an older build wrote)
 	CandidateID     string // lesson only
 	Title           string // lesson only
 	Content         string
@@ -109,7 +110,7 @@ func (a Assembler) Assemble(ctx context.Context, scope, q string, maxTokens int)
 
 	var items []ContextItem
 	for _, e := range m.Entries {
-		items = append(items, ContextItem{Kind: ItemMemory, EntryNo: e.EntryNo, Content: e.Content,
+		items = append(items, ContextItem{Kind: ItemMemory, EntryNo: e.EntryNo, EntryID: e.EntryID, Content: e.Content,
 			SourcePositions: e.SourcePositions, Score: memScore[e.EntryNo], Tokens: EstimateTokens(e.Content)})
 	}
 	for i, l := range lessons {

@@ -71,8 +71,8 @@ func (f *Flusher) idle(ctx context.Context, scope string) (FlushOutcome, error) 
 	if err != nil {
 		return FlushOutcome{}, err
 	}
-	if latest > 0 {
-		out.Result.Memory = &RevisionResult{Revision: latest}
+	if latest.Revision > 0 {
+		out.Result.Memory = &RevisionResult{Revision: latest.Revision}
 	}
 	return out, nil
 }

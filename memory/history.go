@@ -18,6 +18,10 @@ var ErrRevisionNotFound = errors.New("memory: revision not found")
 // MaxHistoryLimit is the largest page of Revisions.
 const MaxHistoryLimit = 100
 
+// EvictedIDs reads the ids a revision's entry cap dropped (docs/memory.md#eviction): nil when the revision does not
+// record them (an older build wrote it), never nil otherwise.
+func EvictedIDs(r db.MemoryRevision) []int64 { return evictedOf(r) }
+
 // Revisions returns up to limit revisions of a scope below before (0 = from the newest), newest first. limit may
 // exceed MaxHistoryLimit by one, so a caller can tell whether another page follows.
 func (r Reader) Revisions(ctx context.Context, scope string, before int64, limit int) ([]db.MemoryRevision, error) {
@@ -49,7 +53,7 @@ func (r Reader) At(ctx context.Context, scope string, revision int64) (Memory, e
 	if err != nil {
 		return Memory{}, err
 	}
-	return Memory{ScopeID: scope, Revision: revision, CreatedAt: rev.CreatedAt, Entries: entries}, nil
+	return Memory{ScopeID: scope, Revision: revision, CreatedAt: rev.CreatedAt, Entries: entries, Evicted: evictedOf(rev)}, nil
 }
 
 // Diff is what changed in a scope's Memory from one revision to another.
@@ -66,9 +70,12 @@ type Change struct {
 	From, To db.MemoryEntry
 }
 
-// Diff compares two revisions of a scope. Entries are matched by their fact key: the content lowercased, with
+// Diff compares two revisions of a scope (docs/memory.md#diff). When every entry of both has an id, entries are
+// matched by id: an entry kept, restated or superseded is the same entry, Changed when its text or positions differ.
+// Otherwise (a revision an older build wrote) they are matched by their fact key: the content lowercased, with
 // whitespace collapsed and trailing punctuation ignored (the key the local extractor de-duplicates on); a matched
-// pair whose text or positions differ is Changed, and so is an entry superseded in place (pairSuperseded). from may be 0 (the empty Memory before the first revision).
+// pair whose text or positions differ is Changed, and so is an entry superseded in place (pairSuperseded). from may
+// be 0 (the empty Memory before the first revision).
 func (r Reader) Diff(ctx context.Context, scope string, from, to int64) (Diff, error) {
 	if err := sources.ValidateScope(scope); err != nil {
 		return Diff{}, err
@@ -88,6 +95,10 @@ func (r Reader) Diff(ctx context.Context, scope string, from, to int64) (Diff, e
 	}
 	if d.To, err = r.At(ctx, scope, to); err != nil {
 		return Diff{}, err
+	}
+	if HasEntryIDs(d.From.Entries) && HasEntryIDs(d.To.Entries) {
+		diffByID(&d)
+		return d, nil
 	}
 	old := make(map[string][]db.MemoryEntry, len(d.From.Entries))
 	for _, e := range d.From.Entries {
@@ -114,6 +125,30 @@ func (r Reader) Diff(ctx context.Context, scope string, from, to int64) (Diff, e
 	}
 	pairSuperseded(&d)
 	return d, nil
+}
+
+// diffByID matches the entries of d.From and d.To by id.
+func diffByID(d *Diff) {
+	old := make(map[int64]db.MemoryEntry, len(d.From.Entries))
+	for _, e := range d.From.Entries {
+		old[e.EntryID] = e
+	}
+	for _, e := range d.To.Entries {
+		prev, ok := old[e.EntryID]
+		if !ok {
+			d.Added = append(d.Added, e)
+			continue
+		}
+		delete(old, e.EntryID)
+		if prev.Content != e.Content || !bytes.Equal(prev.SourcePositions, e.SourcePositions) {
+			d.Changed = append(d.Changed, Change{From: prev, To: e})
+		}
+	}
+	for _, e := range d.From.Entries {
+		if _, gone := old[e.EntryID]; gone {
+			d.Removed = append(d.Removed, e)
+		}
+	}
 }
 
 // pairSuperseded turns a removed and an added entry at the same entry number that state the same subject (the

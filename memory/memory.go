@@ -83,6 +83,11 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	if err != nil {
 		return coordinator.Prepared{}, err
 	}
+	// Entries an older build wrote have no id yet: they get theirs now, kept from this revision on.
+	existing, lastID, err := WithEntryIDs(ctx, h.Store, latest, existing)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
 	if h.MaxRequestBytes > 0 {
 		budget := h.MaxRequestBytes
 		for _, e := range existing {
@@ -94,17 +99,24 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	for _, e := range existing {
 		var pos []int64
 		_ = json.Unmarshal(e.SourcePositions, &pos)
-		req.Existing = append(req.Existing, provider.MemoryEntry{Content: e.Content, SourcePositions: pos})
+		req.Existing = append(req.Existing, provider.MemoryEntry{ID: e.EntryID, Content: e.Content, SourcePositions: pos})
 	}
 	// A window of tombstones only (forgotten Sources, docs/protocol.md#forgetting-and-erasing) has nothing to
 	// extract: the revision keeps the existing entries and no provider is asked.
-	resp := provider.ExtractMemoryResponse{Entries: req.Existing}
+	var resp provider.ExtractMemoryResponse
 	if len(req.Window) > 0 {
 		if resp, err = h.Provider.ExtractMemory(ctx, req); err != nil {
 			return coordinator.Prepared{}, err
 		}
 	}
-	revision := latest + 1
+	// The operations apply to the current revision (read above; only this lane writes revisions, so it is still the
+	// current one at commit): the result is the complete next revision (docs/memory.md#operations).
+	next, err := provider.ApplyOps(req, resp.Ops, lastID)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
+	revision := latest.Revision + 1
+	evicted, _ := json.Marshal(next.Evicted)
 	result := FlushResult{Type: PublicKind, PreviousCursor: p.After, CurrentCursor: p.Through, HighWatermark: p.HighWatermark,
 		ProcessedSourceCount: p.Through - p.After, Memory: &RevisionResult{Revision: revision}}
 	commit := func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
@@ -115,16 +127,16 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 		// latest revision cannot move between prepare and commit.
 		if err := q.MemoryRevisionInsert(ctx, db.MemoryRevision{ScopeID: item.ScopeID, Revision: revision, WorkID: item.WorkID,
 			CursorGeneration: p.CursorGeneration, WindowAfter: p.After, WindowThrough: p.Through,
-			EntryCount: int32(len(resp.Entries)), CreatedAt: now}); err != nil {
+			EntryCount: int32(len(next.Entries)), CreatedAt: now, LastEntryID: next.LastID, EvictedEntryIDs: evicted}); err != nil {
 			if errors.Is(err, db.ErrConflict) {
 				return coordinator.NewHandlerError(coordinator.CategoryConflict, coordinator.CodeCursorChanged, false)
 			}
 			return err
 		}
-		for i, e := range resp.Entries {
+		for i, e := range next.Entries {
 			pos, _ := json.Marshal(e.SourcePositions)
 			if err := q.MemoryEntryInsert(ctx, db.MemoryEntry{ScopeID: item.ScopeID, Revision: revision, EntryNo: int32(i + 1),
-				Content: e.Content, SourcePositions: pos, CreatedAt: now}); err != nil {
+				Content: e.Content, SourcePositions: pos, CreatedAt: now, EntryID: e.ID}); err != nil {
 				return err
 			}
 		}
@@ -149,17 +161,17 @@ func toProviderSources(srcs []db.Source) []provider.Source {
 	return out
 }
 
-// current returns the latest revision number (0 when none) and its entries.
-func current(ctx context.Context, q db.Queries, scope string) (int64, []db.MemoryEntry, error) {
+// current returns the latest revision (zero when none) and its entries.
+func current(ctx context.Context, q db.Queries, scope string) (db.MemoryRevision, []db.MemoryEntry, error) {
 	rev, err := q.MemoryRevisionLatest(ctx, scope)
 	if errors.Is(err, db.ErrNotFound) {
-		return 0, nil, nil
+		return db.MemoryRevision{}, nil, nil
 	}
 	if err != nil {
-		return 0, nil, err
+		return db.MemoryRevision{}, nil, err
 	}
 	entries, err := q.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: rev.Revision})
-	return rev.Revision, entries, err
+	return rev, entries, err
 }
 
 // Memory is a scope's current revision and its entries.
@@ -169,6 +181,20 @@ type Memory struct {
 	CreatedAt time.Time
 	Entries   []db.MemoryEntry
 	Scores    []float64 // search only: the relevance of each entry, best first
+	// Evicted are the ids of the entries the entry cap dropped when this revision was written
+	// (docs/memory.md#eviction): empty when none was, nil when the revision does not record it (an older build
+	// wrote it, or there is no revision).
+	Evicted []int64
+}
+
+// evictedOf reads a revision's evicted ids: nil when it records none (NULL), never nil otherwise.
+func evictedOf(r db.MemoryRevision) []int64 {
+	if r.EvictedEntryIDs == nil {
+		return nil
+	}
+	ids := []int64{}
+	_ = json.Unmarshal(r.EvictedEntryIDs, &ids)
+	return ids
 }
 
 // Reader reads committed Memory.
@@ -190,7 +216,7 @@ func (r Reader) Current(ctx context.Context, scope string) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	return Memory{ScopeID: scope, Revision: rev.Revision, CreatedAt: rev.CreatedAt, Entries: entries}, nil
+	return Memory{ScopeID: scope, Revision: rev.Revision, CreatedAt: rev.CreatedAt, Entries: entries, Evicted: evictedOf(rev)}, nil
 }
 
 // Search returns the entries of the latest revision that contain every term of query, ranked by relevance (Rank):

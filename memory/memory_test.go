@@ -291,7 +291,7 @@ func TestProviderKeyNeverStored(t *testing.T) {
 				fmt.Fprintf(w, `{"error":"%s %s"}`, errCanary, r.Header.Get("Authorization"))
 				return
 			}
-			fmt.Fprint(w, `{"choices":[{"message":{"content":"{\"entries\":[{\"content\":\"a fact\",\"source_positions\":[1]}]}"}}]}`)
+			fmt.Fprint(w, `{"choices":[{"message":{"content":"{\"operations\":[{\"op\":\"add\",\"entry_id\":null,\"content\":\"a fact\",\"source_positions\":[1]}]}"}}]}`)
 		}))
 		defer srv.Close()
 		oa, err := provider.NewOpenAI(provider.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", APIKey: keyCanary, Timeout: 2 * time.Second})

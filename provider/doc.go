@@ -5,9 +5,12 @@
 //
 //   - Local, the built-in deterministic extractor used by default. It needs no network and returns the same
 //     output for the same input.
-//   - OpenAI, a client for any OpenAI-compatible chat-completions endpoint. It asks for strict JSON output,
-//     checks that output, and merges new facts into the existing memory with the same helper as Local. Both
-//     providers therefore return the complete new memory.
+//   - OpenAI, a client for any OpenAI-compatible chat-completions endpoint. It shows the model the current entries
+//     with their ids, asks for a strict JSON-schema answer of operations against them, and checks that answer.
+//
+// Both answer a window with operations — add, update (supersede) or remove, by entry id, each citing the window
+// positions that justify it (MemoryOp); ApplyOps turns them into the next complete revision
+// (docs/memory.md#operations).
 //
 // WithRateLimit wraps a Provider so that every call first asks a shared (cross-replica) limiter.
 //

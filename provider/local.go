@@ -15,7 +15,8 @@ var _ Provider = (*Local)(nil)
 func (*Local) Name() string { return "local" }
 
 // ExtractMemory splits each window Source into sentences and lines, keeps the normalised fragments that look like
-// facts, and merges them into the existing memory (see mergeMemory).
+// facts, and answers the operations that merge them into the existing memory (mergeOps,
+// docs/memory.md#merge-rule).
 func (*Local) ExtractMemory(_ context.Context, req ExtractMemoryRequest) (ExtractMemoryResponse, error) {
 	var facts []MemoryEntry
 	for _, src := range sortedWindow(req.Window) {
@@ -27,7 +28,7 @@ func (*Local) ExtractMemory(_ context.Context, req ExtractMemoryRequest) (Extrac
 			facts = append(facts, MemoryEntry{Content: fact, SourcePositions: []int64{src.Position}})
 		}
 	}
-	return ExtractMemoryResponse{Entries: mergeMemory(req.Existing, facts)}, nil
+	return ExtractMemoryResponse{Ops: mergeOps(req.Existing, facts)}, nil
 }
 
 // IncubateExperience proposes one Lesson per task-outcome Source, in journal order. The title is the first

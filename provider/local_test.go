@@ -10,6 +10,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// extract runs the local extractor and applies its operations (ApplyOps), giving the existing entries without an
+// id the ids 1, 2, … first; new entries get the next ids.
+func extract(t *testing.T, req ExtractMemoryRequest) []MemoryEntry {
+	t.Helper()
+	req.Existing = withIDs(req.Existing)
+	resp, err := NewLocal().ExtractMemory(context.Background(), req)
+	require.NoError(t, err)
+	applied, err := ApplyOps(req, resp.Ops, int64(len(req.Existing)))
+	require.NoError(t, err)
+	return applied.Entries
+}
+
+// withIDs returns a copy of entries with ids 1, 2, … where they have none.
+func withIDs(entries []MemoryEntry) []MemoryEntry {
+	out := make([]MemoryEntry, len(entries))
+	for i, e := range entries {
+		if e.ID == 0 {
+			e.ID = int64(i + 1)
+		}
+		out[i] = e
+	}
+	return out
+}
+
 func TestLocalName(t *testing.T) {
 	require.Equal(t, "local", NewLocal().Name())
 }
@@ -25,6 +49,7 @@ func TestLocalExtractMemoryDeterministic(t *testing.T) {
 			{Position: 2, Type: "message", Content: "   the   SERVICE uses go   \n\n Tests   run in CI. x"},
 		},
 	}
+	req.Existing = withIDs(req.Existing)
 	l := NewLocal()
 	first, err := l.ExtractMemory(context.Background(), req)
 	require.NoError(t, err)
@@ -33,12 +58,18 @@ func TestLocalExtractMemoryDeterministic(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, first, again)
 	}
+	require.Equal(t, []MemoryOp{
+		{Op: OpUpdate, EntryID: 1, Content: "The service uses Go.", SourcePositions: []int64{2}},
+		{Op: OpAdd, Content: "Tests run in CI.", SourcePositions: []int64{2}},
+		{Op: OpAdd, Content: "Deploys happen on Fridays.", SourcePositions: []int64{3}},
+		{Op: OpAdd, Content: "The team prefers SQLite!", SourcePositions: []int64{3}},
+	}, first.Ops, "a restatement is an update keeping the text; new facts are adds")
 	require.Equal(t, []MemoryEntry{
-		{Content: "The service uses Go.", SourcePositions: []int64{1, 2}},
-		{Content: "Tests run in CI.", SourcePositions: []int64{2}},
-		{Content: "Deploys happen on Fridays.", SourcePositions: []int64{3}},
-		{Content: "The team prefers SQLite!", SourcePositions: []int64{3}},
-	}, first.Entries, "journal order, short fragments dropped, bullets trimmed, duplicates merged")
+		{ID: 1, Content: "The service uses Go.", SourcePositions: []int64{1, 2}},
+		{ID: 2, Content: "Tests run in CI.", SourcePositions: []int64{2}},
+		{ID: 3, Content: "Deploys happen on Fridays.", SourcePositions: []int64{3}},
+		{ID: 4, Content: "The team prefers SQLite!", SourcePositions: []int64{3}},
+	}, extract(t, req), "journal order, short fragments dropped, bullets trimmed, duplicates merged")
 }
 
 func TestLocalExtractMemoryDedupe(t *testing.T) {
@@ -54,13 +85,11 @@ func TestLocalExtractMemoryDedupe(t *testing.T) {
 			{Position: 10, Content: "alpha fact here"},
 		},
 	}
-	resp, err := NewLocal().ExtractMemory(context.Background(), req)
-	require.NoError(t, err)
 	require.Equal(t, []MemoryEntry{
-		{Content: "Alpha fact here", SourcePositions: []int64{3, 7, 8, 10}},
-		{Content: "beta fact here.", SourcePositions: []int64{4, 9}},
-		{Content: "Gamma fact here.", SourcePositions: []int64{8, 9}},
-	}, resp.Entries)
+		{ID: 1, Content: "Alpha fact here", SourcePositions: []int64{3, 7, 8, 10}},
+		{ID: 2, Content: "beta fact here.", SourcePositions: []int64{4, 9}},
+		{ID: 3, Content: "Gamma fact here.", SourcePositions: []int64{8, 9}},
+	}, extract(t, req))
 	// The input is not modified.
 	require.Equal(t, []int64{7, 3, 3}, existing[0].SourcePositions)
 	require.Equal(t, []int64{4}, existing[1].SourcePositions)
@@ -69,8 +98,12 @@ func TestLocalExtractMemoryDedupe(t *testing.T) {
 func TestLocalExtractMemoryEmptyWindow(t *testing.T) {
 	resp, err := NewLocal().ExtractMemory(context.Background(), ExtractMemoryRequest{})
 	require.NoError(t, err)
-	require.NotNil(t, resp.Entries)
-	require.Empty(t, resp.Entries)
+	require.NotNil(t, resp.Ops)
+	require.Empty(t, resp.Ops)
+	existing := withIDs([]MemoryEntry{{Content: "Kept as it is.", SourcePositions: []int64{1}}})
+	applied, err := ApplyOps(ExtractMemoryRequest{Existing: existing}, resp.Ops, 1)
+	require.NoError(t, err)
+	require.Equal(t, Applied{Entries: existing, Evicted: []int64{}, LastID: 1}, applied)
 }
 
 func TestLocalExtractMemoryCaps(t *testing.T) {
@@ -86,14 +119,13 @@ func TestLocalExtractMemoryCaps(t *testing.T) {
 			{Position: 1002, Content: long},
 		},
 	}
-	resp, err := NewLocal().ExtractMemory(context.Background(), req)
-	require.NoError(t, err)
-	require.Len(t, resp.Entries, MaxMemoryEntries)
-	require.Equal(t, "existing fact 3", resp.Entries[0].Content, "the three oldest are dropped")
-	n := len(resp.Entries)
-	require.Equal(t, "new fact one.", resp.Entries[n-3].Content)
-	require.Equal(t, "new fact two.", resp.Entries[n-2].Content)
-	last := resp.Entries[n-1]
+	entries := extract(t, req)
+	require.Len(t, entries, MaxMemoryEntries)
+	require.Equal(t, "existing fact 3", entries[0].Content, "the three oldest are dropped")
+	n := len(entries)
+	require.Equal(t, "new fact one.", entries[n-3].Content)
+	require.Equal(t, "new fact two.", entries[n-2].Content)
+	last := entries[n-1]
 	require.LessOrEqual(t, len(last.Content), MaxEntryBytes)
 	require.True(t, strings.HasPrefix(long, last.Content))
 	require.Equal(t, []int64{1002}, last.SourcePositions)
@@ -103,13 +135,12 @@ func TestLocalExtractMemoryUTF8Safety(t *testing.T) {
 	// 999 ASCII bytes then a 4-byte rune: cutting at 1,000 bytes must not split it.
 	content := strings.Repeat("a", 999) + "😀" + strings.Repeat("é", 10)
 	invalid := "broken \xff\xfe bytes here"
-	resp, err := NewLocal().ExtractMemory(context.Background(), ExtractMemoryRequest{
+	entries := extract(t, ExtractMemoryRequest{
 		Window: []Source{{Position: 1, Content: content}, {Position: 2, Content: invalid}},
 	})
-	require.NoError(t, err)
-	require.Len(t, resp.Entries, 2)
-	require.Equal(t, strings.Repeat("a", 999), resp.Entries[0].Content)
-	for _, e := range resp.Entries {
+	require.Len(t, entries, 2)
+	require.Equal(t, strings.Repeat("a", 999), entries[0].Content)
+	for _, e := range entries {
 		require.True(t, utf8.ValidString(e.Content))
 		require.LessOrEqual(t, len(e.Content), MaxEntryBytes)
 	}
@@ -168,31 +199,29 @@ func TestLocalExtractMemorySupersedes(t *testing.T) {
 		{Content: "The deploy script lives in ops/deploy.sh.", SourcePositions: []int64{3}},
 		{Content: "Alice owns billing.", SourcePositions: []int64{4}},
 	}
-	resp, err := NewLocal().ExtractMemory(context.Background(), ExtractMemoryRequest{Existing: existing, Window: []Source{
+	entries := extract(t, ExtractMemoryRequest{Existing: existing, Window: []Source{
 		{Position: 5, Content: "Staging uses PostgreSQL 17. 用户每天早上九点开会。"},
 		{Position: 6, Content: "The deploy script lives in ops/release.sh. Alice owns payroll."},
 	}})
-	require.NoError(t, err)
 	require.Equal(t, []MemoryEntry{
-		{Content: "Staging uses PostgreSQL 17.", SourcePositions: []int64{5}},
-		{Content: "用户每天早上九点开会。", SourcePositions: []int64{5}},
-		{Content: "The deploy script lives in ops/release.sh.", SourcePositions: []int64{6}},
-		{Content: "Alice owns billing.", SourcePositions: []int64{4}},
-		{Content: "Alice owns payroll.", SourcePositions: []int64{6}},
-	}, resp.Entries)
+		{ID: 1, Content: "Staging uses PostgreSQL 17.", SourcePositions: []int64{5}},
+		{ID: 2, Content: "用户每天早上九点开会。", SourcePositions: []int64{5}},
+		{ID: 3, Content: "The deploy script lives in ops/release.sh.", SourcePositions: []int64{6}},
+		{ID: 4, Content: "Alice owns billing.", SourcePositions: []int64{4}},
+		{ID: 5, Content: "Alice owns payroll.", SourcePositions: []int64{6}},
+	}, entries, "a superseded entry keeps its id")
 	require.Equal(t, "Staging uses PostgreSQL 16.", existing[0].Content, "the input is not modified")
 
 	// Within one window the later statement wins; numbers inside a spaced sentence name different things.
-	resp, err = NewLocal().ExtractMemory(context.Background(), ExtractMemoryRequest{Window: []Source{
+	entries = extract(t, ExtractMemoryRequest{Window: []Source{
 		{Position: 1, Content: "Snapshot retention is 7."}, {Position: 2, Content: "Snapshot retention is 30."},
 		{Position: 3, Content: "Ticket 42 is blocked."}, {Position: 4, Content: "Ticket 43 is blocked."},
 	}})
-	require.NoError(t, err)
 	require.Equal(t, []MemoryEntry{
-		{Content: "Snapshot retention is 30.", SourcePositions: []int64{2}},
-		{Content: "Ticket 42 is blocked.", SourcePositions: []int64{3}},
-		{Content: "Ticket 43 is blocked.", SourcePositions: []int64{4}},
-	}, resp.Entries)
+		{ID: 1, Content: "Snapshot retention is 30.", SourcePositions: []int64{2}},
+		{ID: 2, Content: "Ticket 42 is blocked.", SourcePositions: []int64{3}},
+		{ID: 3, Content: "Ticket 43 is blocked.", SourcePositions: []int64{4}},
+	}, entries)
 }
 
 // TestLocalExtractMemoryEvictsLeastRecentlyConfirmed: past the cap the entries dropped are those confirmed least
@@ -204,13 +233,20 @@ func TestLocalExtractMemoryEvictsLeastRecentlyConfirmed(t *testing.T) {
 			SourcePositions: []int64{int64(i + 1)}})
 	}
 	first := existing[0].Content
-	resp, err := NewLocal().ExtractMemory(context.Background(), ExtractMemoryRequest{Existing: existing, Window: []Source{
+	req := ExtractMemoryRequest{Existing: withIDs(existing), Window: []Source{
 		{Position: 1001, Content: first + ".\nA brand new fact."},
-	}})
+	}}
+	resp, err := NewLocal().ExtractMemory(context.Background(), req)
 	require.NoError(t, err)
-	require.Len(t, resp.Entries, MaxMemoryEntries)
-	require.Equal(t, first, resp.Entries[0].Content, "restated, so confirmed most recently")
-	require.Equal(t, []int64{1, 1001}, resp.Entries[0].SourcePositions)
-	require.Equal(t, existing[2].Content, resp.Entries[1].Content, "the second oldest, never restated, was dropped")
-	require.Equal(t, "A brand new fact.", resp.Entries[MaxMemoryEntries-1].Content)
+	applied, err := ApplyOps(req, resp.Ops, MaxMemoryEntries)
+	require.NoError(t, err)
+	require.Len(t, applied.Entries, MaxMemoryEntries)
+	require.Equal(t, first, applied.Entries[0].Content, "restated, so confirmed most recently")
+	require.EqualValues(t, 1, applied.Entries[0].ID)
+	require.Equal(t, []int64{1, 1001}, applied.Entries[0].SourcePositions)
+	require.Equal(t, existing[2].Content, applied.Entries[1].Content, "the second oldest, never restated, was dropped")
+	require.Equal(t, []int64{2}, applied.Evicted, "the eviction names the dropped entry's id")
+	require.Equal(t, "A brand new fact.", applied.Entries[MaxMemoryEntries-1].Content)
+	require.EqualValues(t, MaxMemoryEntries+1, applied.Entries[MaxMemoryEntries-1].ID)
+	require.EqualValues(t, MaxMemoryEntries+1, applied.LastID)
 }

@@ -73,11 +73,14 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 func (*OpenAI) Name() string { return "openai" }
 
 const memorySystemPrompt = `You maintain a long-term memory of durable facts for one project scope.
-You receive JSON with "existing_memory" (facts already remembered) and "window" (new Sources, each with a journal "position", "type", "content" and "metadata").
-Extract only NEW, durable, self-contained facts stated in the window that are not already in existing_memory: decisions, preferences, constraints, names, outcomes.
-Each fact is one short sentence. Cite in "source_positions" the positions of the window Sources the fact comes from; cite only positions present in the window.
-Do not invent facts. If there is nothing new, return an empty list.
-Answer with JSON only: {"entries":[{"content":"...","source_positions":[1]}]}`
+You receive JSON with "memory" (the facts remembered so far, each with its "entry_id" and "content") and "window" (new Sources, each with a journal "position", "type", "content" and "metadata").
+Answer with the changes the window makes to the memory, as a list of operations:
+- {"op":"add","entry_id":null,"content":"...","source_positions":[...]} for a new durable, self-contained fact stated in the window (a decision, preference, constraint, name or outcome) that no entry already says;
+- {"op":"update","entry_id":N,"content":"...","source_positions":[...]} when the window corrects or restates entry N: content is the entry's new text (or its current text when the window only confirms it); the entry keeps its id;
+- {"op":"remove","entry_id":N,"content":null,"source_positions":[...]} when the window says entry N is no longer true.
+Each fact is one short sentence. Name only entry_id values present in memory. Cite in "source_positions" the positions of the window Sources that justify the change; cite only positions present in the window.
+Do not invent facts. If the window changes nothing, return an empty list.
+Answer with JSON only: {"operations":[...]}`
 
 const incubateSystemPrompt = `You propose reusable lessons from task outcomes for human review.
 You receive JSON with "window": task-outcome Sources, each with a journal "position", "type", "content" and "metadata".
@@ -86,9 +89,11 @@ Cite in "cited_positions" the positions of the window Sources each lesson is bas
 Do not invent outcomes. If there is nothing worth learning, return an empty list.
 Answer with JSON only: {"candidates":[{"title":"...","lesson":"...","cited_positions":[1]}]}`
 
-var memorySchema = json.RawMessage(`{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object",` +
-	`"properties":{"content":{"type":"string"},"source_positions":{"type":"array","items":{"type":"integer"}}},` +
-	`"required":["content","source_positions"],"additionalProperties":false}}},"required":["entries"],"additionalProperties":false}`)
+var memorySchema = json.RawMessage(`{"type":"object","properties":{"operations":{"type":"array","items":{"type":"object",` +
+	`"properties":{"op":{"type":"string","enum":["add","update","remove"]},"entry_id":{"type":["integer","null"]},` +
+	`"content":{"type":["string","null"]},"source_positions":{"type":"array","items":{"type":"integer"}}},` +
+	`"required":["op","entry_id","content","source_positions"],"additionalProperties":false}}},` +
+	`"required":["operations"],"additionalProperties":false}`)
 
 var lessonSchema = json.RawMessage(`{"type":"object","properties":{"candidates":{"type":"array","items":{"type":"object",` +
 	`"properties":{"title":{"type":"string"},"lesson":{"type":"string"},"cited_positions":{"type":"array","items":{"type":"integer"}}},` +
@@ -161,49 +166,78 @@ func validPositions(positions []int64, window map[int64]struct{}) bool {
 	return true
 }
 
-// ExtractMemory asks the model for new facts in the window and merges them into the existing memory. An empty
-// window makes no call.
+// promptEntry is one current entry as the model sees it: its id and text (its positions, which are outside the
+// window, would only invite citing them).
+type promptEntry struct {
+	EntryID int64  `json:"entry_id"`
+	Content string `json:"content"`
+}
+
+// ExtractMemory gives the model the current entries with their ids and the window, asks for operations against
+// those ids (a strict JSON-schema answer), and checks them (CheckOps): an unknown or removed id, a position outside
+// the window, a missing field or an unknown kind is provider/invalid_output. An empty window makes no call.
 func (o *OpenAI) ExtractMemory(ctx context.Context, req ExtractMemoryRequest) (ExtractMemoryResponse, error) {
 	if len(req.Window) == 0 {
-		return ExtractMemoryResponse{Entries: mergeMemory(req.Existing, nil)}, nil
+		return ExtractMemoryResponse{Ops: []MemoryOp{}}, nil
 	}
-	existing := make([]string, 0, len(req.Existing))
+	existing := make([]promptEntry, 0, len(req.Existing))
 	for _, e := range req.Existing {
-		existing = append(existing, e.Content)
+		existing = append(existing, promptEntry{EntryID: e.ID, Content: e.Content})
 	}
 	user, err := json.Marshal(struct {
-		Existing []string       `json:"existing_memory"`
-		Window   []promptSource `json:"window"`
+		Memory []promptEntry  `json:"memory"`
+		Window []promptSource `json:"window"`
 	}{existing, promptWindow(req.Window)})
 	if err != nil {
 		return ExtractMemoryResponse{}, errUnavailable() // unencodable metadata; never surface the encoder text
 	}
-	content, err := o.complete(ctx, memorySystemPrompt, string(user), "memory_facts", memorySchema)
+	content, err := o.complete(ctx, memorySystemPrompt, string(user), "memory_operations", memorySchema)
 	if err != nil {
 		return ExtractMemoryResponse{}, err
 	}
 	var out struct {
-		Entries *[]struct {
+		Operations *[]struct {
+			Op              *string  `json:"op"`
+			EntryID         *int64   `json:"entry_id"`
 			Content         *string  `json:"content"`
 			SourcePositions *[]int64 `json:"source_positions"`
-		} `json:"entries"`
+		} `json:"operations"`
 	}
-	if decodeStrict(content, &out) != nil || out.Entries == nil {
+	if decodeStrict(content, &out) != nil || out.Operations == nil {
 		return ExtractMemoryResponse{}, errInvalidOutput()
 	}
-	positions := windowPositions(req.Window)
-	facts := make([]MemoryEntry, 0, len(*out.Entries))
-	for _, e := range *out.Entries {
-		if e.Content == nil || e.SourcePositions == nil {
+	ops := make([]MemoryOp, 0, len(*out.Operations))
+	for _, raw := range *out.Operations {
+		if raw.Op == nil || raw.SourcePositions == nil {
 			return ExtractMemoryResponse{}, errInvalidOutput()
 		}
-		fact := normalizeText(*e.Content)
-		if fact == "" || !validPositions(*e.SourcePositions, positions) {
-			return ExtractMemoryResponse{}, errInvalidOutput()
+		op := MemoryOp{Op: *raw.Op, SourcePositions: sortedUnique(*raw.SourcePositions)}
+		switch op.Op {
+		case OpAdd:
+			if raw.EntryID != nil || raw.Content == nil {
+				return ExtractMemoryResponse{}, errInvalidOutput()
+			}
+		case OpUpdate:
+			if raw.EntryID == nil || raw.Content == nil {
+				return ExtractMemoryResponse{}, errInvalidOutput()
+			}
+		case OpRemove:
+			if raw.EntryID == nil {
+				return ExtractMemoryResponse{}, errInvalidOutput()
+			}
 		}
-		facts = append(facts, MemoryEntry{Content: fact, SourcePositions: *e.SourcePositions})
+		if raw.EntryID != nil {
+			op.EntryID = *raw.EntryID
+		}
+		if raw.Content != nil && op.Op != OpRemove {
+			op.Content = truncateUTF8(normalizeText(*raw.Content), MaxEntryBytes)
+		}
+		ops = append(ops, op)
 	}
-	return ExtractMemoryResponse{Entries: mergeMemory(req.Existing, facts)}, nil
+	if err := CheckOps(req, ops); err != nil {
+		return ExtractMemoryResponse{}, err
+	}
+	return ExtractMemoryResponse{Ops: ops}, nil
 }
 
 // IncubateExperience asks the model for lessons from the task-outcome window. An empty window makes no call.

@@ -51,7 +51,7 @@ func serve(t *testing.T, h http.HandlerFunc) *httptest.Server {
 func memoryReq() ExtractMemoryRequest {
 	return ExtractMemoryRequest{
 		ScopeID:  "scope-a",
-		Existing: []MemoryEntry{{Content: "The service uses Go.", SourcePositions: []int64{1}}},
+		Existing: []MemoryEntry{{ID: 1, Content: "The service uses Go.", SourcePositions: []int64{1}}},
 		Window: []Source{
 			{Position: 5, Type: "message", Content: "We use Go. Deploys are on Friday."},
 			{Position: 6, Type: "tool_result", Content: "SQLite is the default engine."},
@@ -71,7 +71,10 @@ func TestOpenAIConfig(t *testing.T) {
 	require.Equal(t, DefaultOpenAITimeout, o.timeout)
 }
 
-func TestOpenAIExtractMemoryMerges(t *testing.T) {
+// TestOpenAIExtractMemoryOps: the request carries the current entries with their ids and asks for a strict
+// JSON-schema answer of operations; the answer's add, update and remove operations are checked and, applied, keep
+// the ids of updated entries, drop removed ones and number added ones after the last id.
+func TestOpenAIExtractMemoryOps(t *testing.T) {
 	var mu sync.Mutex
 	var got struct {
 		method, path, auth string
@@ -83,17 +86,35 @@ func TestOpenAIExtractMemoryMerges(t *testing.T) {
 		got.method, got.path, got.auth = r.Method, r.URL.Path, r.Header.Get("Authorization")
 		_ = json.Unmarshal(raw, &got.body)
 		mu.Unlock()
-		_, _ = w.Write(chatBody(t, `{"entries":[{"content":"the service uses go","source_positions":[5]},`+
-			`{"content":"Deploys are on Friday.","source_positions":[5]},{"content":" SQLite  is the default engine. ","source_positions":[6,6]}]}`))
+		_, _ = w.Write(chatBody(t, `{"operations":[`+
+			`{"op":"update","entry_id":1,"content":"the service uses go","source_positions":[5]},`+
+			`{"op":"update","entry_id":7,"content":"Staging uses PostgreSQL 17.","source_positions":[6]},`+
+			`{"op":"remove","entry_id":3,"content":null,"source_positions":[6]},`+
+			`{"op":"add","entry_id":null,"content":"Deploys are on Friday.","source_positions":[5]},`+
+			`{"op":"add","entry_id":null,"content":" SQLite  is the default engine. ","source_positions":[6,6]}]}`))
 	})
+	req := memoryReq()
+	req.Existing = append(req.Existing,
+		MemoryEntry{ID: 3, Content: "Deploys are frozen.", SourcePositions: []int64{2}},
+		MemoryEntry{ID: 7, Content: "Staging uses PostgreSQL 16.", SourcePositions: []int64{4}})
 	o := newTestOpenAI(t, srv.URL, testKey)
-	resp, err := o.ExtractMemory(context.Background(), memoryReq())
+	resp, err := o.ExtractMemory(context.Background(), req)
 	require.NoError(t, err)
-	require.Equal(t, []MemoryEntry{
-		{Content: "The service uses Go.", SourcePositions: []int64{1, 5}},
-		{Content: "Deploys are on Friday.", SourcePositions: []int64{5}},
-		{Content: "SQLite is the default engine.", SourcePositions: []int64{6}},
-	}, resp.Entries)
+	require.Equal(t, []MemoryOp{
+		{Op: OpUpdate, EntryID: 1, Content: "the service uses go", SourcePositions: []int64{5}},
+		{Op: OpUpdate, EntryID: 7, Content: "Staging uses PostgreSQL 17.", SourcePositions: []int64{6}},
+		{Op: OpRemove, EntryID: 3, SourcePositions: []int64{6}},
+		{Op: OpAdd, Content: "Deploys are on Friday.", SourcePositions: []int64{5}},
+		{Op: OpAdd, Content: "SQLite is the default engine.", SourcePositions: []int64{6}},
+	}, resp.Ops)
+	applied, err := ApplyOps(req, resp.Ops, 7)
+	require.NoError(t, err)
+	require.Equal(t, Applied{Entries: []MemoryEntry{
+		{ID: 1, Content: "The service uses Go.", SourcePositions: []int64{1, 5}},
+		{ID: 7, Content: "Staging uses PostgreSQL 17.", SourcePositions: []int64{6}},
+		{ID: 8, Content: "Deploys are on Friday.", SourcePositions: []int64{5}},
+		{ID: 9, Content: "SQLite is the default engine.", SourcePositions: []int64{6}},
+	}, Evicted: []int64{}, LastID: 9}, applied, "a restatement keeps the text and gains positions; a supersede keeps the id")
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -106,14 +127,72 @@ func TestOpenAIExtractMemoryMerges(t *testing.T) {
 	require.Equal(t, "json_schema", rf["type"])
 	js := rf["json_schema"].(map[string]any)
 	require.Equal(t, true, js["strict"])
+	require.Equal(t, "memory_operations", js["name"])
 	schema := js["schema"].(map[string]any)
-	require.Equal(t, []any{"entries"}, schema["required"])
+	require.Equal(t, []any{"operations"}, schema["required"])
+	op := schema["properties"].(map[string]any)["operations"].(map[string]any)["items"].(map[string]any)
+	require.Equal(t, []any{"op", "entry_id", "content", "source_positions"}, op["required"])
+	require.Equal(t, []any{"add", "update", "remove"}, op["properties"].(map[string]any)["op"].(map[string]any)["enum"])
 	msgs := got.body["messages"].([]any)
 	require.Len(t, msgs, 2)
 	require.Equal(t, "system", msgs[0].(map[string]any)["role"])
 	user := msgs[1].(map[string]any)
 	require.Equal(t, "user", user["role"])
-	require.Contains(t, user["content"], "Deploys are on Friday.")
+	var prompt struct {
+		Memory []map[string]any `json:"memory"`
+		Window []map[string]any `json:"window"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(user["content"].(string)), &prompt))
+	require.Equal(t, []map[string]any{
+		{"entry_id": float64(1), "content": "The service uses Go."},
+		{"entry_id": float64(3), "content": "Deploys are frozen."},
+		{"entry_id": float64(7), "content": "Staging uses PostgreSQL 16."},
+	}, prompt.Memory, "the current entries with their ids (and not their old positions)")
+	require.Len(t, prompt.Window, 2)
+	require.Equal(t, "We use Go. Deploys are on Friday.", prompt.Window[0]["content"])
+}
+
+// TestOpenAIInvalidOperations: an answer that names an id the request did not carry (or one it removed), cites a
+// position outside the window, or breaks the operation shape is provider/invalid_output.
+func TestOpenAIInvalidOperations(t *testing.T) {
+	cases := map[string]string{
+		"unknown id":               `{"op":"update","entry_id":2,"content":"x y z","source_positions":[5]}`,
+		"remove unknown id":        `{"op":"remove","entry_id":99,"content":null,"source_positions":[5]}`,
+		"position outside window":  `{"op":"add","entry_id":null,"content":"a fact","source_positions":[5,7]}`,
+		"update outside window":    `{"op":"update","entry_id":1,"content":"The service uses Rust.","source_positions":[1]}`,
+		"no positions":             `{"op":"add","entry_id":null,"content":"a fact","source_positions":[]}`,
+		"add with an id":           `{"op":"add","entry_id":1,"content":"a fact","source_positions":[5]}`,
+		"update without an id":     `{"op":"update","entry_id":null,"content":"a fact","source_positions":[5]}`,
+		"update without content":   `{"op":"update","entry_id":1,"content":null,"source_positions":[5]}`,
+		"empty content":            `{"op":"add","entry_id":null,"content":"   ","source_positions":[5]}`,
+		"unknown op":               `{"op":"merge","entry_id":1,"content":"a fact","source_positions":[5]}`,
+		"missing op":               `{"entry_id":1,"content":"a fact","source_positions":[5]}`,
+		"missing positions":        `{"op":"add","entry_id":null,"content":"a fact"}`,
+		"remove then update":       `{"op":"remove","entry_id":1,"content":null,"source_positions":[5]},{"op":"update","entry_id":1,"content":"x","source_positions":[5]}`,
+		"zero id":                  `{"op":"remove","entry_id":0,"content":null,"source_positions":[5]}`,
+		"negative id":              `{"op":"update","entry_id":-1,"content":"a fact","source_positions":[5]}`,
+		"position of another kind": `{"op":"add","entry_id":null,"content":"a fact","source_positions":[0]}`,
+	}
+	for name, ops := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write(chatBody(t, `{"operations":[`+ops+`]}`))
+			})
+			_, err := newTestOpenAI(t, srv.URL, testKey).ExtractMemory(context.Background(), memoryReq())
+			requireFailure(t, err, coordinator.CodeInvalidOutput)
+		})
+	}
+	t.Run("missing operations", func(t *testing.T) {
+		srv := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, `{"entries":[]}`)) })
+		_, err := newTestOpenAI(t, srv.URL, testKey).ExtractMemory(context.Background(), memoryReq())
+		requireFailure(t, err, coordinator.CodeInvalidOutput)
+	})
+	t.Run("no operations", func(t *testing.T) {
+		srv := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, `{"operations":[]}`)) })
+		resp, err := newTestOpenAI(t, srv.URL, testKey).ExtractMemory(context.Background(), memoryReq())
+		require.NoError(t, err)
+		require.Empty(t, resp.Ops, "a window that changes nothing")
+	})
 }
 
 func TestOpenAIIncubateExperience(t *testing.T) {
@@ -143,9 +222,10 @@ func TestOpenAIIncubateExperience(t *testing.T) {
 func TestOpenAIEmptyWindowMakesNoCall(t *testing.T) {
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { t.Error("unexpected call") })
 	o := newTestOpenAI(t, srv.URL, testKey)
-	resp, err := o.ExtractMemory(context.Background(), ExtractMemoryRequest{Existing: []MemoryEntry{{Content: "kept fact", SourcePositions: []int64{1}}}})
+	resp, err := o.ExtractMemory(context.Background(), ExtractMemoryRequest{Existing: []MemoryEntry{{ID: 1, Content: "kept fact", SourcePositions: []int64{1}}}})
 	require.NoError(t, err)
-	require.Equal(t, []MemoryEntry{{Content: "kept fact", SourcePositions: []int64{1}}}, resp.Entries)
+	require.NotNil(t, resp.Ops)
+	require.Empty(t, resp.Ops)
 	inc, err := o.IncubateExperience(context.Background(), IncubateRequest{})
 	require.NoError(t, err)
 	require.Empty(t, inc.Candidates)
@@ -175,12 +255,15 @@ func TestOpenAIErrorMapping(t *testing.T) {
 		{"no choices", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{"choices":[]}`)) }, coordinator.CodeInvalidOutput},
 		{"empty content", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, "  ")) }, coordinator.CodeInvalidOutput},
 		{"content not json", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, "Sure! Here are facts")) }, coordinator.CodeInvalidOutput},
-		{"missing entries", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, `{"facts":[]}`)) }, coordinator.CodeInvalidOutput},
+		{"missing operations", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, `{"facts":[]}`)) }, coordinator.CodeInvalidOutput},
 		{"missing positions", func(w http.ResponseWriter, r *http.Request) {
-			_, _ = w.Write(chatBody(t, `{"entries":[{"content":"a fact"}]}`))
+			_, _ = w.Write(chatBody(t, `{"operations":[{"op":"add","entry_id":null,"content":"a fact"}]}`))
 		}, coordinator.CodeInvalidOutput},
 		{"position outside window", func(w http.ResponseWriter, r *http.Request) {
-			_, _ = w.Write(chatBody(t, `{"entries":[{"content":"a fact","source_positions":[5,7]}]}`))
+			_, _ = w.Write(chatBody(t, `{"operations":[{"op":"add","entry_id":null,"content":"a fact","source_positions":[5,7]}]}`))
+		}, coordinator.CodeInvalidOutput},
+		{"unknown id", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write(chatBody(t, `{"operations":[{"op":"remove","entry_id":404,"content":null,"source_positions":[5]}]}`))
 		}, coordinator.CodeInvalidOutput},
 		{"oversized body", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(strings.Repeat(" ", maxResponseBytes+10)))
@@ -262,7 +345,10 @@ func TestOpenAICanary(t *testing.T) {
 		echo(http.StatusOK, false), // garbage body
 		echo(http.StatusOK, true),  // garbage model output
 		func(w http.ResponseWriter, r *http.Request) { // bad positions in otherwise valid output
-			_, _ = w.Write(chatBody(t, `{"entries":[{"content":"`+canary+`","source_positions":[42]}]}`))
+			_, _ = w.Write(chatBody(t, `{"operations":[{"op":"add","entry_id":null,"content":"`+canary+`","source_positions":[42]}]}`))
+		},
+		func(w http.ResponseWriter, r *http.Request) { // an unknown id in otherwise valid output
+			_, _ = w.Write(chatBody(t, `{"operations":[{"op":"update","entry_id":42,"content":"`+canary+`","source_positions":[5]}]}`))
 		},
 	}
 	req := memoryReq()

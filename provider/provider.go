@@ -12,21 +12,24 @@ type Source struct {
 
 // MemoryEntry is one remembered fact with the journal positions of the Sources it came from (sorted, unique).
 type MemoryEntry struct {
+	// ID is the entry's stable id within its scope (docs/memory.md#entry-ids): every entry of
+	// ExtractMemoryRequest.Existing has one (> 0), and a MemoryOp names an entry by it.
+	ID              int64
 	Content         string
 	SourcePositions []int64
 }
 
-// ExtractMemoryRequest asks for the scope's new memory: Existing (the current revision) merged with the facts
-// found in Window.
+// ExtractMemoryRequest asks what the facts found in Window change in Existing, the current revision.
 type ExtractMemoryRequest struct {
 	ScopeID  string
 	Existing []MemoryEntry
 	Window   []Source
 }
 
-// ExtractMemoryResponse is the complete new memory: existing entries merged with facts from the window.
+// ExtractMemoryResponse is the change to the current entries, as operations against their ids applied in order
+// (ApplyOps, docs/memory.md#operations). No operations leave the entries as they are.
 type ExtractMemoryResponse struct {
-	Entries []MemoryEntry
+	Ops []MemoryOp
 }
 
 // Lesson is a proposed Experience candidate; a human approves or rejects it.
@@ -57,7 +60,7 @@ type Provider interface {
 
 // Limits shared by every provider.
 const (
-	// MaxMemoryEntries caps a memory revision; the least recently confirmed entries are dropped first (mergeMemory).
+	// MaxMemoryEntries caps a memory revision; the least recently confirmed entries are dropped first (ApplyOps).
 	MaxMemoryEntries = 500
 	// MaxEntryBytes caps one memory entry's content (cut on a UTF-8 boundary).
 	MaxEntryBytes = 1000

@@ -34,7 +34,7 @@ func TestWithRateLimit(t *testing.T) {
 
 	resp, err := p.ExtractMemory(context.Background(), ExtractMemoryRequest{Window: []Source{{Position: 1, Content: "A useful fact."}}})
 	require.NoError(t, err)
-	require.Len(t, resp.Entries, 1)
+	require.Len(t, resp.Ops, 1)
 	require.Equal(t, 1, inner.calls)
 
 	allowed, retryAfter = false, 3*time.Second

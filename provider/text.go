@@ -108,90 +108,102 @@ func sortedWindow(window []Source) []Source {
 	return out
 }
 
-// mergeMemory merges new facts into existing memory (docs/memory.md#merge-rule): contents are normalised and capped
-// at MaxEntryBytes and empty entries dropped; a fact equal to an entry (case-insensitive, trailing punctuation
-// ignored) confirms it, its positions merged (sorted, unique); a fact with the same subject as an entry
-// (SubjectKeys) supersedes it in place — the entry takes the fact's text and positions, since the old Sources no
-// longer justify it; any other fact is appended in order. Past MaxMemoryEntries the least recently confirmed
-// entries are dropped (an entry is confirmed when it is added, restated or superseded; existing entries count as
-// confirmed in their order). The inputs are not modified. The result is never nil.
-func mergeMemory(existing, facts []MemoryEntry) []MemoryEntry {
-	out := make([]MemoryEntry, 0, len(existing)+len(facts))
-	confirmed := make([]int, 0, len(existing)+len(facts)) // confirmed[i]: when out[i] was last confirmed
+// mergeOps expresses the local extractor's merge rule (docs/memory.md#merge-rule) as operations against the
+// existing entries' ids. For each fact, in order, contents normalised and capped at MaxEntryBytes (empty ones
+// dropped): a fact equal to an entry (factKey) restates it; a fact with the same subject as an entry (SubjectKeys)
+// supersedes it in place; any other fact is new. Within the facts a later one restates or supersedes an earlier
+// new one the same way. The ops: one update per existing entry the facts touched, carrying its final text and the
+// positions of the facts since it was last superseded (all of them when it was only restated), and one add per
+// new entry with its final text and positions — plus a second, identical add (a restatement once applied) when it
+// was confirmed again later. They are ordered by when the facts last confirmed each entry (adds first appear where
+// the entry first did), so ApplyOps keeps new entries in the order they appeared and evicts in the order of
+// confirmation. The inputs are not modified; the result is never nil.
+func mergeOps(existing, facts []MemoryEntry) []MemoryOp {
+	type slot struct {
+		id          int64 // 0: a new entry
+		content     string
+		positions   []int64 // the facts' positions since the entry was last superseded
+		first, last int     // clocks of the facts that first and last confirmed it (0: none)
+	}
+	slots := make([]slot, 0, len(existing)+len(facts))
 	index := make(map[string]int, len(existing)+len(facts))
 	subjects := make(map[string]int, len(existing)+len(facts))
-	clock := 0
-	add := func(e MemoryEntry, fresh bool) {
-		content := truncateUTF8(normalizeText(e.Content), MaxEntryBytes)
-		if content == "" {
-			return
-		}
-		clock++
-		key := factKey(content)
-		if i, ok := index[key]; ok {
-			out[i].SourcePositions = sortedUnique(append(out[i].SourcePositions, e.SourcePositions...))
-			if fresh {
-				confirmed[i] = clock
-			}
-			return
-		}
-		keys := SubjectKeys(content)
-		if fresh {
-			for _, sk := range keys {
-				i, ok := subjects[sk]
-				if !ok {
-					continue
-				}
-				delete(index, factKey(out[i].Content))
-				for _, old := range SubjectKeys(out[i].Content) {
-					if subjects[old] == i {
-						delete(subjects, old)
-					}
-				}
-				out[i] = MemoryEntry{Content: content, SourcePositions: sortedUnique(e.SourcePositions)}
-				confirmed[i] = clock
-				index[key] = i
-				for _, k := range keys {
-					subjects[k] = i
-				}
-				return
+	register := func(i int, override bool) {
+		index[factKey(slots[i].content)] = i
+		for _, k := range SubjectKeys(slots[i].content) {
+			if _, taken := subjects[k]; override || !taken {
+				subjects[k] = i
 			}
 		}
-		index[key] = len(out)
-		for _, k := range keys {
-			if _, taken := subjects[k]; !taken {
-				subjects[k] = len(out)
-			}
-		}
-		out = append(out, MemoryEntry{Content: content, SourcePositions: sortedUnique(e.SourcePositions)})
-		confirmed = append(confirmed, clock)
 	}
 	for _, e := range existing {
-		add(e, false)
+		slots = append(slots, slot{id: e.ID, content: e.Content})
+		if _, dup := index[factKey(e.Content)]; !dup {
+			register(len(slots)-1, false)
+		}
 	}
+	clock := 0
 	for _, f := range facts {
-		add(f, true)
+		content := truncateUTF8(normalizeText(f.Content), MaxEntryBytes)
+		if content == "" {
+			continue
+		}
+		clock++
+		if i, ok := index[factKey(content)]; ok {
+			slots[i].positions = sortedUnique(append(slots[i].positions, f.SourcePositions...))
+			slots[i].last = clock
+			continue
+		}
+		superseded := false
+		for _, sk := range SubjectKeys(content) {
+			i, ok := subjects[sk]
+			if !ok {
+				continue
+			}
+			delete(index, factKey(slots[i].content))
+			for _, old := range SubjectKeys(slots[i].content) {
+				if subjects[old] == i {
+					delete(subjects, old)
+				}
+			}
+			slots[i].content, slots[i].positions, slots[i].last = content, sortedUnique(f.SourcePositions), clock
+			if slots[i].first == 0 {
+				slots[i].first = clock
+			}
+			register(i, true)
+			superseded = true
+			break
+		}
+		if superseded {
+			continue
+		}
+		slots = append(slots, slot{content: content, positions: sortedUnique(f.SourcePositions), first: clock, last: clock})
+		register(len(slots)-1, false)
 	}
-	if len(out) > MaxMemoryEntries {
-		// Keep the MaxMemoryEntries most recently confirmed, in their order.
-		order := make([]int, len(out))
-		for i := range order {
-			order[i] = i
-		}
-		sort.SliceStable(order, func(a, b int) bool { return confirmed[order[a]] > confirmed[order[b]] })
-		keep := make([]bool, len(out))
-		for _, i := range order[:MaxMemoryEntries] {
-			keep[i] = true
-		}
-		kept := make([]MemoryEntry, 0, MaxMemoryEntries)
-		for i, e := range out {
-			if keep[i] {
-				kept = append(kept, e)
+	type event struct {
+		clock int
+		op    MemoryOp
+	}
+	var events []event
+	for _, s := range slots {
+		switch {
+		case s.last == 0: // untouched
+		case s.id != 0:
+			events = append(events, event{s.last, MemoryOp{Op: OpUpdate, EntryID: s.id, Content: s.content, SourcePositions: s.positions}})
+		default:
+			add := MemoryOp{Op: OpAdd, Content: s.content, SourcePositions: s.positions}
+			events = append(events, event{s.first, add})
+			if s.last > s.first {
+				events = append(events, event{s.last, add})
 			}
 		}
-		out = kept
 	}
-	return out
+	sort.SliceStable(events, func(a, b int) bool { return events[a].clock < events[b].clock })
+	ops := make([]MemoryOp, 0, len(events))
+	for _, ev := range events {
+		ops = append(ops, ev.op)
+	}
+	return ops
 }
 
 // SubjectKeys are the keys under which two facts are taken to state the same subject, so the later one supersedes

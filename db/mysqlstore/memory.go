@@ -26,3 +26,8 @@ func (q queries) MemoryRevisionList(ctx context.Context, p db.MemoryRevisionList
 	rs, err := q.q.MemoryRevisionList(ctx, mysqlgen.MemoryRevisionListParams{ScopeID: p.ScopeID, BeforeRevision: p.BeforeRevision, Limit: p.Limit})
 	return conv.Many(errs, rs, err, conv.MemoryRevisionFromGen)
 }
+
+func (q queries) MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID string) (db.MemoryRevision, error) {
+	r, err := q.q.MemoryRevisionLatestWithEntryIDs(ctx, scopeID)
+	return conv.One(errs, r, err, conv.MemoryRevisionFromGen)
+}

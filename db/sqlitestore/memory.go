@@ -26,3 +26,8 @@ func (q *queries) MemoryRevisionList(ctx context.Context, p db.MemoryRevisionLis
 	rs, err := q.r.MemoryRevisionList(ctx, sqlitegen.MemoryRevisionListParams{ScopeID: p.ScopeID, BeforeRevision: p.BeforeRevision, Limit: int64(p.Limit)})
 	return conv.Many(errs, rs, err, conv.MemoryRevisionFromGen)
 }
+
+func (q *queries) MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID string) (db.MemoryRevision, error) {
+	r, err := q.r.MemoryRevisionLatestWithEntryIDs(ctx, scopeID)
+	return conv.One(errs, r, err, conv.MemoryRevisionFromGen)
+}

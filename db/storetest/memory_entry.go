@@ -32,6 +32,7 @@ func testMemoryEntry(t *testing.T, s db.Store) {
 		}
 	}
 	e1, e2, e3 := entry(scope, 1, 1), entry(scope, 1, 2), entry(scope, 1, 3)
+	e1.EntryID, e3.EntryID = 7, 1<<40 // e2 has none (NULL), as an older build writes it
 	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
 		for _, e := range []db.MemoryEntry{e3, e1, e2, entry(scope, 2, 1), entry(upper, 1, 1)} {
 			require.NoError(t, q.MemoryEntryInsert(ctx, e))
@@ -43,6 +44,7 @@ func testMemoryEntry(t *testing.T, s db.Store) {
 	list, err = s.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: 1})
 	require.NoError(t, err)
 	require.Equal(t, []db.MemoryEntry{e1, e2, e3}, list)
+	require.Equal(t, []int64{7, 0, 1 << 40}, []int64{list[0].EntryID, list[1].EntryID, list[2].EntryID})
 	for _, e := range list {
 		requireUTC(t, e.CreatedAt)
 	}

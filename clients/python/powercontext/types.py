@@ -153,34 +153,59 @@ class IncubateResult:
                    int(d["processed_source_count"]), int(d.get("candidate_count") or 0), d.get("operation_id"))
 
 
+def _optional_int(v: Any) -> Optional[int]:
+    return None if v is None else int(v)
+
+
 @dataclass(frozen=True)
 class MemoryEntry:
+    """One fact: ``entry_no`` is its place in the revision, ``entry_id`` its stable id in the scope — kept while
+    the entry is carried over, restated or superseded; None for an entry an older server build wrote."""
+
     entry_no: int
     content: str
     source_positions: List[int]
     #: BM25 relevance in search results (higher is better); None outside a search.
     score: Optional[float] = None
+    entry_id: Optional[int] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "MemoryEntry":
         score = d.get("score")
         return cls(int(d["entry_no"]), d["content"], [int(p) for p in d.get("source_positions") or []],
-                   None if score is None else float(score))
+                   None if score is None else float(score), _optional_int(d.get("entry_id")))
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """What the 500-entry cap dropped when a revision was written: ``count`` entries, ``entry_ids`` their ids
+    (least recently confirmed first)."""
+
+    count: int
+    entry_ids: List[int]
+
+    @classmethod
+    def from_json(cls, d: Optional[Dict[str, Any]]) -> Optional["Eviction"]:
+        if d is None:
+            return None
+        return cls(int(d["count"]), [int(i) for i in d.get("entry_ids") or []])
 
 
 @dataclass(frozen=True)
 class Memory:
-    """A scope's Memory revision; ``revision`` and ``created_at`` are None while nothing was committed."""
+    """A scope's Memory revision; ``revision`` and ``created_at`` are None while nothing was committed.
+    ``evicted`` is None then too, and for a revision an older server build wrote."""
 
     scope_id: str
     revision: Optional[int]
     created_at: Optional[datetime]
     entries: List[MemoryEntry]
+    evicted: Optional[Eviction] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Memory":
         return cls(d["scope_id"], d.get("revision"), parse_time(d.get("created_at")),
-                   [MemoryEntry.from_json(e) for e in d.get("entries") or []])
+                   [MemoryEntry.from_json(e) for e in d.get("entries") or []], Eviction.from_json(d.get("evicted")))
 
 
 @dataclass(frozen=True)
@@ -194,7 +219,8 @@ class OperationError:
 @dataclass(frozen=True)
 class MemoryRevisionInfo:
     """One committed revision of a scope's Memory: it consumed journal positions (window_after, window_through]
-    (a redaction consumes none) and was written by Operation ``operation_id``."""
+    (a redaction consumes none) and was written by Operation ``operation_id``; ``evicted`` is what the entry cap
+    dropped (None for a revision an older server build wrote)."""
 
     revision: int
     created_at: datetime
@@ -202,11 +228,12 @@ class MemoryRevisionInfo:
     window_after: int
     window_through: int
     operation_id: str
+    evicted: Optional[Eviction] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "MemoryRevisionInfo":
         return cls(int(d["revision"]), _time(d["created_at"]), int(d["entry_count"]), int(d["window_after"]),
-                   int(d["window_through"]), d["operation_id"])
+                   int(d["window_through"]), d["operation_id"], Eviction.from_json(d.get("evicted")))
 
 
 @dataclass(frozen=True)
@@ -223,7 +250,8 @@ class MemoryRevisionList:
 
 @dataclass(frozen=True)
 class MemoryChange:
-    """An entry matched in both revisions whose text or source positions differ."""
+    """An entry matched in both revisions (by ``entry_id`` when both have ids) whose text or source positions
+    differ."""
 
     before: MemoryEntry
     after: MemoryEntry
@@ -251,8 +279,9 @@ class MemoryDiff:
 
 @dataclass(frozen=True)
 class ContextItem:
-    """A Memory entry (``type == "memory"``, with ``entry_no``) or an approved lesson (``type == "lesson"``, with
-    ``candidate_id`` and ``title``) chosen for an agent's context, with its estimated ``tokens``."""
+    """A Memory entry (``type == "memory"``, with ``entry_no`` and, unless an older server build wrote it,
+    ``entry_id``) or an approved lesson (``type == "lesson"``, with ``candidate_id`` and ``title``) chosen for an
+    agent's context, with its estimated ``tokens``."""
 
     type: Literal["memory", "lesson"]
     content: str
@@ -262,12 +291,13 @@ class ContextItem:
     entry_no: Optional[int] = None
     candidate_id: Optional[str] = None
     title: Optional[str] = None
+    entry_id: Optional[int] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "ContextItem":
         return cls(d["type"], d["content"], [int(p) for p in d.get("source_positions") or []],
                    float(d.get("score") or 0), int(d["tokens"]), d.get("entry_no"), d.get("candidate_id"),
-                   d.get("title"))
+                   d.get("title"), _optional_int(d.get("entry_id")))
 
 
 @dataclass(frozen=True)

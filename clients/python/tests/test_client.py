@@ -10,6 +10,7 @@ from powercontext import (
     APIError,
     Client,
     ConnectionFailedError,
+    Eviction,
     ExperienceIncubationOperationResult,
     IncubateResult,
     OperationPendingError,
@@ -172,6 +173,7 @@ class ClientTest(unittest.TestCase):
         self.assertEqual([r.revision for r in page.items], [second.memory.revision])
         self.assertEqual((page.items[0].window_after, page.items[0].window_through), (2, 3))
         self.assertEqual(page.items[0].operation_id, second.operation_id)
+        self.assertEqual(page.items[0].evicted, Eviction(0, []))
         self.assertIsNotNone(page.next_cursor)
         rest = self.pc.list_memory_revisions(scope, cursor=page.next_cursor)
         self.assertEqual([r.revision for r in rest.items], [first.memory.revision])
@@ -184,9 +186,17 @@ class ClientTest(unittest.TestCase):
             self.pc.get_memory(scope, revision=99)
         self.assertEqual((ctx.exception.status, ctx.exception.code), (404, "revision_not_found"))
 
+        # Entry ids: given in order from 1 and kept from revision to revision.
+        current = self.pc.get_memory(scope)
+        self.assertEqual([e.entry_id for e in current.entries], [1, 2, 3])
+        self.assertEqual([(e.entry_id, e.content) for e in old.entries],
+                         [(e.entry_id, e.content) for e in current.entries[:2]])
+        self.assertEqual(current.evicted, Eviction(0, []))
+
         diff = self.pc.diff_memory(scope)
         self.assertEqual((diff.from_revision, diff.to_revision), (first.memory.revision, second.memory.revision))
         self.assertIn("Alice", " ".join(e.content for e in diff.added))
+        self.assertEqual([e.entry_id for e in diff.added], [3])
         self.assertEqual(diff.removed, [])
         everything = self.pc.diff_memory(scope, from_revision=0)
         self.assertEqual(len(everything.added), len(self.pc.get_memory(scope).entries))
@@ -201,6 +211,7 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(context.used_tokens, sum(i.tokens for i in context.items))
         self.assertEqual(context.items[0].type, "memory")
         self.assertIn("八点", context.items[0].content)
+        self.assertEqual(context.items[0].entry_id, found.entries[0].entry_id)
         tight = self.pc.get_context(scope, max_tokens=1)
         self.assertEqual(tight.items, [])
         self.assertGreater(tight.omitted, 0)

@@ -105,19 +105,36 @@ export interface FlushAccepted {
   status_url: string;
 }
 
+/** One fact of a Memory revision. */
 export interface MemoryEntry {
+  /** Its place in the revision (numbered from 1 in every revision). */
   entry_no: number;
+  /**
+   * Its stable id in the scope, kept while the entry is carried over, restated or superseded; null for an entry an
+   * older server build wrote.
+   */
+  entry_id: number | null;
   content: string;
   source_positions: number[];
   /** BM25 relevance in search results (higher is better); absent outside a search. */
   score?: number;
 }
 
-/** A scope's Memory revision; revision and created_at are null while nothing was committed. */
+/** What the 500-entry cap dropped when a revision was written: the entries' ids, least recently confirmed first. */
+export interface Eviction {
+  count: number;
+  entry_ids: number[];
+}
+
+/**
+ * A scope's Memory revision; revision and created_at are null while nothing was committed. evicted is null then
+ * too, and for a revision an older server build wrote.
+ */
 export interface Memory {
   scope_id: string;
   revision: number | null;
   created_at: string | null;
+  evicted: Eviction | null;
   entries: MemoryEntry[];
 }
 
@@ -130,6 +147,8 @@ export interface MemoryRevisionInfo {
   window_through: number;
   /** The memory_flush or memory_redact operation that wrote it. */
   operation_id: string;
+  /** What the entry cap dropped; null for a revision an older server build wrote. */
+  evicted: Eviction | null;
 }
 
 /** One page of revisions, newest first. */
@@ -146,7 +165,7 @@ export interface MemoryDiff {
   to: number;
   added: MemoryEntry[];
   removed: MemoryEntry[];
-  /** Entries matched in both revisions whose text or source positions differ. */
+  /** Entries matched in both revisions (by entry_id when both have ids) whose text or source positions differ. */
   changed: { from: MemoryEntry; to: MemoryEntry }[];
 }
 
@@ -159,6 +178,8 @@ export interface ContextItem {
   tokens: number;
   /** type "memory" only. */
   entry_no?: number;
+  /** type "memory" only, absent for an entry an older server build wrote: its stable id. */
+  entry_id?: number;
   /** type "lesson" only. */
   candidate_id?: string;
   title?: string;

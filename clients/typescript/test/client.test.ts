@@ -185,6 +185,7 @@ describe("powercontext client against a real server", () => {
     assert.deepEqual(page.items.map((r) => r.revision), [r2]);
     assert.deepEqual([page.items[0]?.window_after, page.items[0]?.window_through], [2, 3]);
     assert.equal(page.items[0]?.operation_id, second.operation_id);
+    assert.deepEqual(page.items[0]?.evicted, { count: 0, entry_ids: [] });
     assert.ok(page.next_cursor);
     const rest = await pc.listMemoryRevisions(scope, { cursor: page.next_cursor });
     assert.deepEqual(rest.items.map((r) => r.revision), [r1]);
@@ -197,9 +198,19 @@ describe("powercontext client against a real server", () => {
     assert.ok(missing instanceof APIError);
     assert.deepEqual([missing.status, missing.code], [404, "revision_not_found"]);
 
+    // Entry ids: given in order from 1 and kept from revision to revision.
+    const current = await pc.getMemory(scope);
+    assert.deepEqual(current.entries.map((e) => e.entry_id), [1, 2, 3]);
+    assert.deepEqual(
+      old.entries.map((e) => [e.entry_id, e.content]),
+      current.entries.slice(0, 2).map((e) => [e.entry_id, e.content]),
+    );
+    assert.deepEqual(current.evicted, { count: 0, entry_ids: [] });
+
     const diff = await pc.diffMemory(scope);
     assert.deepEqual([diff.from, diff.to], [r1, r2]);
     assert.ok(diff.added.some((e) => e.content.includes("Alice")));
+    assert.deepEqual(diff.added.map((e) => e.entry_id), [3]);
     assert.deepEqual(diff.removed, []);
     const everything = await pc.diffMemory(scope, { from: 0 });
     assert.equal(everything.added.length, (await pc.getMemory(scope)).entries.length);
@@ -214,6 +225,7 @@ describe("powercontext client against a real server", () => {
     assert.equal(context.used_tokens, context.items.reduce((n, i) => n + i.tokens, 0));
     assert.equal(context.items[0]?.type, "memory");
     assert.ok(context.items[0]?.content.includes("八点"));
+    assert.equal(context.items[0]?.entry_id, found.entries[0]?.entry_id);
     const tight = await pc.getContext(scope, { max_tokens: 1 });
     assert.deepEqual(tight.items, []);
     assert.ok(tight.omitted > 0);

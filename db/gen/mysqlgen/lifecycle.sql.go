@@ -174,7 +174,7 @@ func (q *Queries) MemoryEntryDeleteRevisionBatch(ctx context.Context, arg Memory
 }
 
 const memoryEntryListByScopeAfter = `-- name: MemoryEntryListByScopeAfter :many
-SELECT scope_id, revision, entry_no, content, source_positions, created_at
+SELECT scope_id, revision, entry_no, content, source_positions, created_at, entry_id
 FROM pc_memory_entries
 WHERE scope_id = ?
   AND (revision > ? OR (revision = ? AND entry_no > ?))
@@ -213,6 +213,7 @@ func (q *Queries) MemoryEntryListByScopeAfter(ctx context.Context, arg MemoryEnt
 			&i.Content,
 			&i.SourcePositions,
 			&i.CreatedAt,
+			&i.EntryID,
 		); err != nil {
 			return nil, err
 		}

@@ -11,9 +11,9 @@ import (
 )
 
 const memoryEntryInsert = `-- name: MemoryEntryInsert :exec
-INSERT INTO pc_memory_entries (scope_id, revision, entry_no, content, source_positions, created_at)
+INSERT INTO pc_memory_entries (scope_id, revision, entry_no, content, source_positions, created_at, entry_id)
 VALUES (?, ?, ?, ?,
-        ?, ?)
+        ?, ?, ?)
 `
 
 type MemoryEntryInsertParams struct {
@@ -23,6 +23,7 @@ type MemoryEntryInsertParams struct {
 	Content         string
 	SourcePositions []byte
 	CreatedAt       time.Time
+	EntryID         *int64
 }
 
 // Requires the lane and domain cursor locks; guard: primary key (scope_id, revision, entry_no).
@@ -34,12 +35,13 @@ func (q *Queries) MemoryEntryInsert(ctx context.Context, arg MemoryEntryInsertPa
 		arg.Content,
 		arg.SourcePositions,
 		arg.CreatedAt,
+		arg.EntryID,
 	)
 	return err
 }
 
 const memoryEntryListByRevision = `-- name: MemoryEntryListByRevision :many
-SELECT scope_id, revision, entry_no, content, source_positions, created_at
+SELECT scope_id, revision, entry_no, content, source_positions, created_at, entry_id
 FROM pc_memory_entries
 WHERE scope_id = ?
   AND revision = ?
@@ -68,6 +70,7 @@ func (q *Queries) MemoryEntryListByRevision(ctx context.Context, arg MemoryEntry
 			&i.Content,
 			&i.SourcePositions,
 			&i.CreatedAt,
+			&i.EntryID,
 		); err != nil {
 			return nil, err
 		}

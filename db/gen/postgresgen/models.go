@@ -28,6 +28,7 @@ type PcMemoryEntry struct {
 	Content         string
 	SourcePositions []byte
 	CreatedAt       time.Time
+	EntryID         *int64
 }
 
 type PcMemoryRevision struct {
@@ -39,6 +40,8 @@ type PcMemoryRevision struct {
 	WindowThrough    int64
 	EntryCount       int32
 	CreatedAt        time.Time
+	LastEntryID      *int64
+	EvictedEntryIds  []byte
 }
 
 type PcRateLimitWindow struct {

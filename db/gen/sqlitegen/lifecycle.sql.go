@@ -181,7 +181,7 @@ func (q *Queries) MemoryEntryDeleteRevisionBatch(ctx context.Context, arg Memory
 }
 
 const memoryEntryListByScopeAfter = `-- name: MemoryEntryListByScopeAfter :many
-SELECT scope_id, revision, entry_no, content, source_positions, created_at
+SELECT scope_id, revision, entry_no, content, source_positions, created_at, entry_id
 FROM pc_memory_entries
 WHERE scope_id = ?1
   AND (revision > CAST(?2 AS INTEGER) OR (revision = CAST(?2 AS INTEGER) AND entry_no > CAST(?3 AS INT32)))
@@ -219,6 +219,7 @@ func (q *Queries) MemoryEntryListByScopeAfter(ctx context.Context, arg MemoryEnt
 			&i.Content,
 			&i.SourcePositions,
 			&i.CreatedAt,
+			&i.EntryID,
 		); err != nil {
 			return nil, err
 		}

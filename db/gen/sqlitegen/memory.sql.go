@@ -10,7 +10,8 @@ import (
 )
 
 const memoryRevisionGet = `-- name: MemoryRevisionGet :one
-SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at,
+       last_entry_id, evicted_entry_ids
 FROM pc_memory_revisions
 WHERE scope_id = ?1
   AND revision = ?2
@@ -34,16 +35,20 @@ func (q *Queries) MemoryRevisionGet(ctx context.Context, arg MemoryRevisionGetPa
 		&i.WindowThrough,
 		&i.EntryCount,
 		&i.CreatedAt,
+		&i.LastEntryID,
+		&i.EvictedEntryIds,
 	)
 	return i, err
 }
 
 const memoryRevisionInsert = `-- name: MemoryRevisionInsert :exec
 INSERT INTO pc_memory_revisions (
-    scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+    scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at,
+    last_entry_id, evicted_entry_ids
 ) VALUES (
     ?1, ?2, ?3, ?4,
-    ?5, ?6, ?7, ?8
+    ?5, ?6, ?7, ?8,
+    ?9, ?10
 )
 `
 
@@ -56,6 +61,8 @@ type MemoryRevisionInsertParams struct {
 	WindowThrough    int64
 	EntryCount       int32
 	CreatedAt        int64
+	LastEntryID      *int64
+	EvictedEntryIds  []byte
 }
 
 // Unique key (scope_id, revision); caller holds the lane lock and the domain cursor.
@@ -69,12 +76,15 @@ func (q *Queries) MemoryRevisionInsert(ctx context.Context, arg MemoryRevisionIn
 		arg.WindowThrough,
 		arg.EntryCount,
 		arg.CreatedAt,
+		arg.LastEntryID,
+		arg.EvictedEntryIds,
 	)
 	return err
 }
 
 const memoryRevisionLatest = `-- name: MemoryRevisionLatest :one
-SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at,
+       last_entry_id, evicted_entry_ids
 FROM pc_memory_revisions
 WHERE scope_id = ?1
 ORDER BY revision DESC
@@ -94,12 +104,45 @@ func (q *Queries) MemoryRevisionLatest(ctx context.Context, scopeID string) (PcM
 		&i.WindowThrough,
 		&i.EntryCount,
 		&i.CreatedAt,
+		&i.LastEntryID,
+		&i.EvictedEntryIds,
+	)
+	return i, err
+}
+
+const memoryRevisionLatestWithEntryIDs = `-- name: MemoryRevisionLatestWithEntryIDs :one
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at,
+       last_entry_id, evicted_entry_ids
+FROM pc_memory_revisions
+WHERE scope_id = ?1
+  AND evicted_entry_ids IS NOT NULL
+ORDER BY revision DESC
+LIMIT 1
+`
+
+// No lock; the newest revision of a scope that records entry ids (revisions an older build wrote record none),
+// walking the primary key down from the newest revision.
+func (q *Queries) MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID string) (PcMemoryRevision, error) {
+	row := q.db.QueryRowContext(ctx, memoryRevisionLatestWithEntryIDs, scopeID)
+	var i PcMemoryRevision
+	err := row.Scan(
+		&i.ScopeID,
+		&i.Revision,
+		&i.WorkID,
+		&i.CursorGeneration,
+		&i.WindowAfter,
+		&i.WindowThrough,
+		&i.EntryCount,
+		&i.CreatedAt,
+		&i.LastEntryID,
+		&i.EvictedEntryIds,
 	)
 	return i, err
 }
 
 const memoryRevisionList = `-- name: MemoryRevisionList :many
-SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at
+SELECT scope_id, revision, work_id, cursor_generation, window_after, window_through, entry_count, created_at,
+       last_entry_id, evicted_entry_ids
 FROM pc_memory_revisions
 WHERE scope_id = ?1
   AND revision < ?2
@@ -132,6 +175,8 @@ func (q *Queries) MemoryRevisionList(ctx context.Context, arg MemoryRevisionList
 			&i.WindowThrough,
 			&i.EntryCount,
 			&i.CreatedAt,
+			&i.LastEntryID,
+			&i.EvictedEntryIds,
 		); err != nil {
 			return nil, err
 		}

@@ -10,9 +10,9 @@ import (
 )
 
 const memoryEntryInsert = `-- name: MemoryEntryInsert :exec
-INSERT INTO pc_memory_entries (scope_id, revision, entry_no, content, source_positions, created_at)
+INSERT INTO pc_memory_entries (scope_id, revision, entry_no, content, source_positions, created_at, entry_id)
 VALUES (?1, ?2, ?3, ?4,
-        ?5, ?6)
+        ?5, ?6, ?7)
 `
 
 type MemoryEntryInsertParams struct {
@@ -22,6 +22,7 @@ type MemoryEntryInsertParams struct {
 	Content         string
 	SourcePositions []byte
 	CreatedAt       int64
+	EntryID         *int64
 }
 
 // Unique key (scope_id, revision, entry_no); caller holds the lane lock and the domain cursor.
@@ -33,12 +34,13 @@ func (q *Queries) MemoryEntryInsert(ctx context.Context, arg MemoryEntryInsertPa
 		arg.Content,
 		arg.SourcePositions,
 		arg.CreatedAt,
+		arg.EntryID,
 	)
 	return err
 }
 
 const memoryEntryListByRevision = `-- name: MemoryEntryListByRevision :many
-SELECT scope_id, revision, entry_no, content, source_positions, created_at
+SELECT scope_id, revision, entry_no, content, source_positions, created_at, entry_id
 FROM pc_memory_entries
 WHERE scope_id = ?1
   AND revision = ?2
@@ -67,6 +69,7 @@ func (q *Queries) MemoryEntryListByRevision(ctx context.Context, arg MemoryEntry
 			&i.Content,
 			&i.SourcePositions,
 			&i.CreatedAt,
+			&i.EntryID,
 		); err != nil {
 			return nil, err
 		}

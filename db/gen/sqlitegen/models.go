@@ -24,6 +24,7 @@ type PcMemoryEntry struct {
 	Content         string
 	SourcePositions []byte
 	CreatedAt       int64
+	EntryID         *int64
 }
 
 type PcMemoryRevision struct {
@@ -35,6 +36,8 @@ type PcMemoryRevision struct {
 	WindowThrough    int64
 	EntryCount       int32
 	CreatedAt        int64
+	LastEntryID      *int64
+	EvictedEntryIds  []byte
 }
 
 type PcRateLimitWindow struct {

@@ -66,6 +66,8 @@ type memoryRevision[T Time] = struct {
 	WindowThrough    int64
 	EntryCount       int32
 	CreatedAt        T
+	LastEntryID      *int64
+	EvictedEntryIds  []byte
 }
 
 type memoryEntry[T Time] = struct {
@@ -75,6 +77,7 @@ type memoryEntry[T Time] = struct {
 	Content         string
 	SourcePositions []byte
 	CreatedAt       T
+	EntryID         *int64
 }
 
 type experienceCandidate[T Time] = struct {
@@ -190,6 +193,8 @@ func MemoryRevisionFromGen[T Time, R ~memoryRevision[T]](g R) db.MemoryRevision 
 		WindowThrough:    r.WindowThrough,
 		EntryCount:       r.EntryCount,
 		CreatedAt:        TimeFromGen(r.CreatedAt),
+		LastEntryID:      seqFromGen(r.LastEntryID),
+		EvictedEntryIDs:  r.EvictedEntryIds,
 	}
 }
 
@@ -204,6 +209,8 @@ func MemoryRevisionToGen[P ~memoryRevision[T], T Time](r db.MemoryRevision) P {
 		WindowThrough:    r.WindowThrough,
 		EntryCount:       r.EntryCount,
 		CreatedAt:        TimeToGen[T](r.CreatedAt),
+		LastEntryID:      seqToGen(r.LastEntryID),
+		EvictedEntryIds:  r.EvictedEntryIDs,
 	})
 }
 
@@ -217,6 +224,7 @@ func MemoryEntryFromGen[T Time, R ~memoryEntry[T]](g R) db.MemoryEntry {
 		Content:         r.Content,
 		SourcePositions: r.SourcePositions,
 		CreatedAt:       TimeFromGen(r.CreatedAt),
+		EntryID:         seqFromGen(r.EntryID),
 	}
 }
 
@@ -229,6 +237,7 @@ func MemoryEntryToGen[P ~memoryEntry[T], T Time](e db.MemoryEntry) P {
 		Content:         e.Content,
 		SourcePositions: e.SourcePositions,
 		CreatedAt:       TimeToGen[T](e.CreatedAt),
+		EntryID:         seqToGen(e.EntryID),
 	})
 }
 

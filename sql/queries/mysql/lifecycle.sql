@@ -51,7 +51,7 @@ LIMIT ?;
 -- No lock (history is only rewritten by a redaction, in its scope's memory lane); keyset page of a scope's
 -- entries by (revision, entry_no), for scrubbing a forgotten Source from every revision.
 -- name: MemoryEntryListByScopeAfter :many
-SELECT scope_id, revision, entry_no, content, source_positions, created_at
+SELECT scope_id, revision, entry_no, content, source_positions, created_at, entry_id
 FROM pc_memory_entries
 WHERE scope_id = sqlc.arg('scope_id')
   AND (revision > sqlc.arg('after_revision') OR (revision = sqlc.arg('after_revision') AND entry_no > sqlc.arg('after_entry_no')))

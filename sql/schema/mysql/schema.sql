@@ -189,6 +189,9 @@ CREATE TABLE pc_source_cursors (
     CONSTRAINT pc_source_cursors_generation_check CHECK (generation >= 0)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- Entry ids (docs/memory.md#entry-ids): entry_id is an entry's stable id within its scope, last_entry_id the highest
+-- id the scope had given out when the revision was written, evicted_entry_ids the JSON array of the ids the
+-- 500-entry cap dropped from it (docs/memory.md#eviction). All three are NULL in rows an older build wrote.
 CREATE TABLE pc_memory_revisions (
     scope_id          VARBINARY(256) NOT NULL,
     revision          BIGINT       NOT NULL,
@@ -198,6 +201,8 @@ CREATE TABLE pc_memory_revisions (
     window_through    BIGINT       NOT NULL,
     entry_count       INT          NOT NULL,
     created_at        DATETIME(6)  NOT NULL,
+    last_entry_id     BIGINT       NULL,
+    evicted_entry_ids MEDIUMBLOB   NULL,
     PRIMARY KEY (scope_id, revision),
     CONSTRAINT pc_memory_revisions_revision_check CHECK (revision > 0)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
@@ -209,6 +214,7 @@ CREATE TABLE pc_memory_entries (
     content          MEDIUMTEXT   CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     source_positions MEDIUMBLOB   NOT NULL,
     created_at       DATETIME(6)  NOT NULL,
+    entry_id         BIGINT       NULL,
     PRIMARY KEY (scope_id, revision, entry_no)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

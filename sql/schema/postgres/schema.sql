@@ -186,6 +186,9 @@ CREATE TABLE pc_source_cursors (
     CONSTRAINT pc_source_cursors_generation_check CHECK (generation >= 0)
 );
 
+-- Entry ids (docs/memory.md#entry-ids): entry_id is an entry's stable id within its scope, last_entry_id the highest
+-- id the scope had given out when the revision was written, evicted_entry_ids the JSON array of the ids the
+-- 500-entry cap dropped from it (docs/memory.md#eviction). All three are NULL in rows an older build wrote.
 CREATE TABLE pc_memory_revisions (
     scope_id          text        COLLATE "C" NOT NULL,
     revision          bigint      NOT NULL,
@@ -195,6 +198,8 @@ CREATE TABLE pc_memory_revisions (
     window_through    bigint      NOT NULL,
     entry_count       integer     NOT NULL,
     created_at        timestamptz NOT NULL,
+    last_entry_id     bigint      NULL,
+    evicted_entry_ids bytea       NULL,
     CONSTRAINT pc_memory_revisions_pkey PRIMARY KEY (scope_id, revision),
     CONSTRAINT pc_memory_revisions_revision_check CHECK (revision > 0)
 );
@@ -206,6 +211,7 @@ CREATE TABLE pc_memory_entries (
     content          text        NOT NULL,
     source_positions bytea       NOT NULL,
     created_at       timestamptz NOT NULL,
+    entry_id         bigint      NULL,
     CONSTRAINT pc_memory_entries_pkey PRIMARY KEY (scope_id, revision, entry_no)
 );
 

@@ -190,6 +190,9 @@ CREATE TABLE pc_source_cursors (
     CONSTRAINT pc_source_cursors_generation_check CHECK (generation >= 0)
 );
 
+-- Entry ids (docs/memory.md#entry-ids): entry_id is an entry's stable id within its scope, last_entry_id the highest
+-- id the scope had given out when the revision was written, evicted_entry_ids the JSON array of the ids the
+-- 500-entry cap dropped from it (docs/memory.md#eviction). All three are NULL in rows an older build wrote.
 CREATE TABLE pc_memory_revisions (
     scope_id          TEXT        NOT NULL,
     revision          INTEGER      NOT NULL,
@@ -199,6 +202,8 @@ CREATE TABLE pc_memory_revisions (
     window_through    INTEGER      NOT NULL,
     entry_count       INTEGER     NOT NULL,
     created_at        INTEGER      NOT NULL,
+    last_entry_id     INTEGER     ,
+    evicted_entry_ids BLOB        ,
     CONSTRAINT pc_memory_revisions_pkey PRIMARY KEY (scope_id, revision),
     CONSTRAINT pc_memory_revisions_revision_check CHECK (revision > 0)
 );
@@ -210,6 +215,7 @@ CREATE TABLE pc_memory_entries (
     content          TEXT        NOT NULL,
     source_positions BLOB        NOT NULL,
     created_at       INTEGER      NOT NULL,
+    entry_id         INTEGER     ,
     CONSTRAINT pc_memory_entries_pkey PRIMARY KEY (scope_id, revision, entry_no)
 );
 
