@@ -290,12 +290,22 @@ func TestRollingUpgradeAcrossExpandMigration(t *testing.T) {
 		// Expand: the new build migrates the database under the running old fleet, and the new processes join at
 		// once, before the old members' next beat re-reads the schema: their advertised ranges still end before the
 		// expand version, which readiness takes for stale (degraded, schema_refresh_pending), not for incompatible.
+		// The old build is an earlier release, which may predate that rule and read the same window as
+		// misconfigured: its API is watched again once every old member has re-advertised its range.
 		out := migrateWith(t, newBin, dbURL)
 		require.Contains(t, out, expandVersion)
+		watch.set(oldAPI, false)
 		newAPI := startProc(t, newBin, "new-api", "api", dbURL)
 		watch.set(newAPI, true)
 		startProc(t, newBin, "new-scheduler", "scheduler", dbURL)
 		startProc(t, newBin, "new-worker", "worker", dbURL)
+		sqlDB := enginetest.OpenSQLDB(t, enginetest.ParseURL(t, dbURL))
+		require.Eventually(t, func() bool {
+			var behind int
+			err := sqlDB.QueryRow("SELECT COUNT(*) FROM pc_runtime_members WHERE schema_max < " + expandVersion).Scan(&behind)
+			return err == nil && behind == 0
+		}, 30*time.Second, 20*time.Millisecond, "every old member re-advertises its range after the expand migration")
+		watch.set(oldAPI, true)
 		require.Eventually(t, func() bool {
 			_, s, c, _ := oldAPI.readiness()
 			return c["schema"] == string(migrate.CompatAhead) && s == "degraded" && c["membership"] == "mixed_versions"
@@ -322,7 +332,6 @@ func TestRollingUpgradeAcrossExpandMigration(t *testing.T) {
 		// Memory the old build wrote carries no entry ids; the new build's next revision gives them ids
 		// (docs/memory.md#entry-ids).
 		flushOK(t, newAPI, "before")
-		sqlDB := enginetest.OpenSQLDB(t, enginetest.ParseURL(t, dbURL))
 		var withoutID [2]int
 		for rev := range withoutID {
 			require.NoError(t, sqlDB.QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM pc_memory_entries WHERE scope_id = 'before' "+
