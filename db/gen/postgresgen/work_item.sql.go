@@ -809,10 +809,11 @@ func (q *Queries) WorkItemQueueStatistics(ctx context.Context) ([]WorkItemQueueS
 }
 
 const workItemSetPlan = `-- name: WorkItemSetPlan :exec
-SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)
+SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
+       set_config('plan_cache_mode', 'force_generic_plan', true)
 `
 
-// Engine-only (postgres): no lock; turns bitmap and sequential scans off for the rest of the transaction (set_config local): the set-based statements then walk their indexes (the claim's branches in (available_at, created_at) order, stopping at their limit; the batch's rows by primary key) however stale the statistics of a fast-growing table (docs/protocol.md#set-based-claim).
+// Engine-only (postgres): no lock; for the rest of the transaction (set_config local) turns bitmap and sequential scans off, so the set-based statements walk their indexes (the claim's branches in (available_at, created_at) order, stopping at their limit; the batch's rows by primary key) however stale the statistics of a fast-growing table, and uses the cached generic plan (planning the claim statement anew cost more than running it) (docs/protocol.md#set-based-claim).
 func (q *Queries) WorkItemSetPlan(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, workItemSetPlan)
 	return err

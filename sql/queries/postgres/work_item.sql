@@ -228,9 +228,10 @@ WHERE status NOT IN ('succeeded', 'cancelled')
 GROUP BY kind, status
 ORDER BY kind, status;
 
--- Engine-only (postgres): no lock; turns bitmap and sequential scans off for the rest of the transaction (set_config local): the set-based statements then walk their indexes (the claim's branches in (available_at, created_at) order, stopping at their limit; the batch's rows by primary key) however stale the statistics of a fast-growing table (docs/protocol.md#set-based-claim).
+-- Engine-only (postgres): no lock; for the rest of the transaction (set_config local) turns bitmap and sequential scans off, so the set-based statements walk their indexes (the claim's branches in (available_at, created_at) order, stopping at their limit; the batch's rows by primary key) however stale the statistics of a fast-growing table, and uses the cached generic plan (planning the claim statement anew cost more than running it) (docs/protocol.md#set-based-claim).
 -- name: WorkItemSetPlan :exec
-SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true);
+SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
+       set_config('plan_cache_mode', 'force_generic_plan', true);
 
 -- Engine-only (postgres): Guard: caller holds lane, key and item locks; each item's state_version equals its expected version (compare-and-set); finishes a batch as succeeded in one statement: items, running attempts, keys, lane heads (docs/protocol.md#set-based-completion).
 -- name: WorkItemSucceedSet :one
