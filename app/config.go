@@ -90,7 +90,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DatabaseURL: "sqlite://./data/powercontext.db", Mode: ModeSingleNode, Role: RoleAll, Listen: "127.0.0.1:8080",
-		Edge: DefaultEdge(), Embeddings: DefaultEmbeddings(),
+		Edge:            DefaultEdge(),
+		Embeddings:      DefaultEmbeddings(),
 		ProviderTimeout: 60, ProviderMaxRequestBytes: sources.DefaultMaxRequestBytes,
 		WorkerConcurrency: 4, WorkerLeaseSeconds: 120, WorkerHeartbeatSeconds: 30, WorkerPollSeconds: 1,
 		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
