@@ -121,8 +121,8 @@ func (t *tools) register(s *sdk.Server) {
 		Annotations: readOnly(),
 	}, t.getMemory)
 	sdk.AddTool(s, &sdk.Tool{
-		Name:        ToolSearchMemory,
-		Title:       "Search a scope's memory",
+		Name:  ToolSearchMemory,
+		Title: "Search a scope's memory",
 		Description: "Return the entries of a scope's current Memory revision that match q, best first, each with its score and its scores by method. " +
 			"mode fts: entries containing every word of q, by BM25 (works for Chinese, Japanese and Korean text through character bigrams); " +
 			"semantic: entries whose embedding is similar to q's, by cosine similarity (finds paraphrases with an embedding model; the built-in one is lexical and typo-tolerant); " +
