@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db/migrate"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
 )
@@ -18,6 +19,9 @@ const (
 	EmbeddingsOpenAI = "openai"
 	EmbeddingsNone   = "none"
 )
+
+// EmbeddingsMigration is the migration that creates pc_memory_embeddings.
+const EmbeddingsMigration = "20261210000000"
 
 // Embeddings configures entry and query embeddings: which embedder, how long a query may wait for its vector, what
 // counts as a vector match, and how often the embedding discoverer scans for scopes to re-embed.
@@ -96,6 +100,12 @@ func (c *Config) embeddingsBaseURL() string {
 // own bucket, "provider:embeddings", so searches cannot spend the extraction's budget).
 func (r *Runtime) embedder() (provider.Embedder, error) {
 	c := r.cfg
+	// A build that embeds its migrations only up to a version before the embeddings table (db/migrate's
+	// EmbeddedThrough: the stand-in for an earlier release in the rolling-upgrade test, README.md#rolling-upgrades)
+	// runs as that release did, without embeddings.
+	if t := migrate.EmbeddedThrough; t != "" && t < EmbeddingsMigration {
+		return nil, nil
+	}
 	switch c.EmbeddingsKind {
 	case "", EmbeddingsLocal:
 		return provider.NewLocalEmbedder(), nil

@@ -21,7 +21,15 @@ const (
 	KindMemoryFlush          = "memory_flush"
 	KindExperienceIncubation = "experience_incubation"
 	KindMemoryRedact         = "memory_redact"
+	KindMemoryEmbed          = "memory_embed"
 	KindScopeErase           = "scope_erase"
+)
+
+// Search modes (SearchParams.Mode, ContextParams.Mode; Memory.Mode and Context.Mode report the one that ran).
+const (
+	ModeFTS      = "fts"
+	ModeSemantic = "semantic"
+	ModeHybrid   = "hybrid"
 )
 
 // Flush answer statuses (FlushResult.Status).
@@ -153,6 +161,11 @@ type Memory struct {
 	Revision  *int64        `json:"revision"`
 	CreatedAt *time.Time    `json:"created_at"`
 	Entries   []MemoryEntry `json:"entries"`
+	// Mode is the ranking that ran (search only): ModeFTS, ModeSemantic or ModeHybrid.
+	Mode string `json:"mode,omitempty"`
+	// Degraded is true when a vector mode fell back to full text because the query could not be embedded in time
+	// (search only).
+	Degraded bool `json:"degraded,omitempty"`
 }
 
 // MemoryEntry is one fact with the journal positions it came from.
@@ -160,8 +173,16 @@ type MemoryEntry struct {
 	EntryNo         int32   `json:"entry_no"`
 	Content         string  `json:"content"`
 	SourcePositions []int64 `json:"source_positions"`
-	// Score is the relevance to the query (SearchMemory only; higher is better).
+	// Score is the relevance to the query in the search's mode (SearchMemory only; higher is better).
 	Score *float64 `json:"score,omitempty"`
+	// Scores are the entry's scores by method (SearchMemory only).
+	Scores *MethodScores `json:"scores,omitempty"`
+}
+
+// MethodScores are an entry's scores by ranking method; nil where that method did not match it or did not run.
+type MethodScores struct {
+	FTS      *float64 `json:"fts,omitempty"`      // BM25 relevance to the query's terms
+	Semantic *float64 `json:"semantic,omitempty"` // cosine similarity of the entry's vector and the query's
 }
 
 // MemoryRevisionRecord is one Memory revision: the journal positions (WindowAfter, WindowThrough] it consumed and
@@ -205,6 +226,8 @@ type Context struct {
 	UsedTokens int           `json:"used_tokens"`
 	Omitted    int           `json:"omitted"`
 	Items      []ContextItem `json:"items"`
+	Mode       string        `json:"mode"`     // the ranking of the Memory entries
+	Degraded   bool          `json:"degraded"` // a vector mode fell back to full text
 }
 
 // ContextItem is a Memory entry (Type "memory", EntryNo) or an approved lesson (Type "lesson", CandidateID, Title).
@@ -217,6 +240,8 @@ type ContextItem struct {
 	SourcePositions []int64 `json:"source_positions"`
 	Score           float64 `json:"score"`
 	Tokens          int     `json:"tokens"`
+	// Scores are a memory item's scores by method, when it matched the query.
+	Scores *MethodScores `json:"scores,omitempty"`
 }
 
 // OperationRecord is the public view of one operation.
