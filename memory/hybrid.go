@@ -71,8 +71,9 @@ func (r Reader) minSimilarity() float64 {
 	return DefaultMinSimilarity
 }
 
-// entryVectors returns the vectors of the embedder's model stored for a revision, by entry number.
-func (r Reader) entryVectors(ctx context.Context, scope string, revision int64) (map[int32][]float32, error) {
+// entryVectors returns the stored vectors (EncodeVector's bytes) of the embedder's model for a revision, by entry
+// number; they are compared with the query's without being decoded (provider.DotEncoded).
+func (r Reader) entryVectors(ctx context.Context, scope string, revision int64) (map[int32][]byte, error) {
 	if r.Embedder == nil || revision == 0 {
 		return nil, nil
 	}
@@ -81,13 +82,10 @@ func (r Reader) entryVectors(ctx context.Context, scope string, revision int64) 
 		return nil, err
 	}
 	model := r.Embedder.Model()
-	out := make(map[int32][]float32, len(rows))
+	out := make(map[int32][]byte, len(rows))
 	for _, row := range rows {
-		if row.Model != model {
-			continue
-		}
-		if v, ok := provider.DecodeVector(row.Embedding, int(row.Dimensions)); ok {
-			out[row.EntryNo] = v
+		if row.Model == model {
+			out[row.EntryNo] = row.Embedding
 		}
 	}
 	return out, nil
@@ -154,14 +152,14 @@ func (r Reader) rankEntries(ctx context.Context, scope string, revision int64, e
 
 // semanticRank returns the entries whose vector's cosine similarity to qv is at least minSim, best first (ties: the
 // later entry first, like Rank).
-func semanticRank(entries []db.MemoryEntry, vecs map[int32][]float32, qv []float32, minSim float64) []Ranked {
+func semanticRank(entries []db.MemoryEntry, vecs map[int32][]byte, qv []float32, minSim float64) []Ranked {
 	var out []Ranked
 	for _, e := range entries {
-		v, ok := vecs[e.EntryNo]
-		if !ok {
+		dot, ok := provider.DotEncoded(qv, vecs[e.EntryNo])
+		if !ok { // no vector, or one of another length than the query's
 			continue
 		}
-		sim := math.Round(provider.Dot(qv, v)*1e4) / 1e4
+		sim := math.Round(dot*1e4) / 1e4
 		if sim < minSim {
 			continue
 		}

@@ -59,6 +59,19 @@ func Dot(a, b []float32) float64 {
 	return float64(s)
 }
 
+// DotEncoded is Dot of v and a stored vector (EncodeVector's bytes) without decoding it first; ok is false when the
+// bytes do not hold exactly len(v) dimensions.
+func DotEncoded(v []float32, b []byte) (dot float64, ok bool) {
+	if len(b) != 4*len(v) || len(v) == 0 {
+		return 0, false
+	}
+	var s float32
+	for i, x := range v {
+		s += x * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return float64(s), true
+}
+
 // normalize scales v to unit length in place; ok is false for a zero vector or one with a non-finite component.
 func normalize(v []float32) bool {
 	var sum float64

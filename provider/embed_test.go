@@ -31,6 +31,11 @@ func TestVectorEncoding(t *testing.T) {
 	require.False(t, ok)
 	require.InDelta(t, 1-0.5*0.5, Dot(v[:2], []float32{1, 0.5}), 1e-9)
 	require.Zero(t, Dot(v, v[:2]), "vectors of different lengths are not comparable")
+	d, ok := DotEncoded([]float32{2, 1, 0, 1}, b)
+	require.True(t, ok)
+	require.InDelta(t, Dot([]float32{2, 1, 0, 1}, v), d, 1e-6, "the same product, straight from the stored bytes")
+	_, ok = DotEncoded(v[:3], b)
+	require.False(t, ok)
 }
 
 func TestLocalEmbedder(t *testing.T) {
