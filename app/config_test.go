@@ -85,6 +85,15 @@ func TestStartupRefusals(t *testing.T) {
 		{"bad trusted proxy", []string{"POWERCONTEXT_HTTP_TRUSTED_PROXIES=10.0.0.0/8, proxy.local"}, nil, `POWERCONTEXT_HTTP_TRUSTED_PROXIES: "proxy.local" is not an IP address or CIDR range`},
 		{"negative anonymous budget", []string{"POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE=-1"}, nil, "POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE must be >= 0"},
 		{"no session ttl", []string{"POWERCONTEXT_UI_SESSION_TTL_SECONDS=0"}, nil, "POWERCONTEXT_UI_SESSION_TTL_SECONDS must be > 0"},
+		{"unknown embeddings kind", []string{"POWERCONTEXT_EMBEDDINGS_KIND=bert"}, nil, `unknown embeddings kind "bert"`},
+		{"openai embeddings without a base url", []string{"POWERCONTEXT_EMBEDDINGS_KIND=openai", "POWERCONTEXT_EMBEDDINGS_MODEL=m"}, nil,
+			"embeddings openai needs an http(s) POWERCONTEXT_EMBEDDINGS_BASE_URL"},
+		{"openai embeddings without a model", []string{"POWERCONTEXT_EMBEDDINGS_KIND=openai", "POWERCONTEXT_PROVIDER_BASE_URL=http://127.0.0.1:1/v1"}, nil,
+			"embeddings openai needs POWERCONTEXT_EMBEDDINGS_MODEL"},
+		{"too many dimensions", []string{"POWERCONTEXT_EMBEDDINGS_DIMENSIONS=10000"}, nil, "POWERCONTEXT_EMBEDDINGS_DIMENSIONS must be 0"},
+		{"no query timeout", nil, []string{"--embeddings-query-timeout-seconds", "0"}, "POWERCONTEXT_EMBEDDINGS_QUERY_TIMEOUT_SECONDS must be > 0"},
+		{"similarity of one", []string{"POWERCONTEXT_EMBEDDINGS_MIN_SIMILARITY=1"}, nil, "POWERCONTEXT_EMBEDDINGS_MIN_SIMILARITY must be >= 0 and < 1"},
+		{"negative scan", []string{"POWERCONTEXT_EMBEDDINGS_SCAN_SECONDS=-1"}, nil, "POWERCONTEXT_EMBEDDINGS_SCAN_SECONDS must be >= 0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -187,6 +187,10 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
+	emb, err := r.embedder()
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
 	maxAttempts := int32(cfg.WorkerMaxAttempts)
 	memConsumer, expConsumer := memory.Consumer(maxAttempts), experience.Consumer(maxAttempts)
 
@@ -199,7 +203,8 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 			MaxSnoozes: maxSnoozes(cfg.WorkerMaxSnoozes), CompleteBatch: cfg.WorkerCompleteBatch,
 			CompleteDelay: Seconds(cfg.WorkerCompleteDelaySeconds),
 		},
-			&memory.Handler{Store: store, Provider: prov, MaxRequestBytes: cfg.ProviderMaxRequestBytes},
+			&memory.Handler{Store: store, Provider: prov, MaxRequestBytes: cfg.ProviderMaxRequestBytes, Embedder: emb},
+			&memory.EmbedHandler{Ledger: r.ledger, Embedder: emb},
 			&experience.Handler{Store: store, Provider: prov, MaxRequestBytes: cfg.ProviderMaxRequestBytes},
 			coordinator.MaintenanceHandler{Ledger: r.ledger, Tasks: lifecycle.Retention{Store: store,
 				SourceContentAfter: Days(cfg.RetentionSourceContentDays), MemoryRevisions: cfg.RetentionMemoryRevisions}.Tasks()},
@@ -218,6 +223,10 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		if cfg.ExperienceScheduleSeconds > 0 {
 			discoverers = append(discoverers, sources.Discoverer{Consumer: expConsumer, Store: store, Every: Seconds(cfg.ExperienceScheduleSeconds), Label: "experience"})
 		}
+		if emb != nil && cfg.EmbeddingsScanSeconds > 0 {
+			discoverers = append(discoverers, memory.EmbedDiscoverer{Store: store, Model: emb.Model(),
+				Every: Seconds(cfg.EmbeddingsScanSeconds), MaxAttempts: maxAttempts})
+		}
 		r.scheduler, err = coordinator.NewScheduler(r.ledger, coordinator.SchedulerConfig{Owner: r.memberID,
 			Lease: Seconds(cfg.SchedulerLeaseSeconds), Renew: Seconds(cfg.SchedulerRenewSeconds), Logger: log,
 			Hooks: r.tel.SchedulerHooks(r.ledger)}, discoverers...)
@@ -229,7 +238,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	deps := handlers.Deps{
 		Journal:          sources.NewJournal(store),
 		Flusher:          &memory.Flusher{Ledger: r.ledger, Consumer: memConsumer},
-		Memory:           memory.Reader{Store: store},
+		Memory:           r.memoryReader(emb),
 		Experience:       experience.Reviews{Store: store},
 		Incubator:        &experience.Incubator{Ledger: r.ledger, Consumer: expConsumer},
 		Ledger:           r.ledger,

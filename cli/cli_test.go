@@ -172,6 +172,10 @@ func (a *fakeAPI) handler() http.Handler {
 	mux.HandleFunc("GET /v1/memory/search", func(w http.ResponseWriter, r *http.Request) {
 		require.Equal(a.t, "billing", r.URL.Query().Get("q"))
 		require.Equal(a.t, "5", r.URL.Query().Get("limit"))
+		if r.URL.Query().Get("mode") == "semantic" {
+			raw(w, http.StatusOK, `{"scope_id":"team","revision":4,"created_at":"2026-12-02T13:00:00.123456Z","mode":"fts","degraded":true,"entries":[{"entry_no":2,"content":"Alice owns the billing service.","source_positions":[2,3],"score":1.25,"scores":{"fts":1.25}}]}`)
+			return
+		}
 		raw(w, http.StatusOK, `{"scope_id":"team","revision":4,"created_at":"2026-12-02T13:00:00.123456Z","entries":[{"entry_no":2,"content":"Alice owns the billing service.","source_positions":[2,3]}]}`)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -351,6 +355,11 @@ evicted by the entry cap: 2 (ids 3,5)
 	require.Contains(t, out, `1 entries matching "billing"`)
 	require.Contains(t, out, "2  -   2,3      Alice owns the billing service.")
 	require.NotContains(t, out, "evicted", "a search lists matches only")
+
+	code, out, errOut = run("memory", "search", "--server", url, "--scope", "team", "--limit", "5", "--mode", "semantic", "billing")
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Contains(t, out, "ranking: fts (degraded: the query could not be embedded in time, full text answered)\n")
+	require.Contains(t, out, "#  ID  SCORE  FTS   SEMANTIC  SOURCES  CONTENT\n2  -   1.25   1.25  -         2,3      Alice owns the billing service.")
 }
 
 func TestMemoryHistoryAndDiff(t *testing.T) {

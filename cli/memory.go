@@ -153,13 +153,19 @@ func newMemoryShowCommand(f *clientFlags) *cobra.Command {
 }
 
 func newMemorySearchCommand(f *clientFlags) *cobra.Command {
-	var scope string
+	var scope, mode string
 	var limit int
 	cmd := &cobra.Command{
-		Use:   "search --scope SCOPE [--limit N] QUERY",
+		Use:   "search --scope SCOPE [--limit N] [--mode fts|semantic|hybrid] QUERY",
 		Short: "Search a scope's current Memory, best match first (any language, CJK included)",
+		Long: `Search a scope's current Memory, best match first. --mode chooses the ranking: fts (full text, every word
+of QUERY), semantic (embeddings: similar meaning with an embedding model, similar spelling with the built-in one) or
+hybrid (both, fused); by default hybrid when the revision has embeddings, else fts. The SCORE column is the ranking's
+score, FTS and SEMANTIC the score of each method that matched the entry. A "degraded" note means the query could not
+be embedded in time and full text answered.`,
 		Example: `  powercontext memory search --scope team billing
-  powercontext memory search --scope team --limit 5 "deploy window"`,
+  powercontext memory search --scope team --limit 5 "deploy window"
+  powercontext memory search --scope team --mode semantic "how do we ship a release"`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := requireFlag("scope", scope); err != nil {
@@ -169,7 +175,7 @@ func newMemorySearchCommand(f *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := s.c.SearchMemory(cmd.Context(), scope, a[0], limit)
+			m, err := s.c.SearchMemoryWith(cmd.Context(), client.SearchParams{ScopeID: scope, Q: a[0], Limit: limit, Mode: mode})
 			if err != nil {
 				return s.explain(err)
 			}
@@ -185,7 +191,21 @@ func newMemorySearchCommand(f *clientFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&scope, "scope", "", "scope to search (required)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "most entries to return (1..100, default 20)")
+	cmd.Flags().StringVar(&mode, "mode", "", "ranking: fts, semantic or hybrid (default: hybrid when the revision has embeddings, else fts)")
 	return cmd
+}
+
+// printRanking prints the ranking that answered (when the server reports one) and the degraded note.
+func printRanking(w io.Writer, mode string, degraded bool) error {
+	if mode == "" {
+		return nil
+	}
+	line := "ranking: " + mode
+	if degraded {
+		line += " (degraded: the query could not be embedded in time, full text answered)"
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
 }
 
 func printMemory(w io.Writer, m client.Memory, query string) error {
@@ -209,14 +229,23 @@ func printMemory(w io.Writer, m client.Memory, query string) error {
 			return err
 		}
 	}
+	if err := printRanking(w, m.Mode, m.Degraded); err != nil {
+		return err
+	}
 	if len(m.Entries) > 0 && m.Entries[0].Score != nil {
-		t := newTable(w, "#", "ID", "SCORE", "SOURCES", "CONTENT")
-		for _, e := range m.Entries {
-			score := ""
-			if e.Score != nil {
-				score = fmt.Sprintf("%.2f", *e.Score)
+		t := newTable(w, "#", "ID", "SCORE", "FTS", "SEMANTIC", "SOURCES", "CONTENT")
+		num := func(p *float64) string {
+			if p == nil {
+				return "-"
 			}
-			t.row(fmt.Sprint(e.EntryNo), fmtID(e.EntryID), score, fmtPositions(e.SourcePositions), cell(e.Content))
+			return fmt.Sprintf("%.4g", *p)
+		}
+		for _, e := range m.Entries {
+			var ms client.MethodScores
+			if e.Scores != nil {
+				ms = *e.Scores
+			}
+			t.row(fmt.Sprint(e.EntryNo), fmtID(e.EntryID), num(e.Score), num(ms.FTS), num(ms.Semantic), fmtPositions(e.SourcePositions), cell(e.Content))
 		}
 		return t.flush()
 	}
@@ -348,10 +377,10 @@ func newMemoryDiffCommand(f *clientFlags) *cobra.Command {
 }
 
 func newMemoryContextCommand(f *clientFlags) *cobra.Command {
-	var scope string
+	var scope, mode string
 	var maxTokens int
 	cmd := &cobra.Command{
-		Use:   "context --scope SCOPE [--max-tokens N] [QUERY]",
+		Use:   "context --scope SCOPE [--max-tokens N] [--mode fts|semantic|hybrid] [QUERY]",
 		Short: "Show the Memory entries and approved lessons an agent would read for QUERY, within a token budget",
 		Example: `  powercontext memory context --scope team "deploy staging"
   powercontext memory context --scope team --max-tokens 500 -o json`,
@@ -368,7 +397,7 @@ func newMemoryContextCommand(f *clientFlags) *cobra.Command {
 			if len(a) == 1 {
 				q = a[0]
 			}
-			cx, err := s.c.GetContext(cmd.Context(), scope, q, maxTokens)
+			cx, err := s.c.GetContextWith(cmd.Context(), client.ContextParams{ScopeID: scope, Q: q, MaxTokens: maxTokens, Mode: mode})
 			if err != nil {
 				return s.explain(err)
 			}
@@ -379,6 +408,11 @@ func newMemoryContextCommand(f *clientFlags) *cobra.Command {
 			if _, err := fmt.Fprintf(w, "scope %s: %d items, %d of %d tokens (%d left out)\n", cx.ScopeID, len(cx.Items),
 				cx.UsedTokens, cx.MaxTokens, cx.Omitted); err != nil {
 				return err
+			}
+			if q != "" {
+				if err := printRanking(w, cx.Mode, cx.Degraded); err != nil {
+					return err
+				}
 			}
 			t := newTable(w, "TYPE", "ID", "TOKENS", "SOURCES", "CONTENT")
 			for _, it := range cx.Items {
@@ -393,5 +427,6 @@ func newMemoryContextCommand(f *clientFlags) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&scope, "scope", "", "scope to read (required)")
 	cmd.Flags().IntVar(&maxTokens, "max-tokens", 0, "token budget (1..100000, default 2000)")
+	cmd.Flags().StringVar(&mode, "mode", "", "ranking of the Memory entries: fts, semantic or hybrid (default: hybrid when the revision has embeddings, else fts)")
 	return cmd
 }

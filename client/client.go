@@ -287,11 +287,26 @@ func (c *Client) GetMemory(ctx context.Context, scope string) (Memory, error) {
 	return out, err
 }
 
-// SearchMemory returns the entries of a scope's current Memory containing every term of query, best first, each with its
-// Score (GET /v1/memory/search); limit 0 means the server default.
+// SearchMemory returns the entries of a scope's current Memory that match query, best first, each with its Score and
+// Scores, in the server's default mode (GET /v1/memory/search); limit 0 means the server default.
 func (c *Client) SearchMemory(ctx context.Context, scope, query string, limit int) (Memory, error) {
-	q := url.Values{"scope_id": {scope}, "q": {query}}
-	setInt(q, "limit", int64(limit))
+	return c.SearchMemoryWith(ctx, SearchParams{ScopeID: scope, Q: query, Limit: limit})
+}
+
+// SearchParams are the arguments of SearchMemoryWith. Limit 0 means the server default; Mode "" the server's
+// default (hybrid when the revision has vectors of the configured model, else fts).
+type SearchParams struct {
+	ScopeID, Q string
+	Limit      int
+	Mode       string // ModeFTS, ModeSemantic, ModeHybrid or ""
+}
+
+// SearchMemoryWith is SearchMemory with every parameter (GET /v1/memory/search). The answer's Mode names the ranking
+// that ran and Degraded whether a vector mode fell back to full text.
+func (c *Client) SearchMemoryWith(ctx context.Context, p SearchParams) (Memory, error) {
+	q := url.Values{"scope_id": {p.ScopeID}, "q": {p.Q}}
+	setInt(q, "limit", int64(p.Limit))
+	setString(q, "mode", p.Mode)
 	var out Memory
 	err := c.call(ctx, http.MethodGet, "/v1/memory/search", q, nil, &out)
 	return out, err
@@ -334,9 +349,23 @@ func (c *Client) DiffMemory(ctx context.Context, scope string, from, to int64) (
 // GetContext assembles a scope's context for query q within maxTokens (GET /v1/context); q "" means none,
 // maxTokens 0 the server default.
 func (c *Client) GetContext(ctx context.Context, scope, q string, maxTokens int) (Context, error) {
-	v := url.Values{"scope_id": {scope}}
-	setString(v, "q", q)
-	setInt(v, "max_tokens", int64(maxTokens))
+	return c.GetContextWith(ctx, ContextParams{ScopeID: scope, Q: q, MaxTokens: maxTokens})
+}
+
+// ContextParams are the arguments of GetContextWith: Q "" means none, MaxTokens 0 the server default, Mode "" the
+// server's default ranking of the entries.
+type ContextParams struct {
+	ScopeID, Q string
+	MaxTokens  int
+	Mode       string // ModeFTS, ModeSemantic, ModeHybrid or ""
+}
+
+// GetContextWith is GetContext with every parameter (GET /v1/context).
+func (c *Client) GetContextWith(ctx context.Context, p ContextParams) (Context, error) {
+	v := url.Values{"scope_id": {p.ScopeID}}
+	setString(v, "q", p.Q)
+	setInt(v, "max_tokens", int64(p.MaxTokens))
+	setString(v, "mode", p.Mode)
 	var out Context
 	err := c.call(ctx, http.MethodGet, "/v1/context", v, nil, &out)
 	return out, err

@@ -30,7 +30,7 @@ func apiReplicas(t *testing.T, store db.Store, token string) (a, b *httptest.Ser
 	t.Helper()
 	ledger := coordinator.NewLedger(store)
 	newServer := func() *httptest.Server {
-		d := handlers.Deps{Journal: sources.NewJournal(store), Memory: memory.Reader{Store: store},
+		d := handlers.Deps{Journal: sources.NewJournal(store), Memory: memory.Reader{Store: store, Embedder: provider.NewLocalEmbedder()},
 			Experience: experience.Reviews{Store: store}, Ledger: ledger, Store: store, Role: "api",
 			Flusher:   &memory.Flusher{Ledger: ledger, Consumer: memory.Consumer(3)},
 			Incubator: &experience.Incubator{Ledger: ledger, Consumer: experience.Consumer(3)}, AuthToken: token, Logger: zerolog.Nop()}
@@ -50,7 +50,7 @@ func worker(t *testing.T, store db.Store) (stop func()) {
 	ledger := coordinator.NewLedger(store)
 	handlers := map[string]coordinator.Handler{}
 	supported := coordinator.Supported{}
-	for _, h := range []coordinator.Handler{&memory.Handler{Store: store, Provider: provider.NewLocal()},
+	for _, h := range []coordinator.Handler{&memory.Handler{Store: store, Provider: provider.NewLocal(), Embedder: provider.NewLocalEmbedder()},
 		&experience.Handler{Store: store, Provider: provider.NewLocal()}} {
 		handlers[h.Kind()], supported[h.Kind()] = h, h.PayloadVersions()
 	}
@@ -157,6 +157,24 @@ func TestAgainstRealHandlers(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, found.Entries, 1)
 	require.NotNil(t, found.Entries[0].Score)
+	require.Equal(t, client.ModeHybrid, found.Mode, "the revision has vectors of the replicas' embedder")
+	require.False(t, found.Degraded)
+	require.NotNil(t, found.Entries[0].Scores.FTS)
+	require.NotNil(t, found.Entries[0].Scores.Semantic)
+	// A misspelt query: full text finds nothing, the (local, lexical) vectors do.
+	found, err = c.SearchMemoryWith(ctx, client.SearchParams{ScopeID: "team", Q: "biling servise", Mode: client.ModeFTS})
+	require.NoError(t, err)
+	require.Equal(t, client.ModeFTS, found.Mode)
+	require.Empty(t, found.Entries)
+	found, err = c.SearchMemoryWith(ctx, client.SearchParams{ScopeID: "team", Q: "biling servise", Limit: 1, Mode: client.ModeSemantic})
+	require.NoError(t, err)
+	require.Equal(t, client.ModeSemantic, found.Mode)
+	require.Len(t, found.Entries, 1)
+	require.Contains(t, found.Entries[0].Content, "billing")
+	require.Nil(t, found.Entries[0].Scores.FTS)
+	_, err = c.SearchMemoryWith(ctx, client.SearchParams{ScopeID: "team", Q: "x", Mode: "vector"})
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, "mode", ae.Field())
 
 	// History: the one revision, read back by number, and its diff from the empty Memory.
 	revs, err := c.ListMemoryRevisions(ctx, "team", "", 0)
@@ -182,6 +200,12 @@ func TestAgainstRealHandlers(t *testing.T) {
 	require.NotEmpty(t, cx.Items)
 	require.Contains(t, cx.Items[0].Content, "billing")
 	require.Equal(t, found.Entries[0].EntryID, cx.Items[0].EntryID, "the same entry, by id")
+	require.Equal(t, client.ModeHybrid, cx.Mode)
+	cx, err = c.GetContextWith(ctx, client.ContextParams{ScopeID: "team", Q: "biling", Mode: client.ModeSemantic})
+	require.NoError(t, err)
+	require.Equal(t, client.ModeSemantic, cx.Mode)
+	require.Contains(t, cx.Items[0].Content, "billing")
+	require.NotNil(t, cx.Items[0].Scores.Semantic)
 	_, err = c.GetMemoryRevision(ctx, "team", 2)
 	require.ErrorAs(t, err, &ae)
 	require.Equal(t, "revision_not_found", ae.Code)

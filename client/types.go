@@ -21,7 +21,15 @@ const (
 	KindMemoryFlush          = "memory_flush"
 	KindExperienceIncubation = "experience_incubation"
 	KindMemoryRedact         = "memory_redact"
+	KindMemoryEmbed          = "memory_embed"
 	KindScopeErase           = "scope_erase"
+)
+
+// Search modes (SearchParams.Mode, ContextParams.Mode; Memory.Mode and Context.Mode report the one that ran).
+const (
+	ModeFTS      = "fts"
+	ModeSemantic = "semantic"
+	ModeHybrid   = "hybrid"
 )
 
 // Flush answer statuses (FlushResult.Status).
@@ -155,6 +163,11 @@ type Memory struct {
 	CreatedAt *time.Time    `json:"created_at"`
 	Evicted   *Eviction     `json:"evicted"`
 	Entries   []MemoryEntry `json:"entries"`
+	// Mode is the ranking that ran (search only): ModeFTS, ModeSemantic or ModeHybrid.
+	Mode string `json:"mode,omitempty"`
+	// Degraded is true when a vector mode fell back to full text because the query could not be embedded in time
+	// (search only).
+	Degraded bool `json:"degraded,omitempty"`
 }
 
 // Eviction is what the 500-entry cap dropped when a revision was written: Count entries, EntryIDs their ids (least
@@ -172,8 +185,16 @@ type MemoryEntry struct {
 	EntryID         *int64  `json:"entry_id"`
 	Content         string  `json:"content"`
 	SourcePositions []int64 `json:"source_positions"`
-	// Score is the relevance to the query (SearchMemory only; higher is better).
+	// Score is the relevance to the query in the search's mode (SearchMemory only; higher is better).
 	Score *float64 `json:"score,omitempty"`
+	// Scores are the entry's scores by method (SearchMemory only).
+	Scores *MethodScores `json:"scores,omitempty"`
+}
+
+// MethodScores are an entry's scores by ranking method; nil where that method did not match it or did not run.
+type MethodScores struct {
+	FTS      *float64 `json:"fts,omitempty"`      // BM25 relevance to the query's terms
+	Semantic *float64 `json:"semantic,omitempty"` // cosine similarity of the entry's vector and the query's
 }
 
 // MemoryRevisionRecord is one Memory revision: the journal positions (WindowAfter, WindowThrough] it consumed, the
@@ -219,6 +240,8 @@ type Context struct {
 	UsedTokens int           `json:"used_tokens"`
 	Omitted    int           `json:"omitted"`
 	Items      []ContextItem `json:"items"`
+	Mode       string        `json:"mode"`     // the ranking of the Memory entries
+	Degraded   bool          `json:"degraded"` // a vector mode fell back to full text
 }
 
 // ContextItem is a Memory entry (Type "memory", EntryNo, EntryID unless an older server build wrote it) or an
@@ -233,6 +256,8 @@ type ContextItem struct {
 	SourcePositions []int64 `json:"source_positions"`
 	Score           float64 `json:"score"`
 	Tokens          int     `json:"tokens"`
+	// Scores are a memory item's scores by method, when it matched the query.
+	Scores *MethodScores `json:"scores,omitempty"`
 }
 
 // OperationRecord is the public view of one operation.

@@ -76,6 +76,7 @@ type Queries interface {
 	DomainQueries
 	LifecycleQueries
 	ScopeLifecycleQueries
+	EmbeddingQueries
 
 	// DBNow returns the database clock (UTC): CURRENT_TIMESTAMP(6) / clock_timestamp() / SQLite's clock.
 	DBNow(ctx context.Context) (time.Time, error)

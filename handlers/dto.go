@@ -47,10 +47,10 @@ func rawJSON(b []byte, fallback string) json.RawMessage {
 var (
 	publicKindOf = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind,
 		coordinator.KindMaintenance: coordinator.PublicKindMaintenance, lifecycle.KindRedact: lifecycle.PublicKindRedact,
-		lifecycle.KindErase: lifecycle.PublicKindErase}
+		lifecycle.KindErase: lifecycle.PublicKindErase, memory.KindEmbed: memory.PublicKindEmbed}
 	internalKind = map[string]string{memory.PublicKind: memory.Kind, experience.PublicKind: experience.Kind,
 		coordinator.PublicKindMaintenance: coordinator.KindMaintenance, lifecycle.PublicKindRedact: lifecycle.KindRedact,
-		lifecycle.PublicKindErase: lifecycle.KindErase}
+		lifecycle.PublicKindErase: lifecycle.KindErase, memory.PublicKindEmbed: memory.KindEmbed}
 	systemKind = map[string]bool{coordinator.KindMaintenance: true}
 )
 

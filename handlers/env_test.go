@@ -214,7 +214,8 @@ func (e *env) capture(scope, content string, metadata map[string]any) int64 {
 func (e *env) step(fail *coordinator.Failure) int {
 	e.t.Helper()
 	hs := map[string]coordinator.Handler{
-		memory.Kind:          &memory.Handler{Store: e.store, Provider: provider.NewLocal()},
+		memory.Kind:          &memory.Handler{Store: e.store, Provider: provider.NewLocal(), Embedder: provider.NewLocalEmbedder()},
+		memory.KindEmbed:     &memory.EmbedHandler{Ledger: e.ledger, Embedder: provider.NewLocalEmbedder()},
 		experience.Kind:      &experience.Handler{Store: e.store, Provider: provider.NewLocal()},
 		lifecycle.KindRedact: &lifecycle.RedactHandler{Ledger: e.ledger},
 		lifecycle.KindErase:  &lifecycle.EraseHandler{Ledger: e.ledger},

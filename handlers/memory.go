@@ -77,8 +77,46 @@ type MemoryEntry struct {
 	EntryID         *int64          `json:"entry_id"`
 	Content         string          `json:"content"`
 	SourcePositions json.RawMessage `json:"source_positions"`
-	// Score is the BM25 relevance to the query (GET /v1/memory/search only).
+	// Score is the relevance to the query by the search's mode: BM25 (fts), cosine similarity (semantic) or the
+	// reciprocal-rank-fusion sum (hybrid) (GET /v1/memory/search only).
 	Score *float64 `json:"score,omitempty"`
+	// Scores are the entry's scores by method (GET /v1/memory/search only).
+	Scores *MethodScores `json:"scores,omitempty"`
+}
+
+// MethodScores are an entry's scores by ranking method: fts (BM25) when it matched the query's terms, semantic
+// (cosine similarity) when its vector matched the query's; absent when that method did not match it or did not run.
+type MethodScores struct {
+	FTS      *float64 `json:"fts,omitempty"`
+	Semantic *float64 `json:"semantic,omitempty"`
+}
+
+// MemorySearchResponse is the answer of GET /v1/memory/search: the matching entries of the current revision, the
+// mode that ranked them, and whether a vector mode fell back to full text.
+type MemorySearchResponse struct {
+	MemoryResponse
+	Mode     string `json:"mode"`
+	Degraded bool   `json:"degraded"`
+}
+
+// methodScores is nil when no method matched (a context item that did not match the query).
+func methodScores(m memory.MethodScores) *MethodScores {
+	if m.FTS == nil && m.Semantic == nil {
+		return nil
+	}
+	return &MethodScores{FTS: m.FTS, Semantic: m.Semantic}
+}
+
+// queryMode reads the optional mode parameter of search and context.
+func queryMode(c echo.Context) (string, error) {
+	mode, err := queryString(c, "mode")
+	if err != nil {
+		return "", err
+	}
+	if !memory.ValidMode(mode) {
+		return "", invalidField("mode", "must be fts, semantic or hybrid")
+	}
+	return mode, nil
 }
 
 const (
@@ -213,6 +251,9 @@ func memoryResponse(m memory.Memory) MemoryResponse {
 			score := m.Scores[i]
 			entry.Score = &score
 		}
+		if i < len(m.Methods) {
+			entry.Scores = methodScores(m.Methods[i])
+		}
 		out.Entries = append(out.Entries, entry)
 	}
 	return out
@@ -258,11 +299,15 @@ func (s *server) searchMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.d.Memory.Search(c.Request().Context(), scope, q, int(limit))
+	mode, err := queryMode(c)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, memoryResponse(m))
+	m, err := s.d.Memory.SearchMode(c.Request().Context(), scope, q, int(limit), mode)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, MemorySearchResponse{MemoryResponse: memoryResponse(m), Mode: m.Mode, Degraded: m.Degraded})
 }
 
 // MemoryRevisionRecord is one revision in GET /v1/memory/revisions: the window of journal positions
@@ -408,6 +453,9 @@ type ContextResponse struct {
 	UsedTokens int           `json:"used_tokens"`
 	Omitted    int           `json:"omitted"`
 	Items      []ContextItem `json:"items"`
+	// Mode is the method that ranked the Memory entries; Degraded says a vector mode fell back to full text.
+	Mode     string `json:"mode"`
+	Degraded bool   `json:"degraded"`
 }
 
 // ContextItem is one Memory entry (type memory, entry_no, entry_id unless an older build wrote it) or approved
@@ -422,6 +470,8 @@ type ContextItem struct {
 	SourcePositions json.RawMessage `json:"source_positions"`
 	Score           float64         `json:"score"`
 	Tokens          int             `json:"tokens"`
+	// Scores are a memory item's scores by method (lessons are ranked by full text only).
+	Scores *MethodScores `json:"scores,omitempty"`
 }
 
 func (s *server) getContext(c echo.Context) error {
@@ -440,8 +490,12 @@ func (s *server) getContext(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	mode, err := queryMode(c)
+	if err != nil {
+		return err
+	}
 	a := memory.Assembler{Memory: s.d.Memory, Lessons: s.d.Experience}
-	got, err := a.Assemble(c.Request().Context(), scope, q, int(maxTokens))
+	got, err := a.AssembleMode(c.Request().Context(), scope, q, int(maxTokens), mode)
 	if err != nil {
 		return err
 	}
@@ -450,7 +504,7 @@ func (s *server) getContext(c echo.Context) error {
 
 func contextResponse(got memory.Assembled) ContextResponse {
 	out := ContextResponse{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens,
-		Omitted: got.Omitted, Items: make([]ContextItem, 0, len(got.Items))}
+		Omitted: got.Omitted, Items: make([]ContextItem, 0, len(got.Items)), Mode: got.Mode, Degraded: got.Degraded}
 	if got.Revision > 0 {
 		rev := got.Revision
 		out.Revision = &rev
@@ -462,6 +516,7 @@ func contextResponse(got memory.Assembled) ContextResponse {
 			n := it.EntryNo
 			item.EntryNo = &n
 			item.EntryID = entryID(db.MemoryEntry{EntryID: it.EntryID})
+			item.Scores = methodScores(it.Methods)
 		} else {
 			id, title := it.CandidateID, it.Title
 			item.CandidateID, item.Title = &id, &title

@@ -16,6 +16,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/provider"
 )
 
 func TestGetOperation(t *testing.T) {
@@ -47,7 +48,9 @@ func TestGetOperation(t *testing.T) {
 	require.Equal(t, float64(1), m["attempt_count"])
 	require.Regexp(t, timeRE, m["completed_at"])
 	require.Equal(t, map[string]any{"type": "memory_flush", "previous_cursor": float64(0), "current_cursor": float64(1),
-		"high_watermark": float64(1), "processed_source_count": float64(1), "memory": map[string]any{"revision": float64(1)}}, m["result"])
+		"high_watermark": float64(1), "processed_source_count": float64(1), "memory": map[string]any{"revision": float64(1)},
+		"embeddings": map[string]any{"model": provider.LocalEmbeddingModel, "computed": float64(1), "reused": float64(0), "missing": float64(0)}},
+		m["result"], "the test worker embeds entries with the local embedder")
 
 	// Experience incubation is public too, with its own result.
 	e.capture("s", "Never deploy on Fridays.", map[string]any{"kind": "task-outcome"})

@@ -50,6 +50,7 @@ type EraseResult struct {
 	DeletedRevisions    int64  `json:"deleted_revisions"`
 	DeletedEntries      int64  `json:"deleted_entries"`
 	DeletedCandidates   int64  `json:"deleted_candidates"`
+	DeletedEmbeddings   int64  `json:"deleted_embeddings"`
 }
 
 // EraseLogicalKey is the identity of a scope's erase: while one is live, another request joins it.
@@ -89,11 +90,11 @@ func (e *Eraser) Erase(ctx context.Context, scope, principal string) (db.WorkIte
 }
 
 // scopeKinds are the kinds of a scope's own work, cancelled and deleted by its erase.
-var scopeKinds = []string{memory.Kind, experience.Kind, KindRedact}
+var scopeKinds = []string{memory.Kind, experience.Kind, KindRedact, memory.KindEmbed}
 
 // EraseHandler runs scope_erase items (docs/protocol.md#erasing-a-scope). Prepare cancels the scope's live work and
-// waits until it is finished, then deletes the scope's finished operations, candidates, Memory entries and
-// revisions and Sources in batches of at most 500 rows, each batch its own transaction fenced by the erase's claim
+// waits until it is finished, then deletes the scope's finished operations, candidates, entry vectors, Memory
+// entries and revisions and Sources in batches of at most 500 rows, each batch its own transaction fenced by the erase's claim
 // (coordinator.Ledger.InClaim): a retried erase continues where the last one stopped, and a deposed attempt deletes
 // nothing. The commit, in the erase's final transaction, deletes what is left and the cursors, and resets the
 // journal head to position 0.
@@ -147,6 +148,9 @@ func (h *EraseHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinat
 		{&res.DeletedOperations, func(ctx context.Context, q db.Queries) (int64, error) { return deleteFinishedWork(ctx, q, scope) }},
 		{&res.DeletedCandidates, func(ctx context.Context, q db.Queries) (int64, error) {
 			return q.ExperienceCandidateDeleteBatch(ctx, scopeBatch)
+		}},
+		{&res.DeletedEmbeddings, func(ctx context.Context, q db.Queries) (int64, error) {
+			return q.MemoryEmbeddingDeleteBatch(ctx, scopeBatch)
 		}},
 		{&res.DeletedEntries, func(ctx context.Context, q db.Queries) (int64, error) {
 			return q.MemoryEntryDeleteBatch(ctx, scopeBatch)

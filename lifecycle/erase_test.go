@@ -83,8 +83,9 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 		var r lifecycle.EraseResult
 		require.NoError(t, json.Unmarshal(finished.ResultPayload, &r))
 		require.Equal(t, lifecycle.EraseResult{Type: "scope_erase", RequestedBy: "alice", CancelledOperations: 1,
-			DeletedOperations: 4, DeletedSources: 1100, DeletedRevisions: 2, DeletedEntries: 4, DeletedCandidates: 3}, r,
-			"revision 1 had 3 entries, the forgotten s0 left it with 2; revision 2 has 2")
+			DeletedOperations: 4, DeletedSources: 1100, DeletedRevisions: 2, DeletedEntries: 4, DeletedCandidates: 3,
+			DeletedEmbeddings: 2}, r,
+			"revision 1 had 3 entries, the forgotten s0 left it with 2; revision 2 has 2, with their vectors (the latest only)")
 		require.Contains(t, string(finished.Payload), `"requested_by":"alice"`)
 		cancelled, err := l.Get(ctx, pending.Item.WorkID)
 		require.ErrorIs(t, err, db.ErrNotFound, "the cancelled window was deleted too (%v)", cancelled.Status)
@@ -107,6 +108,9 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(1), keptMem.Revision)
 		require.Len(t, keptMem.Entries, 3)
+		keptVecs, err := s.MemoryEmbeddingListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: kept, Revision: 1})
+		require.NoError(t, err)
+		require.Len(t, keptVecs, 3, "another scope keeps its vectors")
 		keptSrc, err := j.List(ctx, kept, 0, 10)
 		require.NoError(t, err)
 		require.Len(t, keptSrc, 3)

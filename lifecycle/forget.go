@@ -223,7 +223,11 @@ func scrubEntry(ctx context.Context, q db.Queries, e db.MemoryEntry, pos int64) 
 		return false, false, nil
 	}
 	if len(p) == 1 {
-		_, err := q.MemoryEntryDelete(ctx, db.MemoryEntryDeleteParams{ScopeID: e.ScopeID, Revision: e.Revision, EntryNo: e.EntryNo})
+		del := db.MemoryEntryDeleteParams{ScopeID: e.ScopeID, Revision: e.Revision, EntryNo: e.EntryNo}
+		if _, err := q.MemoryEntryDelete(ctx, del); err != nil {
+			return true, true, err
+		}
+		_, err := q.MemoryEmbeddingDelete(ctx, del) // its vector was derived from the forgotten text too
 		return true, true, err
 	}
 	b, _ := json.Marshal(slices.Delete(p, i, i+1))
@@ -334,6 +338,11 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 		return coordinator.Prepared{Result: coordinator.Result{Code: "nothing_to_redact", Payload: res}}, nil
 	}
 	res.ScrubbedEntries += int64(res.RemovedEntries + res.UpdatedEntries)
+	// The surviving texts keep their vectors (docs/memory.md#embeddings): carried to the new revision, the rest go.
+	carried, err := memory.CarriedVectors(ctx, store, item.ScopeID, rev.Revision, entries)
+	if err != nil {
+		return coordinator.Prepared{}, err
+	}
 	revision := rev.Revision + 1
 	res.Memory = &memory.RevisionResult{Revision: revision}
 	commit := func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
@@ -357,14 +366,16 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 			EntryCount: int32(len(next)), CreatedAt: now, LastEntryID: lastID, EvictedEntryIDs: []byte(`[]`)}); err != nil {
 			return err
 		}
+		texts := make([]string, len(next))
 		for i, e := range next {
 			pos, _ := json.Marshal(e.positions)
 			if err := q.MemoryEntryInsert(ctx, db.MemoryEntry{ScopeID: item.ScopeID, Revision: revision, EntryNo: int32(i + 1),
 				Content: e.content, SourcePositions: pos, CreatedAt: now, EntryID: e.id}); err != nil {
 				return err
 			}
+			texts[i] = e.content
 		}
-		return nil
+		return memory.WriteCarriedVectors(ctx, q, item.ScopeID, revision, texts, carried, now)
 	}
 	return coordinator.Prepared{Result: coordinator.Result{Code: "redacted", Payload: res}, Commit: commit}, nil
 }

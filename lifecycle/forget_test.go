@@ -25,7 +25,8 @@ func runAll(t *testing.T, l *coordinator.Ledger, s db.Store) (stop func()) {
 	p := provider.NewLocal()
 	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w-all", Concurrency: 3, Poll: 10 * time.Millisecond,
 		RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, Logger: zerolog.Nop()},
-		&memory.Handler{Store: s, Provider: p}, &experience.Handler{Store: s, Provider: p},
+		&memory.Handler{Store: s, Provider: p, Embedder: provider.NewLocalEmbedder()}, &experience.Handler{Store: s, Provider: p},
+		&memory.EmbedHandler{Ledger: l, Embedder: provider.NewLocalEmbedder()},
 		&lifecycle.RedactHandler{Ledger: l}, &lifecycle.EraseHandler{Ledger: l, Poll: 10 * time.Millisecond})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,10 +66,32 @@ func flushBoth(t *testing.T, l *coordinator.Ledger, scope string) {
 	}
 }
 
+// requireNoVectorOf fails if any row of pc_memory_embeddings holds the local embedder's vector of one of texts: a
+// vector is derived from its text (it can be inverted to much of it), so a forgotten text's vector must go too.
+func requireNoVectorOf(t *testing.T, s db.Store, texts ...string) {
+	t.Helper()
+	sqlDB := enginetest.OpenSQLDB(t, enginetest.URLOf(t, s))
+	rows, err := sqlDB.Query("SELECT embedding FROM pc_memory_embeddings")
+	require.NoError(t, err)
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var b []byte
+		require.NoError(t, rows.Scan(&b))
+		for _, text := range texts {
+			require.NotEqual(t, provider.EncodeVector(provider.LocalVector(text)), b, "the vector of %q is still stored", text)
+		}
+		n++
+	}
+	require.NoError(t, rows.Err())
+	require.Positive(t, n, "vectors were read")
+}
+
 // TestForgetSourceRedactsMemory: forgetting a Source erases its content at once (a tombstone keeps its position),
 // withdraws the candidates citing it, and a memory_redact operation in the scope's memory lane writes a revision
 // without the entries only it supported — an entry also supported by another Source stays, without the position.
-// Every earlier revision is scrubbed the same way, so the forgotten content is in no table any more. Forgetting
+// Every earlier revision is scrubbed the same way, so the forgotten content is in no table any more — nor the
+// vectors of its entries, while the surviving entry's vector is carried to the new revision. Forgetting
 // again is idempotent; a Source Memory has not consumed yet needs no redaction, and the next window passes nothing
 // of its tombstone to the provider.
 func TestForgetSourceRedactsMemory(t *testing.T) {
@@ -95,6 +118,9 @@ func TestForgetSourceRedactsMemory(t *testing.T) {
 		cands, err := s.ExperienceCandidateList(ctx, db.ExperienceCandidateListParams{ScopeID: "team", Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, cands, 1)
+		vecs, err := s.MemoryEmbeddingListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: "team", Revision: 1})
+		require.NoError(t, err)
+		require.Len(t, vecs, 3, "every entry has its vector")
 
 		f := &lifecycle.Forgetter{Ledger: l, MaxAttempts: 3}
 		for _, id := range []string{"b", "c", "d"} {
@@ -136,6 +162,11 @@ func TestForgetSourceRedactsMemory(t *testing.T) {
 			require.Equal(t, want, got, "history of revision %d", rev)
 		}
 		requireNowhere(t, s, "Releases ship", "smoke tests")
+		requireNoVectorOf(t, s, "Releases ship on Tuesdays.", "Always run the smoke tests before a release.")
+		vecs, err = s.MemoryEmbeddingListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: "team", Revision: 4})
+		require.NoError(t, err)
+		require.Len(t, vecs, 1, "the surviving entry keeps its vector in the new revision")
+		require.Equal(t, provider.EncodeVector(provider.LocalVector("The deploy script lives in ops/deploy.sh.")), vecs[0].Embedding)
 
 		srcs, err := s.SourceListRange(ctx, db.SourceListRangeParams{ScopeID: "team", AfterPosition: 0, ThroughPosition: 4})
 		require.NoError(t, err)

@@ -35,7 +35,7 @@ func (r Retention) Tasks() []coordinator.MaintenanceTask {
 }
 
 // deleteOldRevisions deletes, batch by batch, the revisions older than the newest MemoryRevisions of their scope:
-// first a revision's entries (at most 500 per statement), then its row, so an interrupted run leaves a revision
+// first a revision's entry vectors and entries (at most 500 per statement), then its row, so an interrupted run leaves a revision
 // that the next run finds again. Old revisions are never written again, so no lock is needed; the latest one is
 // always kept.
 func (r Retention) deleteOldRevisions(ctx context.Context, _ time.Time) (int64, error) {
@@ -46,6 +46,15 @@ func (r Retention) deleteOldRevisions(ctx context.Context, _ time.Time) (int64, 
 			return total, err
 		}
 		for _, rev := range batch {
+			for { // the vectors first (normally none: only the latest revision keeps them)
+				n, err := r.Store.MemoryEmbeddingDeleteRevisionBatch(ctx, db.MemoryEntryDeleteRevisionBatchParams{ScopeID: rev.ScopeID, Revision: rev.Revision, Limit: retentionBatch})
+				if err != nil {
+					return total, err
+				}
+				if n < retentionBatch {
+					break
+				}
+			}
 			for {
 				n, err := r.Store.MemoryEntryDeleteRevisionBatch(ctx, db.MemoryEntryDeleteRevisionBatchParams{ScopeID: rev.ScopeID, Revision: rev.Revision, Limit: retentionBatch})
 				if err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // TestRetentionKeepsNewestRevisions: with POWERCONTEXT_RETENTION_MEMORY_REVISIONS = 2, maintenance deletes every
-// older revision of every scope with its entries, in batches, and keeps the newest two (a scope with fewer keeps
+// older revision of every scope with its entries and their vectors, in batches, and keeps the newest two (a scope with fewer keeps
 // all).
 func TestRetentionKeepsNewestRevisions(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
@@ -28,6 +28,8 @@ func TestRetentionKeepsNewestRevisions(t *testing.T) {
 				for e := 1; e <= entries; e++ {
 					require.NoError(t, s.MemoryEntryInsert(ctx, db.MemoryEntry{ScopeID: scope, Revision: int64(r), EntryNo: int32(e),
 						Content: fmt.Sprintf("entry %d", e), SourcePositions: []byte("[1]"), CreatedAt: now}))
+					require.NoError(t, s.MemoryEmbeddingUpsert(ctx, db.MemoryEmbedding{ScopeID: scope, Revision: int64(r), EntryNo: int32(e),
+						Model: "m", Dimensions: 1, Embedding: []byte{0, 0, 128, 63}, CreatedAt: now}))
 				}
 			}
 		}
@@ -42,10 +44,14 @@ func TestRetentionKeepsNewestRevisions(t *testing.T) {
 			for r := int64(1); r <= newest; r++ {
 				entries, err := s.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: r})
 				require.NoError(t, err)
+				vecs, err := s.MemoryEmbeddingListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: r})
+				require.NoError(t, err)
 				if r > newest-2 {
 					require.NotEmpty(t, entries, "%s revision %d is kept", scope, r)
+					require.Len(t, vecs, len(entries), "%s revision %d keeps its vectors", scope, r)
 				} else {
 					require.Empty(t, entries, "%s revision %d's entries are gone", scope, r)
+					require.Empty(t, vecs, "%s revision %d's vectors are gone", scope, r)
 				}
 			}
 			latest, err := s.MemoryRevisionLatest(ctx, scope)

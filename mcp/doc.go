@@ -7,10 +7,10 @@ Tools (docs/api.md#mcp lists their arguments and results):
 
 	capture_source             {scope_id, source_id?, source_type?, content, metadata?}
 	get_memory                 {scope_id, revision?}
-	search_memory              {scope_id, q, limit?}
+	search_memory              {scope_id, q, limit?, mode?}
 	list_experience_candidates {scope_id, status?}
 	memory_history             {scope_id, cursor?, limit?}
-	get_context                {scope_id, q?, max_tokens?}
+	get_context                {scope_id, q?, max_tokens?, mode?}
 	flush_memory               {scope_id, wait_seconds?}
 	incubate_experience        {scope_id, wait_seconds?}
 	get_operation              {operation_id}

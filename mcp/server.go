@@ -121,9 +121,13 @@ func (t *tools) register(s *sdk.Server) {
 		Annotations: readOnly(),
 	}, t.getMemory)
 	sdk.AddTool(s, &sdk.Tool{
-		Name:        ToolSearchMemory,
-		Title:       "Search a scope's memory",
-		Description: "Return the entries of a scope's current Memory revision that contain every word of q, best first, each with its BM25 relevance score. Works for Chinese, Japanese and Korean text (character bigrams) as well as space-separated languages.",
+		Name:  ToolSearchMemory,
+		Title: "Search a scope's memory",
+		Description: "Return the entries of a scope's current Memory revision that match q, best first, each with its score and its scores by method. " +
+			"mode fts: entries containing every word of q, by BM25 (works for Chinese, Japanese and Korean text through character bigrams); " +
+			"semantic: entries whose embedding is similar to q's, by cosine similarity (finds paraphrases with an embedding model; the built-in one is lexical and typo-tolerant); " +
+			"hybrid: both, fused by reciprocal rank. Default: hybrid when the revision has embeddings, else fts. " +
+			"degraded is true when q could not be embedded in time and full text answered.",
 		InputSchema: json.RawMessage(searchMemorySchema),
 		Annotations: readOnly(),
 	}, t.searchMemory)
@@ -148,8 +152,8 @@ func (t *tools) register(s *sdk.Server) {
 		Title: "Get the context for a step",
 		Description: "Call before a step: the scope's Memory entries most relevant to q and its approved Experience " +
 			"lessons, within max_tokens (estimated: one token per CJK character, one per 4 bytes of other text). " +
-			"Matching entries come first, then matching lessons, other lessons, other entries; each item carries " +
-			"the journal positions of its sources.",
+			"Matching entries come first (ranked in mode fts, semantic or hybrid, as search_memory), then matching " +
+			"lessons, other lessons, other entries; each item carries the journal positions of its sources.",
 		Annotations: readOnly(),
 	}, t.getContext)
 	t.registerWork(s)
@@ -189,7 +193,8 @@ const (
   "properties": {
     "scope_id": {"type": "string", "description": "Scope whose Memory to search."},
     "q": {"type": "string", "description": "Words to look for (1..256 bytes, case-insensitive; every word must be present; ranked)."},
-    "limit": {"type": "integer", "description": "Most entries to return (1..100, default 20)."}
+    "limit": {"type": "integer", "description": "Most entries to return (1..100, default 20)."},
+    "mode": {"type": "string", "enum": ["fts", "semantic", "hybrid"], "description": "Ranking: fts (full text), semantic (embeddings) or hybrid (both); default hybrid when the revision has embeddings, else fts."}
   },
   "required": ["scope_id", "q"],
   "additionalProperties": false
@@ -233,6 +238,7 @@ type GetContextInput struct {
 	ScopeID   string `json:"scope_id" jsonschema:"scope to read (1..256 bytes)"`
 	Q         string `json:"q,omitempty" jsonschema:"what the step is about (0..256 bytes); without it the newest items"`
 	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"token budget (1..100000, default 2000)"`
+	Mode      string `json:"mode,omitempty" jsonschema:"how entries are ranked: fts, semantic or hybrid (default hybrid when the revision has embeddings, else fts)"`
 }
 
 // ContextOutput is the result of get_context (the answer of GET /v1/context).
@@ -243,6 +249,8 @@ type ContextOutput struct {
 	UsedTokens int           `json:"used_tokens" jsonschema:"sum of the items' tokens; never above max_tokens"`
 	Omitted    int           `json:"omitted" jsonschema:"items left out because they did not fit"`
 	Items      []ContextItem `json:"items"`
+	Mode       string        `json:"mode" jsonschema:"the ranking of the entries: fts, semantic or hybrid"`
+	Degraded   bool          `json:"degraded" jsonschema:"true when q could not be embedded in time and full text ranked the entries"`
 }
 
 // ContextItem is a Memory entry (type memory) or an approved lesson (type lesson).
@@ -256,6 +264,21 @@ type ContextItem struct {
 	SourcePositions []int64 `json:"source_positions"`
 	Score           float64 `json:"score"`
 	Tokens          int     `json:"tokens"`
+	// Scores are a memory item's scores by method, when it matched q.
+	Scores *MethodScores `json:"scores,omitempty"`
+}
+
+// MethodScores are an entry's scores by ranking method (absent: that method did not match it or did not run).
+type MethodScores struct {
+	FTS      *float64 `json:"fts,omitempty" jsonschema:"BM25 relevance to q's words"`
+	Semantic *float64 `json:"semantic,omitempty" jsonschema:"cosine similarity of the entry's embedding and q's"`
+}
+
+func methodScores(m memory.MethodScores) *MethodScores {
+	if m.FTS == nil && m.Semantic == nil {
+		return nil
+	}
+	return &MethodScores{FTS: m.FTS, Semantic: m.Semantic}
 }
 
 // MemoryHistoryInput is the argument object of memory_history.
@@ -301,15 +324,19 @@ type SearchMemoryInput struct {
 	ScopeID string `json:"scope_id"`
 	Q       string `json:"q"`
 	Limit   *int   `json:"limit,omitempty"`
+	Mode    string `json:"mode,omitempty"`
 }
 
-// MemoryOutput is the result of get_memory and search_memory (the HTTP answer of GET /v1/memory).
+// MemoryOutput is the result of get_memory and search_memory (the HTTP answer of GET /v1/memory, and of
+// GET /v1/memory/search with mode and degraded).
 type MemoryOutput struct {
 	ScopeID   string        `json:"scope_id"`
 	Revision  *int64        `json:"revision"`
 	CreatedAt *string       `json:"created_at"`
 	Evicted   *Eviction     `json:"evicted"`
 	Entries   []MemoryEntry `json:"entries"`
+	Mode      string        `json:"mode,omitempty" jsonschema:"search_memory only: the ranking that ran (fts, semantic or hybrid)"`
+	Degraded  *bool         `json:"degraded,omitempty" jsonschema:"search_memory only: true when q could not be embedded in time and full text answered"`
 }
 
 // MemoryEntry is one fact with the journal positions of the sources it came from: entry_no is its place in the
@@ -321,6 +348,8 @@ type MemoryEntry struct {
 	SourcePositions []int64 `json:"source_positions"`
 	// Score is the relevance to the query (search_memory only).
 	Score *float64 `json:"score,omitempty"`
+	// Scores are the entry's scores by method (search_memory only).
+	Scores *MethodScores `json:"scores,omitempty"`
 }
 
 // ListCandidatesInput is the argument object of list_experience_candidates.
@@ -399,11 +428,13 @@ func (t *tools) searchMemory(ctx context.Context, _ *sdk.CallToolRequest, in Sea
 	if in.Limit != nil {
 		limit = *in.Limit
 	}
-	m, err := t.d.Memory.Search(ctx, in.ScopeID, in.Q, limit)
+	m, err := t.d.Memory.SearchMode(ctx, in.ScopeID, in.Q, limit, in.Mode)
 	if err != nil {
 		return nil, MemoryOutput{}, t.toolError(ToolSearchMemory, err)
 	}
-	return nil, memoryOutput(m), nil
+	out := memoryOutput(m)
+	out.Mode, out.Degraded = m.Mode, ptr(m.Degraded)
+	return nil, out, nil
 }
 
 func (t *tools) memoryHistory(ctx context.Context, _ *sdk.CallToolRequest, in MemoryHistoryInput) (*sdk.CallToolResult, MemoryHistoryOutput, error) {
@@ -455,18 +486,19 @@ func (t *tools) getContext(ctx context.Context, _ *sdk.CallToolRequest, in GetCo
 	if in.MaxTokens != nil {
 		maxTokens = *in.MaxTokens
 	}
-	got, err := memory.Assembler{Memory: t.d.Memory, Lessons: t.d.Experience}.Assemble(ctx, in.ScopeID, in.Q, maxTokens)
+	got, err := memory.Assembler{Memory: t.d.Memory, Lessons: t.d.Experience}.AssembleMode(ctx, in.ScopeID, in.Q, maxTokens, in.Mode)
 	if err != nil {
 		return nil, ContextOutput{}, t.toolError(ToolGetContext, err)
 	}
 	out := ContextOutput{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens, Omitted: got.Omitted,
-		Items: make([]ContextItem, 0, len(got.Items))}
+		Items: make([]ContextItem, 0, len(got.Items)), Mode: got.Mode, Degraded: got.Degraded}
 	if got.Revision > 0 {
 		out.Revision = ptr(got.Revision)
 	}
 	for _, it := range got.Items {
 		out.Items = append(out.Items, ContextItem{Type: it.Kind, EntryNo: it.EntryNo, EntryID: it.EntryID, CandidateID: it.CandidateID,
-			Title: it.Title, Content: it.Content, SourcePositions: positions(it.SourcePositions), Score: it.Score, Tokens: it.Tokens})
+			Title: it.Title, Content: it.Content, SourcePositions: positions(it.SourcePositions), Score: it.Score, Tokens: it.Tokens,
+			Scores: methodScores(it.Methods)})
 	}
 	return nil, out, nil
 }
@@ -505,6 +537,9 @@ func memoryOutput(m memory.Memory) MemoryOutput {
 		}
 		if i < len(m.Scores) {
 			entry.Score = ptr(m.Scores[i])
+		}
+		if i < len(m.Methods) {
+			entry.Scores = methodScores(m.Methods[i])
 		}
 		out.Entries = append(out.Entries, entry)
 	}

@@ -187,6 +187,14 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 	require.Len(t, found.Entries, 1)
 	require.Contains(t, found.Entries[0].Content, "billing")
 	require.NotNil(t, found.Entries[0].Score)
+	require.Equal(t, "fts", found.Mode, "no embedder on these replicas: full text")
+	require.NotNil(t, found.Degraded)
+	require.False(t, *found.Degraded)
+	require.NotNil(t, found.Entries[0].Scores)
+	require.Equal(t, found.Entries[0].Score, found.Entries[0].Scores.FTS)
+	require.Nil(t, found.Entries[0].Scores.Semantic)
+	r.ok(a, "search_memory", map[string]any{"scope_id": "team", "q": "BILLING", "mode": "semantic"}, &found)
+	require.Equal(t, "fts", found.Mode, "a vector mode without vectors answers with full text")
 
 	var hist mcp.MemoryHistoryOutput
 	r.ok(a, "memory_history", map[string]any{"scope_id": "team"}, &hist)
@@ -207,6 +215,9 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 	require.Contains(t, cx.Items[0].Content, "billing")
 	require.Equal(t, []int64{2}, cx.Items[0].SourcePositions)
 	require.Equal(t, int64(2), cx.Items[0].EntryID)
+	require.Equal(t, "fts", cx.Mode)
+	require.False(t, cx.Degraded)
+	require.NotNil(t, cx.Items[0].Scores)
 	res := r.tool(b, "get_memory", map[string]any{"scope_id": "team", "revision": 7})
 	require.True(t, res.IsError)
 	require.Contains(t, res.Content[0].Text, "revision_not_found")
@@ -239,6 +250,7 @@ func TestValidationErrorsAreToolErrors(t *testing.T) {
 		{"get_memory", map[string]any{"scope_id": ""}, "invalid_request: scope_id: "},
 		{"search_memory", map[string]any{"scope_id": "team", "q": "x", "limit": 0}, "invalid_request: limit: must be 1..100"},
 		{"search_memory", map[string]any{"scope_id": "team", "q": ""}, "invalid_request: q: "},
+		{"get_context", map[string]any{"scope_id": "team", "mode": "vector"}, "invalid_request: mode: must be fts, semantic or hybrid"},
 		{"list_experience_candidates", map[string]any{"scope_id": "team", "status": "maybe"}, "invalid_request: status: must be pending, approved, rejected or withdrawn"},
 	} {
 		url := a // alternate the replicas

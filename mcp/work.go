@@ -33,7 +33,7 @@ const (
 
 var publicKinds = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind,
 	coordinator.KindMaintenance: coordinator.PublicKindMaintenance, lifecycle.KindRedact: lifecycle.PublicKindRedact,
-	lifecycle.KindErase: lifecycle.PublicKindErase}
+	lifecycle.KindErase: lifecycle.PublicKindErase, memory.KindEmbed: memory.PublicKindEmbed}
 
 // FlushMemoryInput is the argument object of flush_memory.
 type FlushMemoryInput struct {
@@ -136,7 +136,7 @@ func (t *tools) registerWork(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        ToolGetOperation,
 		Title:       "Get an operation",
-		Description: "Return one operation (memory_flush, experience_incubation, memory_redact, scope_erase): its status, attempts, result once succeeded and bounded error once failed.",
+		Description: "Return one operation (memory_flush, experience_incubation, memory_redact, memory_embed, scope_erase): its status, attempts, result once succeeded and bounded error once failed.",
 		Annotations: readOnly(),
 	}, t.getOperation)
 	sdk.AddTool(s, &sdk.Tool{

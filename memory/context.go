@@ -38,6 +38,8 @@ type ContextItem struct {
 	SourcePositions []byte  // JSON array of journal positions (a lesson's cited positions)
 	Score           float64 // relevance to the query; 0 when the item did not match it (or there is no query)
 	Tokens          int     // EstimateTokens of Title + Content
+	// Methods are a memory item's scores by method (lessons are ranked by full text only).
+	Methods MethodScores
 }
 
 // Assembled is a context within its budget.
@@ -49,6 +51,10 @@ type Assembled struct {
 	Items      []ContextItem
 	// Omitted counts the candidates left out because they did not fit.
 	Omitted int
+	// Mode is the method that ranked the Memory entries (fts, semantic or hybrid); Degraded says a vector mode fell
+	// back to fts because the query could not be embedded in time.
+	Mode     string
+	Degraded bool
 }
 
 // Assembler builds contexts from Memory and approved Experience lessons.
@@ -73,11 +79,18 @@ func EstimateTokens(s string) int {
 	return tokens + (other+3)/4
 }
 
-// Assemble returns the items for query q (may be empty) within maxTokens. Order (and priority when the budget is
-// short): Memory entries sharing any term with q by score (Rank), approved lessons matching q by score, the other approved
-// lessons newest first, the other Memory entries newest first. Each item is taken whole when it fits in what is
-// left of the budget and skipped otherwise; pending, rejected and withdrawn candidates are never included.
+// Assemble is AssembleMode in the default mode.
 func (a Assembler) Assemble(ctx context.Context, scope, q string, maxTokens int) (Assembled, error) {
+	return a.AssembleMode(ctx, scope, q, maxTokens, "")
+}
+
+// AssembleMode returns the items for query q (may be empty) within maxTokens. Order (and priority when the budget is
+// short): Memory entries matching q by score — in mode fts those sharing any term with q (Rank), in mode semantic
+// those whose vector matches q's, in mode hybrid either, fused (Reader.SearchMode says how the mode is chosen) —,
+// approved lessons matching q by score (full text), the other approved lessons newest first, the other Memory
+// entries newest first. Each item is taken whole when it fits in what is left of the budget and skipped otherwise;
+// pending, rejected and withdrawn candidates are never included.
+func (a Assembler) AssembleMode(ctx context.Context, scope, q string, maxTokens int, mode string) (Assembled, error) {
 	if err := sources.ValidateScope(scope); err != nil {
 		return Assembled{}, err
 	}
@@ -87,6 +100,9 @@ func (a Assembler) Assemble(ctx context.Context, scope, q string, maxTokens int)
 	if maxTokens < 1 || maxTokens > MaxContextTokens {
 		return Assembled{}, &sources.ValidationError{Field: "max_tokens", Message: "must be 1..100000"}
 	}
+	if err := checkMode(mode); err != nil {
+		return Assembled{}, err
+	}
 	m, err := a.Memory.Current(ctx, scope)
 	if err != nil {
 		return Assembled{}, err
@@ -95,9 +111,15 @@ func (a Assembler) Assemble(ctx context.Context, scope, q string, maxTokens int)
 	if err != nil {
 		return Assembled{}, err
 	}
-	memScore := map[int32]float64{}
-	for _, s := range Rank(m.Entries, q, false) {
-		memScore[s.Entry.EntryNo] = s.Score
+	rk, err := a.Memory.rankEntries(ctx, scope, m.Revision, m.Entries, q, mode, false)
+	if err != nil {
+		return Assembled{}, err
+	}
+	memScore := map[int32]Ranked{}
+	memPlace := map[int32]int{} // the ranking's order, ties already broken (fuse)
+	for i, s := range rk.Ranked {
+		memScore[s.Entry.EntryNo] = s
+		memPlace[s.Entry.EntryNo] = i
 	}
 	lessonDocs := make([]db.MemoryEntry, len(lessons)) // ranked like entries: EntryNo is the recency order
 	for i, l := range lessons {
@@ -110,8 +132,10 @@ func (a Assembler) Assemble(ctx context.Context, scope, q string, maxTokens int)
 
 	var items []ContextItem
 	for _, e := range m.Entries {
+		r := memScore[e.EntryNo]
 		items = append(items, ContextItem{Kind: ItemMemory, EntryNo: e.EntryNo, EntryID: e.EntryID, Content: e.Content,
-			SourcePositions: e.SourcePositions, Score: memScore[e.EntryNo], Tokens: EstimateTokens(e.Content)})
+			SourcePositions: e.SourcePositions, Score: r.Score, Tokens: EstimateTokens(e.Content),
+			Methods: MethodScores{FTS: r.FTS, Semantic: r.Semantic}})
 	}
 	for i, l := range lessons {
 		items = append(items, ContextItem{Kind: ItemLesson, CandidateID: l.CandidateID, Title: l.Title, Content: l.Lesson,
@@ -134,12 +158,16 @@ func (a Assembler) Assemble(ctx context.Context, scope, q string, maxTokens int)
 		if ta, tb := tier(a), tier(b); ta != tb {
 			return ta < tb
 		}
+		if tier(a) == 0 {
+			return memPlace[a.EntryNo] < memPlace[b.EntryNo]
+		}
 		if a.Score != b.Score {
 			return a.Score > b.Score
 		}
 		return a.EntryNo > b.EntryNo // newer first (entries: later entry_no; lessons: the recency order above)
 	})
-	out := Assembled{ScopeID: scope, Revision: m.Revision, MaxTokens: maxTokens, Items: []ContextItem{}}
+	out := Assembled{ScopeID: scope, Revision: m.Revision, MaxTokens: maxTokens, Items: []ContextItem{}, Mode: rk.Mode,
+		Degraded: rk.Degraded}
 	for _, it := range items {
 		if out.UsedTokens+it.Tokens > maxTokens {
 			out.Omitted++

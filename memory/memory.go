@@ -33,6 +33,8 @@ type FlushResult struct {
 	HighWatermark        int64           `json:"high_watermark"`
 	ProcessedSourceCount int64           `json:"processed_source_count"`
 	Memory               *RevisionResult `json:"memory"`
+	// Embeddings says how the new revision's entry vectors were made (absent without an embedder).
+	Embeddings *EmbeddingStats `json:"embeddings,omitempty"`
 }
 
 // RevisionResult names a Memory revision.
@@ -48,6 +50,8 @@ type Handler struct {
 	// narrowed to the prefix that fits (sources.Fit) and the rest becomes the next window. The current entries,
 	// which every request carries, count against it, but the Sources always get sources.MinSourceBudget of it.
 	MaxRequestBytes int
+	// Embedder gives the new revision's entries their vectors (docs/memory.md#embeddings); nil = no vectors.
+	Embedder provider.Embedder
 }
 
 // Kind implements coordinator.Handler: the work kind it runs.
@@ -119,6 +123,13 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	evicted, _ := json.Marshal(next.Evicted)
 	result := FlushResult{Type: PublicKind, PreviousCursor: p.After, CurrentCursor: p.Through, HighWatermark: p.HighWatermark,
 		ProcessedSourceCount: p.Through - p.After, Memory: &RevisionResult{Revision: revision}}
+	var vectors revisionVectors
+	if h.Embedder != nil {
+		if vectors, err = vectorsFor(ctx, h.Store, h.Embedder, item.ScopeID, latest.Revision, existing, next.Entries, revision); err != nil {
+			return coordinator.Prepared{}, err
+		}
+		result.Embeddings = &vectors.stats
+	}
 	commit := func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
 		if err := sources.Advance(ctx, q, item.ScopeID, p, now); err != nil {
 			return err
@@ -139,6 +150,9 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 				Content: e.Content, SourcePositions: pos, CreatedAt: now, EntryID: e.ID}); err != nil {
 				return err
 			}
+		}
+		if h.Embedder != nil {
+			return vectors.write(ctx, q, item.ScopeID, revision, now)
 		}
 		return nil
 	}
@@ -185,6 +199,17 @@ type Memory struct {
 	// (docs/memory.md#eviction): empty when none was, nil when the revision does not record it (an older build
 	// wrote it, or there is no revision).
 	Evicted []int64
+	// Search only: the score of each method for each entry (Methods[i] is Entries[i]'s), the method that ranked
+	// (fts, semantic or hybrid) and whether a vector method fell back to fts because the query embedding failed.
+	Methods  []MethodScores
+	Mode     string
+	Degraded bool
+}
+
+// MethodScores are an entry's scores by method: BM25 when it matched the query's terms, cosine similarity when its
+// vector matched the query's; nil when that method did not match it or did not run.
+type MethodScores struct {
+	FTS, Semantic *float64
 }
 
 // evictedOf reads a revision's evicted ids: nil when it records none (NULL), never nil otherwise.
@@ -198,7 +223,18 @@ func evictedOf(r db.MemoryRevision) []int64 {
 }
 
 // Reader reads committed Memory.
-type Reader struct{ Store db.Store }
+type Reader struct {
+	Store db.Store
+	// Embedder embeds queries for the vector modes (docs/memory.md#hybrid-ranking); nil = full-text only. Only
+	// vectors of its Model are compared.
+	Embedder provider.Embedder
+	// QueryTimeout bounds a query's embedding (DefaultQueryTimeout when zero); past it the request is answered by
+	// full-text ranking, marked degraded.
+	QueryTimeout time.Duration
+	// MinSimilarity is the least cosine similarity of a vector match (zero: provider.LocalMinSimilarity for the
+	// local embedder, DefaultMinSimilarity for others).
+	MinSimilarity float64
+}
 
 // Current returns the latest revision of a scope.
 func (r Reader) Current(ctx context.Context, scope string) (Memory, error) {
@@ -219,9 +255,18 @@ func (r Reader) Current(ctx context.Context, scope string) (Memory, error) {
 	return Memory{ScopeID: scope, Revision: rev.Revision, CreatedAt: rev.CreatedAt, Entries: entries, Evicted: evictedOf(rev)}, nil
 }
 
-// Search returns the entries of the latest revision that contain every term of query, ranked by relevance (Rank):
-// Scores[i] is the score of Entries[i].
+// Search returns the entries of the latest revision that match query, ranked in the default mode (SearchMode).
 func (r Reader) Search(ctx context.Context, scope, query string, limit int) (Memory, error) {
+	return r.SearchMode(ctx, scope, query, limit, "")
+}
+
+// SearchMode returns the entries of the latest revision that match query, best first, at most limit: in mode fts
+// those containing every term of query ranked by BM25 (Rank); in mode semantic those whose vector is at least the
+// minimum similarity to the query's, by cosine; in mode hybrid either, fused by reciprocal rank (RRFK). Mode ""
+// is hybrid when the revision has vectors of the embedder's model, else fts. Scores[i] is the ranking score of
+// Entries[i] and Methods[i] its score by method; Mode says which ranking ran and Degraded whether a vector mode fell
+// back to fts because the query could not be embedded in time (docs/memory.md#hybrid-ranking).
+func (r Reader) SearchMode(ctx context.Context, scope, query string, limit int, mode string) (Memory, error) {
 	if err := sources.ValidateScope(scope); err != nil {
 		return Memory{}, err
 	}
@@ -231,18 +276,32 @@ func (r Reader) Search(ctx context.Context, scope, query string, limit int) (Mem
 	if limit < 1 || limit > 100 {
 		return Memory{}, &sources.ValidationError{Field: "limit", Message: "must be 1..100"}
 	}
+	if err := checkMode(mode); err != nil {
+		return Memory{}, err
+	}
 	m, err := r.Current(ctx, scope)
-	if err != nil || m.Revision == 0 {
+	if err != nil {
 		return m, err
 	}
-	ranked := Rank(m.Entries, query, true)
+	m.Mode = ModeFTS
+	if m.Revision == 0 {
+		return m, nil
+	}
+	rk, err := r.rankEntries(ctx, scope, m.Revision, m.Entries, query, mode, true)
+	if err != nil {
+		return Memory{}, err
+	}
+	ranked := rk.Ranked
 	if len(ranked) > limit {
 		ranked = ranked[:limit]
 	}
+	m.Mode, m.Degraded = rk.Mode, rk.Degraded
 	m.Entries, m.Scores = make([]db.MemoryEntry, 0, len(ranked)), make([]float64, 0, len(ranked))
+	m.Methods = make([]MethodScores, 0, len(ranked))
 	for _, s := range ranked {
 		m.Entries = append(m.Entries, s.Entry)
 		m.Scores = append(m.Scores, s.Score)
+		m.Methods = append(m.Methods, MethodScores{FTS: s.FTS, Semantic: s.Semantic})
 	}
 	return m, nil
 }

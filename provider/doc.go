@@ -14,6 +14,11 @@
 //
 // WithRateLimit wraps a Provider so that every call first asks a shared (cross-replica) limiter.
 //
+// Two embedders implement the Embedder interface (docs/memory.md#embeddings): LocalEmbedder, deterministic and
+// offline (feature-hashed words, stems and trigrams; lexical, not semantic), and OpenAIEmbedder, a client for any
+// OpenAI-compatible embeddings endpoint that shares the chat client's request code and error classification.
+// WithEmbedRateLimit gates an Embedder like WithRateLimit a Provider.
+//
 // Errors are *coordinator.HandlerError values carrying only the bounded (category, code, retryable) triple of
 // docs/protocol.md#errors: provider/rate_limited, provider/unavailable or provider/invalid_output.
 //

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -323,40 +322,9 @@ func (o *OpenAI) complete(ctx context.Context, system, user, schemaName string, 
 	if err != nil {
 		return "", errUnavailable()
 	}
-	callCtx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
-	httpReq, err := http.NewRequestWithContext(callCtx, http.MethodPost, o.endpoint, bytes.NewReader(body))
+	raw, err := upstream{client: o.client, apiKey: o.apiKey}.postJSON(ctx, o.endpoint, body, o.timeout, maxResponseBytes)
 	if err != nil {
-		return "", errUnavailable()
-	}
-	httpReq.Header.Set("Content-Type", "application/json")
-	httpReq.Header.Set("Accept", "application/json")
-	if o.apiKey != "" {
-		httpReq.Header.Set("Authorization", "Bearer "+o.apiKey)
-	}
-	resp, err := o.client.Do(httpReq)
-	if err != nil {
-		return "", unavailable(ctx)
-	}
-	defer func() {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
-		_ = resp.Body.Close()
-	}()
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests:
-		return "", rateLimitedErr(parseRetryAfter(resp.Header.Get("Retry-After")))
-	case resp.StatusCode == http.StatusBadRequest, resp.StatusCode == http.StatusRequestEntityTooLarge,
-		resp.StatusCode == http.StatusUnprocessableEntity:
-		return "", errRequestRejected()
-	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return "", errUnavailable()
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return "", unavailable(ctx)
-	}
-	if len(raw) > maxResponseBytes {
-		return "", errInvalidOutput()
+		return "", err
 	}
 	var chat chatResponse
 	if json.Unmarshal(raw, &chat) != nil || len(chat.Choices) == 0 || chat.Choices[0].Message.Content == nil {

@@ -38,8 +38,9 @@ cancellation. Any value outside its set is reported as "other". Go runtime and p
 
 scheduler.tick (one per tick), work.enqueue (child of the HTTP request or tick that enqueued), work.claim (a claim
 pass that claimed or expired something, linked to the executions it started), work.execute, work.commit (Complete's
-final transaction), provider.extract_memory and provider.incubate_experience, and one server span per HTTP request
-(but /health/* and /metrics).
+final transaction), provider.extract_memory, provider.incubate_experience and provider.embed (an OpenAI-compatible
+embeddings call, counted in the provider metrics too), and one server span per HTTP request (but /health/* and
+/metrics).
 
 work.execute is a new root per attempt. Its trace and span ids are the ones stored on the attempt row: NewTrace
 draws them when the claim transaction inserts the row, the claim carries them back, and StartAttempt starts the span

@@ -25,6 +25,7 @@ var publicKinds = []struct{ Internal, Public string }{
 	{experience.Kind, experience.PublicKind},
 	{coordinator.KindMaintenance, coordinator.PublicKindMaintenance},
 	{lifecycle.KindRedact, lifecycle.PublicKindRedact},
+	{memory.KindEmbed, memory.PublicKindEmbed},
 	{lifecycle.KindErase, lifecycle.PublicKindErase},
 }
 

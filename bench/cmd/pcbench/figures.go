@@ -161,6 +161,16 @@ func (r *report) figures() []figure {
 		add("B4", "ledger", x.engine, batch, "complete_per_item", x.batchComplete, "round trips")
 		add("B4", "ledger", x.engine, batch, "lifecycle_per_item", x.batchTotal, "round trips")
 	}
+	for _, x := range r.search {
+		if x.err != nil {
+			continue
+		}
+		st := map[string]string{"entries": strconv.Itoa(x.entries), "dims": strconv.Itoa(x.dims), "mode": x.mode,
+			"queries": strconv.Itoa(x.queries)}
+		add("search", "ledger", x.engine, st, "latency_p50", msf(x.p50), "ms")
+		add("search", "ledger", x.engine, st, "latency_p99", msf(x.p99), "ms")
+		add("search", "ledger", x.engine, st, "reads_p50", msf(x.readP50), "ms")
+	}
 	for _, x := range r.b5 {
 		if x.err != nil {
 			continue

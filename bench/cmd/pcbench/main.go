@@ -1,7 +1,7 @@
 // Command pcbench is powercontext's benchmark suite: ledger throughput against River on the same PostgreSQL in the
 // same run (B1: one item per transaction, bulk enqueue, and a wider W×C), claim cost against backlog (B2), the flush
 // API's latency (B3), database round trips per item lifecycle (B4) and the cross-process latency from enqueue to claim
-// (B5). It prints a table, writes it into BENCHMARKS.md between generated-section markers (keeping the hand-written
+// (B5), and the latency of Memory search by mode and scope size (search). It prints a table, writes it into BENCHMARKS.md between generated-section markers (keeping the hand-written
 // notes around them) and, with -json, every figure with its section, system, engine, settings and unit.
 //
 // Run it with `make bench` from the repository root, or from bench/:
@@ -44,6 +44,10 @@ type options struct {
 	wide          [2]int // W, C of the wide B1 runs
 	b5Items       int
 	b5Gap         time.Duration
+	// search: entries per scope, vector lengths and timed queries per mode
+	searchEntries []int
+	searchDims    []int
+	searchQueries int
 	jsonOut       string
 	baseline      string
 	out           string
@@ -60,7 +64,7 @@ func main() {
 		}
 		return
 	}
-	var lanes, engines, backlogs, clients, only, wide string
+	var lanes, engines, backlogs, clients, only, wide, searchEntries, searchDims string
 	flag.IntVar(&o.n, "n", 20000, "B1: items per throughput run")
 	flag.IntVar(&o.nSerial, "n-serial", 2000, "B1: items of the single-lane (L=1) runs: a lane runs one item at a time, so its rate does not grow with N and 20,000 serial items would not fit the 10-minute budget")
 	flag.StringVar(&lanes, "lanes", "1000,1", "B1: lane counts (comma list)")
@@ -79,7 +83,10 @@ func main() {
 	flag.StringVar(&wide, "wide", "4x32", "B1 wide: workers x slots of the wide runs (ledger on postgres and mysql, River on postgres)")
 	flag.IntVar(&o.b5Items, "b5-items", 200, "B5: items enqueued one at a time while a worker process waits")
 	flag.DurationVar(&o.b5Gap, "b5-gap", 25*time.Millisecond, "B5: mean gap between enqueues (uniform gap/2 … 3·gap/2)")
-	flag.StringVar(&only, "only", "river,b1,bulk,wide,riverref,b2,b3,b4,b5", "sections to run (comma list of river, b1, bulk, wide, riverref, b2, b3, b4, b5)")
+	flag.StringVar(&searchEntries, "search-entries", "100,500,2000", "search: entries per scope (a revision holds at most 500; 2000 shows the trend beyond)")
+	flag.StringVar(&searchDims, "search-dims", "512,1536", "search: vector lengths (512 = the local embedder, 1536 = a typical hosted embedding model)")
+	flag.IntVar(&o.searchQueries, "search-queries", 100, "search: timed searches per engine, scope size, vector length and mode")
+	flag.StringVar(&only, "only", "river,b1,bulk,wide,riverref,b2,b3,b4,b5,search", "sections to run (comma list of river, b1, bulk, wide, riverref, b2, b3, b4, b5, search)")
 	flag.StringVar(&o.jsonOut, "json", "", "also write every figure (section, system, engine, settings, metric, value, unit) to this JSON file")
 	flag.StringVar(&o.baseline, "baseline", "baseline.json", "a -json file of an earlier run: the report compares the key figures with it (before → after); empty = none")
 	flag.StringVar(&o.out, "out", "", "write the results into this Markdown file (between pcbench markers)")
@@ -89,6 +96,8 @@ func main() {
 	o.lanes = ints(lanes)
 	o.backlogs = ints(backlogs)
 	o.b3Clients = ints(clients)
+	o.searchEntries = ints(searchEntries)
+	o.searchDims = ints(searchDims)
 	if w := ints(strings.ReplaceAll(wide, "x", ",")); len(w) == 2 {
 		o.wide = [2]int{w[0], w[1]}
 	} else {
@@ -240,6 +249,15 @@ func run(ctx context.Context, o options, args []string) error {
 				r := runB5(ctx, srv, e, notify, o.b5Items, o.b5Gap)
 				progress("  -> %s", r.summary())
 				rep.b5 = append(rep.b5, r)
+			}
+		}
+	}
+	if o.only["search"] {
+		for _, e := range o.engines {
+			progress("search %s, entries %v, dims %v", e, o.searchEntries, o.searchDims)
+			for _, r := range runSearch(ctx, srv, e, o.searchEntries, o.searchDims, o.searchQueries) {
+				progress("  -> %d entries × %d dims %s", r.entries, r.dims, r.summary())
+				rep.search = append(rep.search, r)
 			}
 		}
 	}

@@ -51,6 +51,7 @@ type report struct {
 	b3       []b3Result
 	b4       []b4Result
 	b5       []b5Result
+	search   []searchResult
 	baseline *figureFile
 }
 
@@ -271,6 +272,20 @@ func (r *report) markdown() string {
 				continue
 			}
 			w("| %s | %s | %d | %s | %s | %s | %s |\n", x.engine, wake, x.items, ms(x.p50), ms(x.p90), ms(x.p99), ms(x.max))
+		}
+		w("\n")
+	}
+
+	if len(r.search) > 0 {
+		w("### Memory search latency by mode and scope size\n\n")
+		w("`memory.Reader.SearchMode` (what `GET /v1/memory/search` runs) on a scope whose current revision holds N entries of 12 random words, each with one stored vector (little-endian float32) of the given length; the query vector comes from a fixed embedder that answers at once, so the provider call is excluded. fts ranks by BM25 in Go; semantic reads every vector of the revision and computes exact cosine similarity in Go; hybrid does both and fuses them. \"reads\" is the two reads alone (entries, vectors) without ranking. %d timed searches per row after 5 warm-ups, limit 20. A revision holds at most 500 entries; 2,000 shows the trend beyond.\n\n", o.searchQueries)
+		w("| engine | entries | dims | mode | p50 | p99 | reads p50 |\n| --- | ---: | ---: | --- | ---: | ---: | ---: |\n")
+		for _, x := range r.search {
+			if x.err != nil {
+				w("| %s | %d | %d | %s | error: %v | | |\n", x.engine, x.entries, x.dims, x.mode, x.err)
+				continue
+			}
+			w("| %s | %d | %d | %s | %s | %s | %s |\n", x.engine, x.entries, x.dims, x.mode, ms(x.p50), ms(x.p99), ms(x.readP50))
 		}
 		w("\n")
 	}

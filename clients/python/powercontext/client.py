@@ -257,17 +257,22 @@ class Client:
         return MemoryDiff.from_json(self._call("GET", "/v1/memory/diff",
                                                {"scope_id": scope_id, "from": from_revision, "to": to_revision}))
 
-    def get_context(self, scope_id: str, *, q: Optional[str] = None,
-                    max_tokens: Optional[int] = None) -> Context:
+    def get_context(self, scope_id: str, *, q: Optional[str] = None, max_tokens: Optional[int] = None,
+                    mode: Optional[str] = None) -> Context:
         """The scope's Memory entries and approved lessons most relevant to ``q``, within ``max_tokens``
-        (GET /v1/context): the call an agent makes before a step."""
+        (GET /v1/context): the call an agent makes before a step. ``mode`` ranks the entries as in
+        ``search_memory``."""
         return Context.from_json(self._call("GET", "/v1/context",
-                                            {"scope_id": scope_id, "q": q, "max_tokens": max_tokens}))
+                                            {"scope_id": scope_id, "q": q, "max_tokens": max_tokens, "mode": mode}))
 
-    def search_memory(self, scope_id: str, q: str, *, limit: Optional[int] = None) -> Memory:
-        """The entries of the scope's current Memory that match ``q`` (GET /v1/memory/search)."""
+    def search_memory(self, scope_id: str, q: str, *, limit: Optional[int] = None,
+                      mode: Optional[str] = None) -> Memory:
+        """The entries of the scope's current Memory that match ``q``, best first (GET /v1/memory/search).
+        ``mode`` is ``"fts"`` (full text), ``"semantic"`` (embeddings) or ``"hybrid"`` (both, fused); by default
+        hybrid when the revision has embeddings, else fts. The answer's ``mode`` names the ranking that ran and
+        ``degraded`` says a vector mode fell back to full text."""
         return Memory.from_json(self._call("GET", "/v1/memory/search", {"scope_id": scope_id, "q": q,
-                                                                         "limit": limit}))
+                                                                         "limit": limit, "mode": mode}))
 
     # --- Operations ------------------------------------------------------------------------------------------
 

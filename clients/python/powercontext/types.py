@@ -158,6 +158,23 @@ def _optional_int(v: Any) -> Optional[int]:
 
 
 @dataclass(frozen=True)
+class MethodScores:
+    """An entry's score by each ranking method that matched it: ``fts`` (BM25 relevance to the query's terms) and
+    ``semantic`` (cosine similarity of the entry's vector and the query's); None where that method did not match it
+    or did not run."""
+
+    fts: Optional[float] = None
+    semantic: Optional[float] = None
+
+    @classmethod
+    def from_json(cls, d: Optional[Dict[str, Any]]) -> "Optional[MethodScores]":
+        if d is None:
+            return None
+        fts, semantic = d.get("fts"), d.get("semantic")
+        return cls(None if fts is None else float(fts), None if semantic is None else float(semantic))
+
+
+@dataclass(frozen=True)
 class MemoryEntry:
     """One fact: ``entry_no`` is its place in the revision, ``entry_id`` its stable id in the scope — kept while
     the entry is carried over, restated or superseded; None for an entry an older server build wrote."""
@@ -165,15 +182,19 @@ class MemoryEntry:
     entry_no: int
     content: str
     source_positions: List[int]
-    #: BM25 relevance in search results (higher is better); None outside a search.
+    #: Relevance in search results in the search's mode (higher is better): BM25 (fts), cosine similarity
+    #: (semantic) or the reciprocal-rank-fusion sum (hybrid); None outside a search.
     score: Optional[float] = None
     entry_id: Optional[int] = None
+    #: The entry's scores by method (search results only).
+    scores: Optional[MethodScores] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "MemoryEntry":
         score = d.get("score")
         return cls(int(d["entry_no"]), d["content"], [int(p) for p in d.get("source_positions") or []],
-                   None if score is None else float(score), _optional_int(d.get("entry_id")))
+                   None if score is None else float(score), _optional_int(d.get("entry_id")),
+                   MethodScores.from_json(d.get("scores")))
 
 
 @dataclass(frozen=True)
@@ -201,11 +222,16 @@ class Memory:
     created_at: Optional[datetime]
     entries: List[MemoryEntry]
     evicted: Optional[Eviction] = None
+    #: Search only: the ranking that ran (``"fts"``, ``"semantic"`` or ``"hybrid"``).
+    mode: Optional[str] = None
+    #: Search only: True when a vector mode fell back to full text because the query could not be embedded in time.
+    degraded: bool = False
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Memory":
         return cls(d["scope_id"], d.get("revision"), parse_time(d.get("created_at")),
-                   [MemoryEntry.from_json(e) for e in d.get("entries") or []], Eviction.from_json(d.get("evicted")))
+                   [MemoryEntry.from_json(e) for e in d.get("entries") or []], Eviction.from_json(d.get("evicted")),
+                   d.get("mode"), bool(d.get("degraded")))
 
 
 @dataclass(frozen=True)
@@ -292,12 +318,15 @@ class ContextItem:
     candidate_id: Optional[str] = None
     title: Optional[str] = None
     entry_id: Optional[int] = None
+    #: A memory item's scores by method, when it matched ``q``.
+    scores: Optional[MethodScores] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "ContextItem":
         return cls(d["type"], d["content"], [int(p) for p in d.get("source_positions") or []],
                    float(d.get("score") or 0), int(d["tokens"]), d.get("entry_no"), d.get("candidate_id"),
-                   d.get("title"), _optional_int(d.get("entry_id")))
+                   d.get("title"), _optional_int(d.get("entry_id")),
+                   MethodScores.from_json(d.get("scores")))
 
 
 @dataclass(frozen=True)
@@ -311,11 +340,33 @@ class Context:
     used_tokens: int
     omitted: int
     items: List[ContextItem]
+    #: The ranking of the Memory entries (``"fts"``, ``"semantic"`` or ``"hybrid"``).
+    mode: str = "fts"
+    #: True when a vector mode fell back to full text because ``q`` could not be embedded in time.
+    degraded: bool = False
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Context":
         return cls(d["scope_id"], d.get("revision"), int(d["max_tokens"]), int(d["used_tokens"]),
-                   int(d.get("omitted") or 0), [ContextItem.from_json(x) for x in d.get("items") or []])
+                   int(d.get("omitted") or 0), [ContextItem.from_json(x) for x in d.get("items") or []],
+                   d.get("mode") or "fts", bool(d.get("degraded")))
+
+
+@dataclass(frozen=True)
+class EmbeddingStats:
+    """How a revision's entry vectors were made: ``computed`` by the embedder, ``reused`` for text the model had
+    already embedded, ``missing`` when the embedder failed (full-text only until re-embedded)."""
+
+    model: str
+    computed: int
+    reused: int
+    missing: int
+
+    @classmethod
+    def from_json(cls, d: Optional[Dict[str, Any]]) -> "Optional[EmbeddingStats]":
+        if d is None:
+            return None
+        return cls(str(d["model"]), int(d["computed"]), int(d["reused"]), int(d["missing"]))
 
 
 @dataclass(frozen=True)
@@ -326,6 +377,8 @@ class MemoryFlushOperationResult:
     processed_source_count: int
     memory: Optional[MemoryRevision]
     type: Literal["memory_flush"] = "memory_flush"
+    #: The new revision's entry vectors (None when embeddings are off).
+    embeddings: Optional[EmbeddingStats] = None
 
 
 @dataclass(frozen=True)
@@ -340,7 +393,8 @@ class ExperienceIncubationOperationResult:
 
 @dataclass(frozen=True)
 class OtherOperationResult:
-    """The result of another kind (memory_redact, scope_erase, maintenance, a skipped window): its fields as sent."""
+    """The result of another kind (memory_redact, memory_embed, scope_erase, maintenance, a skipped window): its fields
+    as sent."""
 
     type: str
     fields: Dict[str, Any]
@@ -387,7 +441,8 @@ def _operation_result(d: Optional[Dict[str, Any]]) -> Optional[OperationResult]:
               int(d["processed_source_count"]))
     if d.get("type") == "experience_incubation":
         return ExperienceIncubationOperationResult(*common, int(d["candidate_count"]))
-    return MemoryFlushOperationResult(*common, MemoryRevision.from_json(d.get("memory")))
+    return MemoryFlushOperationResult(*common, MemoryRevision.from_json(d.get("memory")),
+                                      embeddings=EmbeddingStats.from_json(d.get("embeddings")))
 
 
 @dataclass(frozen=True)

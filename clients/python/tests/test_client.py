@@ -94,6 +94,7 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(op.status, "succeeded")
         self.assertEqual(op.kind, "memory_flush")
         self.assertEqual(op.result.current_cursor, 2)
+        self.assertEqual((op.result.embeddings.computed, op.result.embeddings.missing), (2, 0))
         listed = self.pc.list_operations(scope_id=scope, kind="memory_flush")
         self.assertIn(result.operation_id, [o.operation_id for o in listed.items])
 
@@ -204,6 +205,21 @@ class ClientTest(unittest.TestCase):
         found = self.pc.search_memory(scope, "八点")
         self.assertEqual(len(found.entries), 1)
         self.assertIsNotNone(found.entries[0].score)
+        # The server embeds entries with its built-in local embedder: hybrid by default, both scores.
+        self.assertEqual((found.mode, found.degraded), ("hybrid", False))
+        self.assertIsNotNone(found.entries[0].scores.fts)
+        self.assertIsNotNone(found.entries[0].scores.semantic)
+        fts = self.pc.search_memory(scope, "PostgreSQL", mode="fts")
+        self.assertEqual(fts.mode, "fts")
+        self.assertIsNone(fts.entries[0].scores.semantic)
+        # A misspelt word: no full-text match; the local vectors (lexical, typo-tolerant) find it.
+        self.assertEqual(self.pc.search_memory(scope, "PostgreSLQ", mode="fts").entries, [])
+        typo = self.pc.search_memory(scope, "PostgreSLQ", mode="semantic", limit=1)
+        self.assertEqual(typo.mode, "semantic")
+        self.assertIn("PostgreSQL", typo.entries[0].content)
+        with self.assertRaises(APIError) as ctx:
+            self.pc.search_memory(scope, "x", mode="vector")
+        self.assertEqual((ctx.exception.status, ctx.exception.field), (422, "mode"))
 
         context = self.pc.get_context(scope, q="八点 开会", max_tokens=500)
         self.assertEqual(context.revision, second.memory.revision)
@@ -212,6 +228,11 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(context.items[0].type, "memory")
         self.assertIn("八点", context.items[0].content)
         self.assertEqual(context.items[0].entry_id, found.entries[0].entry_id)
+        self.assertEqual((context.mode, context.degraded), ("hybrid", False))
+        self.assertIsNotNone(context.items[0].scores)
+        semantic = self.pc.get_context(scope, q="PostgreSLQ", mode="semantic")
+        self.assertEqual(semantic.mode, "semantic")
+        self.assertIn("PostgreSQL", semantic.items[0].content)
         tight = self.pc.get_context(scope, max_tokens=1)
         self.assertEqual(tight.items, [])
         self.assertGreater(tight.omitted, 0)

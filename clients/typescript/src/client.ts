@@ -26,6 +26,7 @@ import {
   type OperationKind,
   type OperationList,
   type OperationRecord,
+  type SearchMode,
   type SourceList,
 } from "./types.js";
 
@@ -263,13 +264,22 @@ export class Client {
    * The scope's Memory entries and approved lessons most relevant to `q`, within `max_tokens` (GET /v1/context):
    * the call an agent makes before a step.
    */
-  getContext(scopeId: string, params: { q?: string; max_tokens?: number } = {}): Promise<Context> {
-    return this.#call("GET", "/v1/context", { scope_id: scopeId, q: params.q, max_tokens: params.max_tokens });
+  getContext(scopeId: string, params: { q?: string; max_tokens?: number; mode?: SearchMode } = {}): Promise<Context> {
+    return this.#call("GET", "/v1/context", {
+      scope_id: scopeId,
+      q: params.q,
+      max_tokens: params.max_tokens,
+      mode: params.mode,
+    });
   }
 
-  /** The entries of a scope's current Memory that match q (GET /v1/memory/search). */
-  searchMemory(scopeId: string, q: string, params: { limit?: number } = {}): Promise<Memory> {
-    return this.#call("GET", "/v1/memory/search", { scope_id: scopeId, q, limit: params.limit });
+  /**
+   * The entries of a scope's current Memory that match q, best first (GET /v1/memory/search). mode is "fts" (full
+   * text), "semantic" (embeddings) or "hybrid" (both, fused); by default hybrid when the revision has embeddings, else
+   * fts. The answer's mode names the ranking that ran and degraded says a vector mode fell back to full text.
+   */
+  searchMemory(scopeId: string, q: string, params: { limit?: number; mode?: SearchMode } = {}): Promise<Memory> {
+    return this.#call("GET", "/v1/memory/search", { scope_id: scopeId, q, limit: params.limit, mode: params.mode });
   }
 
   // --- Operations -----------------------------------------------------------------------------------------------

@@ -9,7 +9,15 @@ export type OperationStatus =
   | "succeeded"
   | "failed"
   | "cancelled";
-export type OperationKind = "memory_flush" | "experience_incubation" | "memory_redact" | "scope_erase" | "maintenance";
+export type OperationKind =
+  | "memory_flush"
+  | "experience_incubation"
+  | "memory_redact"
+  | "memory_embed"
+  | "scope_erase"
+  | "maintenance";
+/** How search and context rank Memory entries: full text, embeddings, or both fused. */
+export type SearchMode = "fts" | "semantic" | "hybrid";
 export type CandidateStatus = "pending" | "approved" | "rejected" | "withdrawn";
 
 /** Statuses after which an operation changes no more (unless retried). */
@@ -105,6 +113,14 @@ export interface FlushAccepted {
   status_url: string;
 }
 
+/** An entry's score by each ranking method that matched it; a method that did not match it (or did not run) is absent. */
+export interface MethodScores {
+  /** BM25 relevance to the query's terms. */
+  fts?: number;
+  /** Cosine similarity of the entry's vector and the query's. */
+  semantic?: number;
+}
+
 /** One fact of a Memory revision. */
 export interface MemoryEntry {
   /** Its place in the revision (numbered from 1 in every revision). */
@@ -116,8 +132,13 @@ export interface MemoryEntry {
   entry_id: number | null;
   content: string;
   source_positions: number[];
-  /** BM25 relevance in search results (higher is better); absent outside a search. */
+  /**
+   * Relevance in search results in the search's mode (higher is better): BM25 (fts), cosine similarity (semantic) or
+   * the reciprocal-rank-fusion sum (hybrid); absent outside a search.
+   */
   score?: number;
+  /** The entry's scores by method (search results only). */
+  scores?: MethodScores;
 }
 
 /** What the 500-entry cap dropped when a revision was written: the entries' ids, least recently confirmed first. */
@@ -136,6 +157,10 @@ export interface Memory {
   created_at: string | null;
   evicted: Eviction | null;
   entries: MemoryEntry[];
+  /** Search only: the ranking that ran. */
+  mode?: SearchMode;
+  /** Search only: a vector mode fell back to full text because the query could not be embedded in time. */
+  degraded?: boolean;
 }
 
 /** One committed revision: it consumed journal positions (window_after, window_through] (a redaction none). */
@@ -183,6 +208,8 @@ export interface ContextItem {
   /** type "lesson" only. */
   candidate_id?: string;
   title?: string;
+  /** A memory item's scores by method, when it matched q. */
+  scores?: MethodScores;
 }
 
 /** The scope's context within a token budget (GET /v1/context): used_tokens never exceeds max_tokens. */
@@ -194,6 +221,10 @@ export interface Context {
   /** Items that did not fit in the budget. */
   omitted: number;
   items: ContextItem[];
+  /** The ranking of the Memory entries. */
+  mode: SearchMode;
+  /** A vector mode fell back to full text because q could not be embedded in time. */
+  degraded: boolean;
 }
 
 export interface MemoryFlushOperationResult {
@@ -203,6 +234,16 @@ export interface MemoryFlushOperationResult {
   high_watermark: number;
   processed_source_count: number;
   memory: MemoryRevision | null;
+  /** The new revision's entry vectors (absent when embeddings are off). */
+  embeddings?: EmbeddingStats;
+}
+
+/** How a revision's entry vectors were made; missing entries stay full-text only until re-embedded. */
+export interface EmbeddingStats {
+  model: string;
+  computed: number;
+  reused: number;
+  missing: number;
 }
 
 export interface ExperienceIncubationOperationResult {

@@ -9,6 +9,7 @@ import {
   ConnectionError,
   OperationPendingError,
   type OperationRecord,
+  type SearchMode,
 } from "../src/index.js";
 import { Server } from "./server.js";
 
@@ -218,6 +219,20 @@ describe("powercontext client against a real server", () => {
     const found = await pc.searchMemory(scope, "八点");
     assert.equal(found.entries.length, 1);
     assert.equal(typeof found.entries[0]?.score, "number");
+    // The server embeds entries with its built-in local embedder: hybrid by default, both scores.
+    assert.deepEqual([found.mode, found.degraded], ["hybrid", false]);
+    assert.equal(typeof found.entries[0]?.scores?.fts, "number");
+    assert.equal(typeof found.entries[0]?.scores?.semantic, "number");
+    // A misspelt word: no full-text match; the local vectors (lexical, typo-tolerant) find it.
+    assert.deepEqual((await pc.searchMemory(scope, "PostgreSLQ", { mode: "fts" })).entries, []);
+    const typo = await pc.searchMemory(scope, "PostgreSLQ", { mode: "semantic", limit: 1 });
+    assert.equal(typo.mode, "semantic");
+    assert.ok(typo.entries[0]?.content.includes("PostgreSQL"));
+    const badMode = await pc
+      .searchMemory(scope, "x", { mode: "vector" as SearchMode })
+      .then(() => undefined, (e: unknown) => e);
+    assert.ok(badMode instanceof APIError);
+    assert.deepEqual([badMode.status, badMode.field], [422, "mode"]);
 
     const context = await pc.getContext(scope, { q: "八点 开会", max_tokens: 500 });
     assert.equal(context.revision, r2);
@@ -226,6 +241,10 @@ describe("powercontext client against a real server", () => {
     assert.equal(context.items[0]?.type, "memory");
     assert.ok(context.items[0]?.content.includes("八点"));
     assert.equal(context.items[0]?.entry_id, found.entries[0]?.entry_id);
+    assert.deepEqual([context.mode, context.degraded], ["hybrid", false]);
+    const semantic = await pc.getContext(scope, { q: "PostgreSLQ", mode: "semantic" });
+    assert.equal(semantic.mode, "semantic");
+    assert.ok(semantic.items[0]?.content.includes("PostgreSQL"));
     const tight = await pc.getContext(scope, { max_tokens: 1 });
     assert.deepEqual(tight.items, []);
     assert.ok(tight.omitted > 0);

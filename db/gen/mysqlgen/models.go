@@ -21,6 +21,16 @@ type PcExperienceCandidate struct {
 	UpdatedAt      time.Time
 }
 
+type PcMemoryEmbedding struct {
+	ScopeID    string
+	Revision   int64
+	EntryNo    int32
+	Model      string
+	Dimensions int32
+	Embedding  []byte
+	CreatedAt  time.Time
+}
+
 type PcMemoryEntry struct {
 	ScopeID         string
 	Revision        int64

@@ -17,6 +17,16 @@ type PcExperienceCandidate struct {
 	UpdatedAt      int64
 }
 
+type PcMemoryEmbedding struct {
+	ScopeID    string
+	Revision   int64
+	EntryNo    int32
+	Model      string
+	Dimensions int32
+	Embedding  []byte
+	CreatedAt  int64
+}
+
 type PcMemoryEntry struct {
 	ScopeID         string
 	Revision        int64

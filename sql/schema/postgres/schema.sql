@@ -215,6 +215,23 @@ CREATE TABLE pc_memory_entries (
     CONSTRAINT pc_memory_entries_pkey PRIMARY KEY (scope_id, revision, entry_no)
 );
 
+-- Entry embeddings (docs/memory.md#embeddings): one vector per entry of a revision in the embedding space `model`
+-- (the configured embedder's), as little-endian float32 (4 bytes per dimension). Written in the final commit of the
+-- revision (or by a memory_embed operation in the scope's memory lane); only the latest revision keeps its vectors.
+-- Deleted with their entries by a redaction, a scope erase and revision retention.
+CREATE TABLE pc_memory_embeddings (
+    scope_id   text         COLLATE "C" NOT NULL,
+    revision   bigint       NOT NULL,
+    entry_no   integer      NOT NULL,
+    model      varchar(128) COLLATE "C" NOT NULL,
+    dimensions integer      NOT NULL,
+    embedding  bytea        NOT NULL,
+    created_at timestamptz  NOT NULL,
+    CONSTRAINT pc_memory_embeddings_pkey PRIMARY KEY (scope_id, revision, entry_no),
+    CONSTRAINT pc_memory_embeddings_dimensions_check CHECK (dimensions BETWEEN 1 AND 8192),
+    CONSTRAINT pc_memory_embeddings_embedding_check CHECK (octet_length(embedding) = 4 * dimensions)
+);
+
 CREATE TABLE pc_experience_candidates (
     candidate_id    uuid         NOT NULL,
     scope_id        text         COLLATE "C" NOT NULL,
