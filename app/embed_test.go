@@ -37,8 +37,8 @@ func TestEmbeddingsThroughTheRuntime(t *testing.T) {
 				badAuth.Add(1)
 			}
 			if r.URL.Path == "/v1/chat/completions" {
-				content, _ := json.Marshal(map[string]any{"entries": []any{map[string]any{"content": "The user said: " + canarySource,
-					"source_positions": []int{1}}}})
+				content, _ := json.Marshal(map[string]any{"operations": []any{map[string]any{"op": "add",
+					"content": "The user said: " + canarySource, "source_positions": []int{1}}}})
 				_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": string(content)}}}})
 				return
 			}

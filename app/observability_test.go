@@ -91,7 +91,7 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"{\"entries\":[]}"}}]}`)
+	_, _ = io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"{\"operations\":[]}"}}]}`)
 }
 
 // keptSpans is an in-memory exporter whose spans survive the runtime's shutdown (tracetest's Shutdown clears them).
