@@ -15,6 +15,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,6 +81,10 @@ func isOceanBase(ctx context.Context, sqlDB *sql.DB) (bool, error) {
 // OpenDB opens the database/sql pool of Open without the Store around it: the migration and schema-check
 // connection of package migrate, with the same session settings.
 func OpenDB(ctx context.Context, dsn string, opts ...Option) (*sql.DB, error) {
+	dsn, maxConns, err := poolSize(dsn)
+	if err != nil {
+		return nil, err
+	}
 	c, err := connector(dsn)
 	if err != nil {
 		return nil, err
@@ -88,6 +93,8 @@ func OpenDB(ctx context.Context, dsn string, opts ...Option) (*sql.DB, error) {
 		c = opt(c)
 	}
 	sqlDB := sql.OpenDB(c)
+	sqlDB.SetMaxOpenConns(maxConns)
+	sqlDB.SetMaxIdleConns(maxConns)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("mysqlstore: connect: %w", err)
@@ -238,4 +245,36 @@ func interpretError(err error) error {
 		return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 	}
 	return err
+}
+
+// DefaultPoolMaxConns bounds a pool whose URL does not set pool_max_conns. database/sql's own default is no bound
+// at all, so a burst of concurrent requests would open a connection each until the server refuses them (MariaDB's
+// max_connections is 151) and every process sharing the server gets errors; with a bound, requests wait their turn.
+const DefaultPoolMaxConns = 16
+
+// poolSize takes the pool_max_conns parameter (the name pgx uses on PostgreSQL) out of dsn: go-sql-driver would send
+// an unknown parameter to the server as a session variable. It returns the DSN without it and the bound.
+func poolSize(dsn string) (string, int, error) {
+	base, query, ok := strings.Cut(dsn, "?")
+	if !ok {
+		return dsn, DefaultPoolMaxConns, nil
+	}
+	n := DefaultPoolMaxConns
+	var keep []string
+	for _, kv := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k != "pool_max_conns" {
+			keep = append(keep, kv)
+			continue
+		}
+		parsed, err := strconv.Atoi(v)
+		if err != nil || parsed < 1 {
+			return "", 0, errors.New("mysqlstore: pool_max_conns must be a whole number >= 1")
+		}
+		n = parsed
+	}
+	if len(keep) == 0 {
+		return base, n, nil
+	}
+	return base + "?" + strings.Join(keep, "&"), n, nil
 }

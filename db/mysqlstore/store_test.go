@@ -4,6 +4,7 @@ package mysqlstore_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/db/mysqlstore"
 )
@@ -181,4 +183,59 @@ func TestTimesRoundTrip(t *testing.T) {
 	require.NoError(t, store.DB().QueryRowContext(ctx,
 		"SELECT DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s.%f') FROM pc_memory_revisions").Scan(&wall))
 	require.Equal(t, "2030-01-01 22:04:05.123456", wall)
+}
+
+// TestPoolIsBounded: the pool opens at most pool_max_conns connections (DefaultPoolMaxConns when the URL does not
+// say), and the parameter never reaches the server as a session variable.
+func TestPoolIsBounded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := enginetest.MigratedDatabase(t, db.EngineMySQL)
+	def, err := mysqlstore.Open(ctx, u.DSN)
+	require.NoError(t, err)
+	defer def.Close()
+	require.Equal(t, mysqlstore.DefaultPoolMaxConns, def.DB().Stats().MaxOpenConnections)
+
+	sep := "?"
+	if strings.Contains(u.DSN, "?") {
+		sep = "&"
+	}
+	small, err := mysqlstore.Open(ctx, u.DSN+sep+"pool_max_conns=2")
+	require.NoError(t, err)
+	defer small.Close()
+	require.Equal(t, 2, small.DB().Stats().MaxOpenConnections)
+	// Three concurrent transactions on two connections: the third waits for one of the first two to end.
+	var conns []*sql.Conn
+	for range 2 {
+		c, err := small.DB().Conn(ctx)
+		require.NoError(t, err)
+		conns = append(conns, c)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err = small.DB().Conn(wctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a third connection waits")
+	for _, c := range conns {
+		require.NoError(t, c.Close())
+	}
+
+	_, err = mysqlstore.Open(ctx, u.DSN+sep+"pool_max_conns=zero")
+	require.ErrorContains(t, err, "pool_max_conns")
+
+	// The service's database URL carries it the same way (mysql://…?pool_max_conns=N).
+	raw, err := mysqlstore.URLFromDSN(u.DSN, mustDBName(t, u.DSN))
+	require.NoError(t, err)
+	parsed, err := dburl.Parse(raw + sep + "pool_max_conns=3")
+	require.NoError(t, err)
+	viaURL, err := mysqlstore.Open(ctx, parsed.DSN)
+	require.NoError(t, err)
+	defer viaURL.Close()
+	require.Equal(t, 3, viaURL.DB().Stats().MaxOpenConnections)
+}
+
+func mustDBName(t *testing.T, dsn string) string {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	require.NoError(t, err)
+	return cfg.DBName
 }
