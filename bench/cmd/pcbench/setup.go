@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -158,7 +159,7 @@ func migrateDB(ctx context.Context, u dburl.URL) error {
 
 // storeOptions tune how openStore opens a store.
 type storeOptions struct {
-	maxConns int      // PostgreSQL pool size (0 = pgx default)
+	maxConns int      // pool size (0 = the adapter's default)
 	counter  *counter // counts round trips through a driver hook when set
 }
 
@@ -179,7 +180,15 @@ func openStore(ctx context.Context, b *benchDB, o storeOptions) (db.Store, error
 		if o.counter != nil {
 			opts = append(opts, mysqlstore.WithConnector(o.counter.wrapConnector))
 		}
-		return mysqlstore.Open(ctx, b.url.DSN, opts...)
+		dsn := b.url.DSN
+		if o.maxConns > 0 {
+			sep := "?"
+			if strings.Contains(dsn, "?") {
+				sep = "&"
+			}
+			dsn += sep + "pool_max_conns=" + strconv.Itoa(o.maxConns)
+		}
+		return mysqlstore.Open(ctx, dsn, opts...)
 	case db.EngineSQLite:
 		var opts []sqlitestore.Option
 		if o.counter != nil {
