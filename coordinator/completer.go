@@ -116,10 +116,16 @@ func (k *completer) commit(batch []pendingCompletion) {
 // abandoned attempt cannot cancel the others' commit).
 func batchContext(batch []pendingCompletion) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(batch[0].ctx))
+	// The watcher gets its own copy: the completer reuses the batch's backing array for the next batch while the
+	// watcher may still be between two items.
+	items := make([]context.Context, len(batch))
+	for i, p := range batch {
+		items[i] = p.ctx
+	}
 	go func() {
-		for _, p := range batch {
+		for _, item := range items {
 			select {
-			case <-p.ctx.Done():
+			case <-item.Done():
 			case <-ctx.Done():
 				return
 			}
