@@ -79,6 +79,26 @@ func ChainWorkKeyItemInsertAtCommit(ctx context.Context, q Queries, p WorkKeyIte
 	return err
 }
 
+// ChainMemoryEntryInsertMany runs MemoryEntryInsert for every entry.
+func ChainMemoryEntryInsertMany(ctx context.Context, q Queries, es []MemoryEntry) error {
+	for _, e := range es {
+		if err := q.MemoryEntryInsert(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ChainMemoryEmbeddingUpsertMany runs MemoryEmbeddingUpsert for every row.
+func ChainMemoryEmbeddingUpsertMany(ctx context.Context, q Queries, es []MemoryEmbedding) error {
+	for _, e := range es {
+		if err := q.MemoryEmbeddingUpsert(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ErrNoTransaction is Savepoint called outside InTx.
 var ErrNoTransaction = errors.New("db: savepoint outside a transaction")
 

@@ -35,6 +35,9 @@ type DomainQueries interface {
 
 	// Memory entries.
 	MemoryEntryInsert(ctx context.Context, e MemoryEntry) error
+	// MemoryEntryInsertMany is MemoryEntryInsert of every entry, in order (a composite step: PostgreSQL sends them
+	// in pipelined batches inside a transaction; docs/protocol.md#round-trips). The first failure is returned.
+	MemoryEntryInsertMany(ctx context.Context, es []MemoryEntry) error
 	MemoryEntryListByRevision(ctx context.Context, p MemoryEntryListByRevisionParams) ([]MemoryEntry, error)
 
 	// Experience candidates.

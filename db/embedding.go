@@ -12,6 +12,9 @@ type EmbeddingQueries interface {
 	// MemoryEmbeddingUpsert writes one entry's vector, replacing the row of another model. The caller holds the
 	// scope's memory lane lock or a memory lane item's claim.
 	MemoryEmbeddingUpsert(ctx context.Context, e MemoryEmbedding) error
+	// MemoryEmbeddingUpsertMany is MemoryEmbeddingUpsert of every row, in order (a composite step, like
+	// MemoryEntryInsertMany). The first failure is returned.
+	MemoryEmbeddingUpsertMany(ctx context.Context, es []MemoryEmbedding) error
 	// MemoryEmbeddingListByRevision returns every vector of one revision (any model), in entry order.
 	MemoryEmbeddingListByRevision(ctx context.Context, p MemoryEntryListByRevisionParams) ([]MemoryEmbedding, error)
 	// MemoryEmbeddingListStaleScopes is the embedding discoverer's keyset over scopes: up to p.Limit scope ids after

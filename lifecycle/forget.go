@@ -367,13 +367,15 @@ func (h *RedactHandler) Prepare(ctx context.Context, item db.WorkItem) (coordina
 			return err
 		}
 		texts := make([]string, len(next))
+		rows := make([]db.MemoryEntry, len(next))
 		for i, e := range next {
 			pos, _ := json.Marshal(e.positions)
-			if err := q.MemoryEntryInsert(ctx, db.MemoryEntry{ScopeID: item.ScopeID, Revision: revision, EntryNo: int32(i + 1),
-				Content: e.content, SourcePositions: pos, CreatedAt: now, EntryID: e.id}); err != nil {
-				return err
-			}
+			rows[i] = db.MemoryEntry{ScopeID: item.ScopeID, Revision: revision, EntryNo: int32(i + 1),
+				Content: e.content, SourcePositions: pos, CreatedAt: now, EntryID: e.id}
 			texts[i] = e.content
+		}
+		if err := q.MemoryEntryInsertMany(ctx, rows); err != nil {
+			return err
 		}
 		return memory.WriteCarriedVectors(ctx, q, item.ScopeID, revision, texts, carried, now)
 	}

@@ -132,11 +132,13 @@ func vectorsFor(ctx context.Context, q db.Queries, e provider.Embedder, scope st
 // write stores the vectors in the revision's final transaction (now is its database clock) and deletes the vectors
 // of the scope's older revisions.
 func (v revisionVectors) write(ctx context.Context, q db.Queries, scope string, revision int64, now time.Time) error {
-	for _, r := range v.rows {
+	rows := make([]db.MemoryEmbedding, len(v.rows))
+	for i, r := range v.rows {
 		r.CreatedAt = now
-		if err := q.MemoryEmbeddingUpsert(ctx, r); err != nil {
-			return err
-		}
+		rows[i] = r
+	}
+	if err := q.MemoryEmbeddingUpsertMany(ctx, rows); err != nil {
+		return err
 	}
 	_, err := q.MemoryEmbeddingDeleteBefore(ctx, db.MemoryEmbeddingDeleteBeforeParams{ScopeID: scope, BeforeRevision: revision, Limit: embedReuseCleanup})
 	return err

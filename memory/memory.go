@@ -144,12 +144,14 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 			}
 			return err
 		}
+		rows := make([]db.MemoryEntry, len(next.Entries))
 		for i, e := range next.Entries {
 			pos, _ := json.Marshal(e.SourcePositions)
-			if err := q.MemoryEntryInsert(ctx, db.MemoryEntry{ScopeID: item.ScopeID, Revision: revision, EntryNo: int32(i + 1),
-				Content: e.Content, SourcePositions: pos, CreatedAt: now, EntryID: e.ID}); err != nil {
-				return err
-			}
+			rows[i] = db.MemoryEntry{ScopeID: item.ScopeID, Revision: revision, EntryNo: int32(i + 1),
+				Content: e.Content, SourcePositions: pos, CreatedAt: now, EntryID: e.ID}
+		}
+		if err := q.MemoryEntryInsertMany(ctx, rows); err != nil {
+			return err
 		}
 		if h.Embedder != nil {
 			return vectors.write(ctx, q, item.ScopeID, revision, now)

@@ -70,3 +70,13 @@ func (q queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneIt
 func (q queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItemInsertParams, inserted *bool) error {
 	return db.ChainWorkKeyItemInsertAtCommit(ctx, q, p, inserted)
 }
+
+// MemoryEntryInsertMany runs the inserts one by one.
+func (q queries) MemoryEntryInsertMany(ctx context.Context, es []db.MemoryEntry) error {
+	return db.ChainMemoryEntryInsertMany(ctx, q, es)
+}
+
+// MemoryEmbeddingUpsertMany runs the upserts one by one.
+func (q queries) MemoryEmbeddingUpsertMany(ctx context.Context, es []db.MemoryEmbedding) error {
+	return db.ChainMemoryEmbeddingUpsertMany(ctx, q, es)
+}

@@ -187,3 +187,44 @@ func (q queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneIt
 	)
 	return lockedLaneItem(postgresgen.WorkLaneLockRow(lane), postgresgen.WorkItemLockRow(item), res[0], res[1])
 }
+
+// manyBatch bounds the statements of one pipelined batch of a Many step (a revision holds at most 500 entries).
+const manyBatch = 256
+
+// MemoryEntryInsertMany pipelines the inserts inside a transaction, manyBatch per round trip.
+func (q queries) MemoryEntryInsertMany(ctx context.Context, es []db.MemoryEntry) error {
+	if q.tx == nil {
+		return db.ChainMemoryEntryInsertMany(ctx, q, es)
+	}
+	return pipelineEach(ctx, q.tx, es, func(g *postgresgen.Queries, e db.MemoryEntry) error {
+		return g.MemoryEntryInsert(ctx, conv.MemoryEntryToGen[postgresgen.MemoryEntryInsertParams](e))
+	})
+}
+
+// MemoryEmbeddingUpsertMany pipelines the upserts inside a transaction, manyBatch per round trip.
+func (q queries) MemoryEmbeddingUpsertMany(ctx context.Context, es []db.MemoryEmbedding) error {
+	if q.tx == nil {
+		return db.ChainMemoryEmbeddingUpsertMany(ctx, q, es)
+	}
+	return pipelineEach(ctx, q.tx, es, func(g *postgresgen.Queries, e db.MemoryEmbedding) error {
+		return g.MemoryEmbeddingUpsert(ctx, conv.MemoryEmbeddingToGen[postgresgen.MemoryEmbeddingUpsertParams](e))
+	})
+}
+
+// pipelineEach runs one statement per row, manyBatch rows per pipelined batch, and returns the first error.
+func pipelineEach[T any](ctx context.Context, tx *lazyTx, rows []T, stmt func(g *postgresgen.Queries, row T) error) error {
+	for len(rows) > 0 {
+		chunk := rows[:min(len(rows), manyBatch)]
+		rows = rows[len(chunk):]
+		steps := make([]func(g *postgresgen.Queries) error, len(chunk))
+		for i, row := range chunk {
+			steps[i] = func(g *postgresgen.Queries) error { return stmt(g, row) }
+		}
+		for _, err := range tx.pipeline(ctx, steps...) {
+			if err != nil {
+				return interpretError(err)
+			}
+		}
+	}
+	return nil
+}

@@ -21,6 +21,8 @@ var compositeCases = []storeCase{
 	{"WorkItemUpdateStateFinishAttempt/FinishAndAdvance", testWorkItemUpdateStateFinishAttempt},
 	{"WorkKeyItemInsert/CreatesOnceThenWritesNothing", testWorkKeyItemInsert},
 	{"WorkKeyItemInsertAtCommit/CreatesOnceAtCommit", testWorkKeyItemInsertAtCommit},
+	{"MemoryEntryInsertMany/InsertsAllOrNothing", testMemoryEntryInsertMany},
+	{"MemoryEmbeddingUpsertMany/UpsertsAll", testMemoryEmbeddingUpsertMany},
 	{"Savepoint/RollsBackOnlyTheFailedPart", testSavepoint},
 	{"WorkLaneItemLockSkipLocked/SkipsHeldRows", testWorkLaneItemLockSkipLocked},
 }
@@ -441,4 +443,50 @@ func testWorkKeyItemInsertAtCommit(t *testing.T, s db.Store) {
 	require.Equal(t, lane, gotLane, "the lane update before the failed write was rolled back")
 	_, err = s.WorkItemGet(ctx, dup.WorkID)
 	require.ErrorIs(t, err, db.ErrNotFound)
+}
+
+func testMemoryEntryInsertMany(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	var rows []db.MemoryEntry
+	for no := int32(1); no <= 300; no++ { // more than one pipelined batch
+		rows = append(rows, db.MemoryEntry{ScopeID: scope, Revision: 1, EntryNo: no, Content: "fact " + randHex(t, 4),
+			SourcePositions: []byte(`[1]`), CreatedAt: now, EntryID: int64(no)})
+	}
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error { return q.MemoryEntryInsertMany(ctx, rows) }))
+	got, err := s.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: 1})
+	require.NoError(t, err)
+	require.Equal(t, rows, got)
+
+	// A failing row fails the step with the row's error, and the transaction rolls back every row.
+	again := []db.MemoryEntry{rows[0], rows[1]}
+	again[0].Revision, again[1].Revision = 2, 1 // the second conflicts with revision 1
+	err = s.InTx(ctx, func(ctx context.Context, q db.Queries) error { return q.MemoryEntryInsertMany(ctx, again) })
+	require.ErrorIs(t, err, db.ErrConflict)
+	got, err = s.MemoryEntryListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: 2})
+	require.NoError(t, err)
+	require.Empty(t, got)
+	require.NoError(t, s.MemoryEntryInsertMany(ctx, nil), "autocommit, nothing to write")
+}
+
+func testMemoryEmbeddingUpsertMany(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	var rows []db.MemoryEmbedding
+	for no := int32(1); no <= 300; no++ {
+		rows = append(rows, embedding(scope, 1, no, "m", now))
+	}
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error { return q.MemoryEmbeddingUpsertMany(ctx, rows) }))
+	got, err := s.MemoryEmbeddingListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: 1})
+	require.NoError(t, err)
+	require.Equal(t, rows, got)
+	// An upsert of another model replaces the rows.
+	other := []db.MemoryEmbedding{embedding(scope, 1, 1, "n", now)}
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error { return q.MemoryEmbeddingUpsertMany(ctx, other) }))
+	got, err = s.MemoryEmbeddingListByRevision(ctx, db.MemoryEntryListByRevisionParams{ScopeID: scope, Revision: 1})
+	require.NoError(t, err)
+	require.Len(t, got, 300)
+	require.Equal(t, "n", got[0].Model)
 }
