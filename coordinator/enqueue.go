@@ -124,11 +124,7 @@ func enqueueIn(ctx context.Context, q db.Queries, req EnqueueRequest) (EnqueueRe
 		return res, err
 	}
 	if !inserted {
-		key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
-		if err != nil {
-			return res, err
-		}
-		return res, joinExisting(ctx, q, key, req.LaneKey, spec, &res)
+		return res, joinExisting(ctx, q, req.LaneKey, spec, &res)
 	}
 	res.Item, res.Created = p.Item, true
 	return res, nil
@@ -150,11 +146,7 @@ func enqueueInAtCommit(ctx context.Context, q db.Queries, req EnqueueRequest, in
 	}
 	if !*inserted { // ran at once and found the key
 		*inserted = true // nothing left to learn after the commit
-		key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
-		if err != nil {
-			return res, err
-		}
-		return res, joinExisting(ctx, q, key, req.LaneKey, spec, &res)
+		return res, joinExisting(ctx, q, req.LaneKey, spec, &res)
 	}
 	res.Item, res.Created = p.Item, true
 	return res, nil
@@ -309,7 +301,13 @@ func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (result
 	return nil, errors.New("coordinator: lane rows vanished after creation")
 }
 
-func joinExisting(ctx context.Context, q db.Queries, key db.WorkKey, laneKey string, spec *EnqueueSpec, res *EnqueueResult) error {
+// joinExisting locks the window's existing key (under the lane lock) and returns its item as the result, after
+// checking it is the same window (ErrKeyIdentityMismatch otherwise).
+func joinExisting(ctx context.Context, q db.Queries, laneKey string, spec *EnqueueSpec, res *EnqueueResult) error {
+	key, err := q.WorkKeyLock(ctx, spec.LogicalKey)
+	if err != nil {
+		return err
+	}
 	item, err := q.WorkItemGet(ctx, key.WorkID)
 	if err != nil {
 		return err

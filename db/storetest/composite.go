@@ -51,18 +51,7 @@ func testWorkLaneItemLockSkipLocked(t *testing.T, s db.Store) {
 			return err
 		},
 	} {
-		locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		go func() {
-			done <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-				if err := hold(ctx, q); err != nil {
-					return err
-				}
-				close(locked)
-				<-release
-				return nil
-			})
-		}()
-		<-locked
+		release := holdInTx(t, s, hold)
 		start := time.Now()
 		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
 			_, _, _, err := q.WorkLaneItemLockSkipLocked(ctx, p)
@@ -70,8 +59,7 @@ func testWorkLaneItemLockSkipLocked(t *testing.T, s db.Store) {
 			return nil
 		}))
 		require.Less(t, time.Since(start), 3*time.Second, "held %s: no wait", name)
-		close(release)
-		require.NoError(t, <-done)
+		require.NoError(t, release())
 	}
 }
 

@@ -46,3 +46,26 @@ func requireNear(t *testing.T, want, got time.Time, slack time.Duration) {
 	}
 	require.LessOrEqual(t, d, slack, "want %s, got %s", want, got)
 }
+
+// holdInTx runs hold in a transaction of its own and keeps that transaction open, its locks held, until release is
+// called; release lets it commit and returns its error.
+func holdInTx(t *testing.T, s db.Store, hold func(ctx context.Context, q db.Queries) error) (release func() error) {
+	t.Helper()
+	locked, done, end := make(chan struct{}), make(chan error, 1), make(chan struct{})
+	go func() {
+		done <- s.InTx(context.Background(), func(ctx context.Context, q db.Queries) error {
+			if err := hold(ctx, q); err != nil {
+				close(locked)
+				return err
+			}
+			close(locked)
+			<-end
+			return nil
+		})
+	}()
+	<-locked
+	return func() error {
+		close(end)
+		return <-done
+	}
+}

@@ -125,18 +125,7 @@ func testWorkItemClaimSetSkipsHeld(t *testing.T, s db.Store) {
 			return err
 		},
 	} {
-		locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-		go func() {
-			done <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-				if err := hold(ctx, q); err != nil {
-					return err
-				}
-				close(locked)
-				<-release
-				return nil
-			})
-		}()
-		<-locked
+		release := holdInTx(t, s, hold)
 		start := time.Now()
 		var claimed []string
 		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
@@ -148,8 +137,7 @@ func testWorkItemClaimSetSkipsHeld(t *testing.T, s db.Store) {
 			return err
 		}))
 		require.Less(t, time.Since(start), 3*time.Second, "held %s: no wait", name)
-		close(release)
-		require.NoError(t, <-done)
+		require.NoError(t, release())
 		require.NotEmpty(t, claimed, "held %s: the other heads are claimed", name)
 		for _, l := range claimed {
 			require.NotEqual(t, lanes[map[string]int{"lane": 0, "item": 1}[name]], l, "held %s is skipped", name)
@@ -202,18 +190,7 @@ func testWorkLaneKeyItemLockSet(t *testing.T, s db.Store) {
 	require.ErrorIs(t, err, db.ErrNoTransaction)
 
 	// A held lane is waited for (the lock order is kept, not skipped).
-	locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-			if _, _, err := q.WorkLaneLock(ctx, laneB); err != nil {
-				return err
-			}
-			close(locked)
-			<-release
-			return nil
-		})
-	}()
-	<-locked
+	release := holdInTx(t, s, func(ctx context.Context, q db.Queries) error { _, _, err := q.WorkLaneLock(ctx, laneB); return err })
 	got := make(chan time.Time, 1)
 	go func() {
 		_ = s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
@@ -228,8 +205,7 @@ func testWorkLaneKeyItemLockSet(t *testing.T, s db.Store) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	released := dbNow(t, s)
-	close(release)
-	require.NoError(t, <-done)
+	require.NoError(t, release())
 	select {
 	case now := <-got:
 		require.False(t, now.Before(released), "the clock is read once every lock is held")
