@@ -117,20 +117,31 @@ func (l *Ledger) claimSet(ctx context.Context, sl db.SetLedger, req ClaimRequest
 		res.Claims = append(res.Claims, claim)
 		l.watch.notify(c.Item.WorkID)
 	}
-	for _, c := range set.Expired {
+	return res, l.recoverExpired(ctx, req, set.Expired, &res)
+}
+
+// recoverExpired recovers expired lane heads one by one (claimOne) while slots are left, after a set or batched
+// pass. A head another claimer recovered since it was read is claimable by then, and claimOne claims it: that claim
+// is this pass's and is returned with the others. Dropping it would leave the item running under an owner that
+// never heard of it until its lease expired again, and a lane whose head keeps expiring would keep losing it.
+func (l *Ledger) recoverExpired(ctx context.Context, req ClaimRequest, expired []db.ClaimCandidate, res *ClaimResult) error {
+	for _, c := range expired {
 		if len(res.Claims) >= req.Slots {
 			break
 		}
-		_, _, outcome, err := l.claimOne(ctx, c, req)
+		claim, ok, outcome, err := l.claimOne(ctx, c, req)
 		if err != nil {
-			return res, err
+			return err
+		}
+		if ok {
+			res.Claims = append(res.Claims, claim)
 		}
 		if outcome != "" {
 			res.Expired++
 			res.Expirations = append(res.Expirations, LeaseExpiration{Kind: c.Kind, Outcome: outcome})
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // claimBatched is the batched claim pass (docs/protocol.md#batched-claim): up to req.Slots due, supported
@@ -178,20 +189,7 @@ func (l *Ledger) claimBatched(ctx context.Context, req ClaimRequest, cands []db.
 			l.watch.notify(c.Item.WorkID)
 		}
 	}
-	for _, c := range expired {
-		if len(res.Claims) >= req.Slots {
-			break
-		}
-		_, _, outcome, err := l.claimOne(ctx, c, req)
-		if err != nil {
-			return res, err
-		}
-		if outcome != "" {
-			res.Expired++
-			res.Expirations = append(res.Expirations, LeaseExpiration{Kind: c.Kind, Outcome: outcome})
-		}
-	}
-	return res, nil
+	return res, l.recoverExpired(ctx, req, expired, &res)
 }
 
 // claimSkipLocked locks one due candidate lane → item without waiting, re-checks it and claims it.
