@@ -63,7 +63,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgresstore: ping: %w", err)
 	}
-	return &Store{queries: queries{q: postgresgen.New(pool)}, pool: pool}, nil
+	return &Store{queries: queries{q: postgresgen.New(autocommit{pool})}, pool: pool}, nil
 }
 
 // Pool exposes the connection pool to test support and migrations.
