@@ -22,15 +22,7 @@ import (
 func TestTransactionsSurviveDeadPooledConnections(t *testing.T) {
 	ctx := context.Background()
 	u := enginetest.MigratedDatabase(t, db.EnginePostgres)
-	s, err := postgresstore.Open(ctx, u.DSN, postgresstore.WithPoolConfig(func(c *pgxpool.Config) {
-		c.MaxConns = 4
-		c.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	}))
-	require.NoError(t, err)
-	defer s.Close()
-	admin, err := pgx.Connect(ctx, u.DSN)
-	require.NoError(t, err)
-	defer func() { _ = admin.Close(ctx) }()
+	s, admin := openNoPing(t, u.DSN, 4), adminConn(t, u.DSN)
 
 	for round := range 3 {
 		endPooledConnections(t, s, admin)
@@ -82,15 +74,7 @@ func endPooledConnections(t *testing.T, s *postgresstore.Store, admin *pgx.Conn)
 func TestAutocommitReadsSurviveDeadPooledConnections(t *testing.T) {
 	ctx := context.Background()
 	u := enginetest.MigratedDatabase(t, db.EnginePostgres)
-	s, err := postgresstore.Open(ctx, u.DSN, postgresstore.WithPoolConfig(func(c *pgxpool.Config) {
-		c.MaxConns = 4
-		c.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	}))
-	require.NoError(t, err)
-	defer s.Close()
-	admin, err := pgx.Connect(ctx, u.DSN)
-	require.NoError(t, err)
-	defer func() { _ = admin.Close(ctx) }()
+	s, admin := openNoPing(t, u.DSN, 4), adminConn(t, u.DSN)
 
 	for round := range 2 {
 		endPooledConnections(t, s, admin)
@@ -107,12 +91,7 @@ func TestAutocommitReadsSurviveDeadPooledConnections(t *testing.T) {
 	}
 
 	// A statement already prepared on the connection finds the loss only when its rows are read (the first Next).
-	one, err := postgresstore.Open(ctx, u.DSN, postgresstore.WithPoolConfig(func(c *pgxpool.Config) {
-		c.MaxConns = 1
-		c.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
-	}))
-	require.NoError(t, err)
-	defer one.Close()
+	one := openNoPing(t, u.DSN, 1)
 	for round := range 3 {
 		_, err := one.WorkItemList(ctx, db.WorkItemListParams{Limit: 10}) // prepared on the one connection
 		require.NoError(t, err)
@@ -123,9 +102,31 @@ func TestAutocommitReadsSurviveDeadPooledConnections(t *testing.T) {
 
 	endPooledConnections(t, s, admin)
 	lane := strings.Repeat("c", 64)
-	_, err = s.WorkLaneInsertIfAbsent(ctx, lane)
+	_, err := s.WorkLaneInsertIfAbsent(ctx, lane)
 	require.ErrorIs(t, err, db.ErrUnavailable, "a write on a dead connection is not sent again")
 	inserted, err := s.WorkLaneInsertIfAbsent(ctx, lane)
 	require.NoError(t, err, "the pool was reset: the next write runs on a fresh connection")
 	require.True(t, inserted, "the refused write was not applied")
+}
+
+// openNoPing opens a store of maxConns connections whose pool never pings a connection before handing it out, so
+// only the store's own recovery can save a statement sent on a dead one.
+func openNoPing(t *testing.T, dsn string, maxConns int32) *postgresstore.Store {
+	t.Helper()
+	s, err := postgresstore.Open(context.Background(), dsn, postgresstore.WithPoolConfig(func(c *pgxpool.Config) {
+		c.MaxConns = maxConns
+		c.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// adminConn is a connection of its own, for ending the pool's backends.
+func adminConn(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
 }
