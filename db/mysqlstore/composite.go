@@ -10,23 +10,94 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-// The composite steps run their statements one after the other (db.Chain…): go-sql-driver sends one statement per
-// round trip, and the adapter does not enable multi-statement queries.
+// go-sql-driver sends one statement per round trip, and the adapter does not enable multi-statement queries (sqlc
+// compiles one statement per query). On MariaDB and MySQL 8 the locking reads of a composite step are one joined
+// SELECT … FOR UPDATE: InnoDB locks each row as the join reads it, and STRAIGHT_JOIN fixes the read order to the lock
+// order (lane → key → item; TestJoinedLocksKeepTheLockOrder). OceanBase, whose locking reads start with a touch,
+// and the write steps run their statements one after the other (db.Chain…) (docs/protocol.md#round-trips).
 
+// WorkLaneItemLock locks lane then item in one statement (MariaDB, MySQL 8). Either row missing: db.ErrNotFound.
 func (q queries) WorkLaneItemLock(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
-	return db.ChainWorkLaneItemLock(ctx, q, p)
+	if q.oceanBase {
+		return db.ChainWorkLaneItemLock(ctx, q, p)
+	}
+	r, err := q.q.WorkLaneItemLockJoined(ctx, mysqlgen.WorkLaneItemLockJoinedParams{WorkID: p.WorkID, LaneKey: p.LaneKey})
+	return joinedLaneItem(r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
 }
 
+// WorkLaneKeyDeleteItemLock locks lane, key (when present) and item in one statement, then deletes the key it found
+// (MariaDB, MySQL 8): the DELETE takes no new lock. The chain's DELETE ran before the item lock; here a key
+// inserted by another transaction after the locking read is not deleted, which can only be another item's key.
 func (q queries) WorkLaneKeyDeleteItemLock(ctx context.Context, p db.WorkLaneKeyDeleteItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
-	return db.ChainWorkLaneKeyDeleteItemLock(ctx, q, p)
+	if q.oceanBase {
+		return db.ChainWorkLaneKeyDeleteItemLock(ctx, q, p)
+	}
+	r, err := q.q.WorkLaneKeyItemLockJoined(ctx, mysqlgen.WorkLaneKeyItemLockJoinedParams{LogicalKey: p.LogicalKey, WorkID: p.WorkID, LaneKey: p.LaneKey})
+	lane, item, now, err := joinedLaneItem(r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
+	if err != nil || r.HasKey == 0 {
+		return lane, item, now, err
+	}
+	if _, err := q.WorkKeyDelete(ctx, p.LogicalKey); err != nil {
+		return db.WorkLane{}, db.WorkItem{}, time.Time{}, err
+	}
+	return lane, item, now, nil
+}
+
+// joinedLaneItem converts the row of a joined lane and item lock.
+func joinedLaneItem(laneKey string, next int64, head *int64, it mysqlgen.PcWorkItem, now time.Time, err error) (db.WorkLane, db.WorkItem, time.Time, error) {
+	if err != nil {
+		return db.WorkLane{}, db.WorkItem{}, time.Time{}, errs(err)
+	}
+	lane := conv.WorkLaneLockFromGen(mysqlgen.WorkLaneLockRow{LaneKey: laneKey, NextSequence: next, HeadSequence: head})
+	return lane, conv.WorkItemFromGen(it), conv.TimeFromGen(now), nil
 }
 
 func (q queries) WorkItemUpdateStateInsertAttempt(ctx context.Context, p db.WorkItemUpdateStateInsertAttemptParams) (int64, error) {
 	return db.ChainWorkItemUpdateStateInsertAttempt(ctx, q, p)
 }
 
+// WorkItemUpdateStateFinishAttempt writes the item and finishes its attempt in one multi-table UPDATE, then advances
+// the head if asked. The UPDATE joins the item's unfinished attempt: the chain's result differs only when another
+// attempt of the item is unfinished, which the protocol never leaves (every path that starts an attempt finishes
+// the previous one); it then matches nothing and the caller fails the transaction instead of finishing the wrong
+// attempt. An attempt of another item (never asked for) runs the chain.
 func (q queries) WorkItemUpdateStateFinishAttempt(ctx context.Context, p db.WorkItemUpdateStateFinishAttemptParams) (int64, error) {
-	return db.ChainWorkItemUpdateStateFinishAttempt(ctx, q, p)
+	if p.Attempt.WorkID != p.State.Item.WorkID {
+		return db.ChainWorkItemUpdateStateFinishAttempt(ctx, q, p)
+	}
+	st := conv.WorkItemUpdateStateToGen[mysqlgen.WorkItemUpdateStateParams](p.State)
+	at := conv.WorkAttemptFinishToGen[mysqlgen.WorkAttemptFinishParams](p.Attempt)
+	n, err := q.q.WorkItemUpdateStateFinishAttemptJoined(ctx, mysqlgen.WorkItemUpdateStateFinishAttemptJoinedParams{
+		Status: st.Status, AvailableAt: st.AvailableAt, LeaseOwner: st.LeaseOwner, LeaseFence: st.LeaseFence,
+		LeaseExpiresAt: st.LeaseExpiresAt, AttemptCount: st.AttemptCount, GenerationAttemptCount: st.GenerationAttemptCount,
+		RecoveryGeneration: st.RecoveryGeneration, MaxAttempts: st.MaxAttempts, CancelRequested: st.CancelRequested,
+		ResultCode: st.ResultCode, ResultPayload: st.ResultPayload, ErrorCategory: st.ErrorCategory, ErrorCode: st.ErrorCode,
+		StateVersion: st.StateVersion, UpdatedAt: st.UpdatedAt, CompletedAt: st.CompletedAt,
+		FinishedAt: at.FinishedAt, Outcome: nullable(at.Outcome), AttemptErrorCategory: nullable(at.ErrorCategory),
+		AttemptErrorCode: nullable(at.ErrorCode), WorkID: st.WorkID, ExpectedVersion: st.ExpectedVersion,
+		AttemptNo: int64(at.AttemptNo),
+	})
+	if err != nil {
+		return 0, errs(err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	// Rows matched: the item, plus its attempt when there was one to finish.
+	if p.AdvanceHead != nil {
+		if err := q.WorkLaneAdvanceHead(ctx, *p.AdvanceHead); err != nil {
+			return 1, err
+		}
+	}
+	return 1, nil
+}
+
+// nullable passes a NULL-able text parameter typed as any by sqlc (a CAST in the statement) as NULL or its value.
+func nullable(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
 }
 
 // WorkKeyItemInsert locks an existing key first (and then writes nothing): on InnoDB an INSERT IGNORE that finds the
@@ -53,17 +124,11 @@ func (q queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q d
 	}, q, fn)
 }
 
-// WorkLaneItemLockSkipLocked runs the two SKIP LOCKED reads (no touch: the store reports SkipLocked false on
-// OceanBase, where the touch would wait, so the batched claim never calls this there).
+// WorkLaneItemLockSkipLocked locks lane then item with SKIP LOCKED in one statement (no touch: the store reports
+// SkipLocked false on OceanBase, where the touch would wait, so the batched claim never calls this there).
 func (q queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
-	r, err := q.q.WorkLaneLockSkipLocked(ctx, p.LaneKey)
-	lane, _, err := conv.Locked(errs, mysqlgen.WorkLaneLockRow(r), r.DbNow, err, conv.WorkLaneLockFromGen)
-	if err != nil {
-		return lane, db.WorkItem{}, time.Time{}, err
-	}
-	ir, err := q.q.WorkItemLockSkipLocked(ctx, p.WorkID)
-	item, now, err := conv.Locked(errs, ir.PcWorkItem, ir.DbNow, err, conv.WorkItemFromGen)
-	return lane, item, now, err
+	r, err := q.q.WorkLaneItemLockJoinedSkipLocked(ctx, mysqlgen.WorkLaneItemLockJoinedSkipLockedParams{WorkID: p.WorkID, LaneKey: p.LaneKey})
+	return joinedLaneItem(r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
 }
 
 // WorkKeyItemInsertAtCommit runs at once: the driver sends one statement per round trip anyway.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/db"
@@ -239,3 +241,110 @@ func mustDBName(t *testing.T, dsn string) string {
 	require.NoError(t, err)
 	return cfg.DBName
 }
+
+// TestJoinedLocksKeepTheLockOrder checks that the joined locking reads of the composite steps (one SELECT … FOR
+// UPDATE over lane, key and item on MariaDB/MySQL 8) take their row locks in the global order lane → key → item:
+// while another transaction holds one of the rows, the composite waits on it holding every row before it and none
+// after it. Were the join to read the item first, a completer (lane, then item) and this step could deadlock.
+func TestJoinedLocksKeepTheLockOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := open(t)
+	now, err := store.DBNow(ctx)
+	require.NoError(t, err)
+	now = now.Truncate(time.Microsecond)
+
+	type rows struct{ lane, key, work string }
+	newRows := func(t *testing.T) rows {
+		t.Helper()
+		r := rows{lane: randomKey(), key: randomKey(), work: uuid.NewString()}
+		_, err := store.WorkLaneInsertIfAbsent(ctx, r.lane)
+		require.NoError(t, err)
+		require.NoError(t, store.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: r.lane, NextSequence: 2, HeadSequence: 1}))
+		_, err = store.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: r.key, WorkID: r.work, LaneKey: r.lane, CreatedAt: now})
+		require.NoError(t, err)
+		require.NoError(t, store.WorkItemInsert(ctx, db.WorkItem{
+			WorkID: r.work, LogicalKey: r.key, LaneKey: r.lane, LaneSequence: 1, Kind: "k", PayloadVersion: 1,
+			ScopeID: "s", Payload: []byte(`{}`), Status: db.StatusQueued, AvailableAt: now, MaxAttempts: 1,
+			StateVersion: 1, CreatedAt: now, UpdatedAt: now,
+		}))
+		return r
+	}
+	// held reports, from a third session, whether another transaction holds the row (SKIP LOCKED sees no row).
+	held := func(t *testing.T, table, column, key string) bool {
+		t.Helper()
+		tx, err := store.DB().BeginTx(ctx, nil)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback() }()
+		var n int
+		//nolint:gosec // table and column are the test's constants
+		require.NoError(t, tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM "+table+" WHERE "+column+" = ? FOR UPDATE SKIP LOCKED) x", key).Scan(&n))
+		return n == 0
+	}
+	steps := map[string]func(ctx context.Context, q db.Queries, r rows) error{
+		"WorkLaneItemLock": func(ctx context.Context, q db.Queries, r rows) error {
+			_, _, _, err := q.WorkLaneItemLock(ctx, db.WorkLaneItemLockParams{LaneKey: r.lane, WorkID: r.work})
+			return err
+		},
+		"WorkLaneKeyDeleteItemLock": func(ctx context.Context, q db.Queries, r rows) error {
+			_, _, _, err := q.WorkLaneKeyDeleteItemLock(ctx, db.WorkLaneKeyDeleteItemLockParams{LaneKey: r.lane, LogicalKey: r.key, WorkID: r.work})
+			return err
+		},
+	}
+	order := []struct{ table, column string }{{"pc_work_lanes", "lane_key"}, {"pc_work_keys", "logical_key"}, {"pc_work_items", "work_id"}}
+	for name, step := range steps {
+		for blocked := range order {
+			if name == "WorkLaneItemLock" && order[blocked].table == "pc_work_keys" {
+				continue // this step does not lock the key
+			}
+			r := newRows(t)
+			keyOf := map[string]string{"pc_work_lanes": r.lane, "pc_work_keys": r.key, "pc_work_items": r.work}
+			// The blocker holds one row until released.
+			blocker, err := store.DB().BeginTx(ctx, nil)
+			require.NoError(t, err)
+			var one int
+			//nolint:gosec // the test's constants
+			t.Cleanup(func() { _ = blocker.Rollback() })
+			require.NoError(t, blocker.QueryRowContext(ctx, "SELECT 1 FROM "+order[blocked].table+" WHERE "+order[blocked].column+" = ? FOR UPDATE", keyOf[order[blocked].table]).Scan(&one))
+			done, finished := make(chan error, 1), make(chan error, 1)
+			go func() {
+				done <- store.InTx(ctx, func(ctx context.Context, q db.Queries) error { return step(ctx, q, r) })
+			}()
+			// Wait until the step waits for the blocker.
+			waited := assert.Eventually(t, func() bool {
+				select {
+				case err := <-done:
+					finished <- err
+				default:
+				}
+				// The step's statement has been running for 100 ms: it waits for a row lock. (MariaDB takes the locks of
+				// these primary-key reads while planning, as "const" tables, so information_schema.innodb_trx does not
+				// always list the wait.)
+				var waiting int
+				require.NoError(t, store.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.processlist
+					WHERE db = DATABASE() AND info LIKE '-- name: WorkLane%' AND time_ms > 100`).Scan(&waiting))
+				return waiting > 0
+			}, 10*time.Second, 20*time.Millisecond, "%s never waited on %s", name, order[blocked].table)
+			if !waited {
+				select {
+				case err := <-finished:
+					t.Fatalf("%s finished while %s was held: %v", name, order[blocked].table, err)
+				default:
+					t.FailNow()
+				}
+			}
+			for i, o := range order {
+				if i == blocked || (name == "WorkLaneItemLock" && o.table == "pc_work_keys") {
+					continue
+				}
+				require.Equal(t, i < blocked, held(t, o.table, o.column, keyOf[o.table]),
+					"%s waiting on %s: %s held = %v (rows before the one it waits on must be held, rows after it free)", name, order[blocked].table, o.table, i < blocked)
+			}
+			require.NoError(t, blocker.Rollback())
+			require.NoError(t, <-done)
+		}
+	}
+}
+
+// randomKey is a random 64-character hex key.
+func randomKey() string { return strings.ReplaceAll(uuid.NewString()+uuid.NewString(), "-", "")[:64] }

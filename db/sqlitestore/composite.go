@@ -9,15 +9,32 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-// The composite steps run their statements one after the other (db.Chain…): SQLite is in-process, so a statement
-// costs no network round trip and one statement per step keeps the queries plain.
+// SQLite has no row locks: a write transaction (BEGIN IMMEDIATE) already holds the database write lock, so the
+// locking reads of a composite step are one read of lane and item (WorkLaneItemLockJoined), which locks nothing
+// less. The write steps run their statements one after the other (db.Chain…): SQLite is in-process, and it has no
+// statement that writes two tables (docs/protocol.md#round-trips).
 
+// WorkLaneItemLock reads lane and item in one statement. Either row missing: db.ErrNotFound.
 func (q *queries) WorkLaneItemLock(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
-	return db.ChainWorkLaneItemLock(ctx, q, p)
+	r, err := q.w.WorkLaneItemReadLocked(ctx, sqlitegen.WorkLaneItemReadLockedParams{WorkID: p.WorkID, LaneKey: p.LaneKey})
+	if err != nil {
+		return db.WorkLane{}, db.WorkItem{}, time.Time{}, errs(err)
+	}
+	lane := conv.WorkLaneLockFromGen(sqlitegen.WorkLaneLockRow{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: r.HeadSequence})
+	return lane, conv.WorkItemFromGen(r.PcWorkItem), conv.TimeFromGen(r.DbNow), nil
 }
 
+// WorkLaneKeyDeleteItemLock reads lane and item in one statement and deletes the key; the order of the two does not
+// matter on SQLite, where nothing is locked row by row.
 func (q *queries) WorkLaneKeyDeleteItemLock(ctx context.Context, p db.WorkLaneKeyDeleteItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
-	return db.ChainWorkLaneKeyDeleteItemLock(ctx, q, p)
+	lane, item, now, err := q.WorkLaneItemLock(ctx, db.WorkLaneItemLockParams{LaneKey: p.LaneKey, WorkID: p.WorkID})
+	if err != nil {
+		return lane, item, now, err
+	}
+	if _, err := q.WorkKeyDelete(ctx, p.LogicalKey); err != nil {
+		return db.WorkLane{}, db.WorkItem{}, time.Time{}, err
+	}
+	return lane, item, now, nil
 }
 
 func (q *queries) WorkItemUpdateStateInsertAttempt(ctx context.Context, p db.WorkItemUpdateStateInsertAttemptParams) (int64, error) {
@@ -45,14 +62,7 @@ func (q *queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q 
 
 // WorkLaneItemLockSkipLocked is WorkLaneItemLock: inside BEGIN IMMEDIATE no other transaction holds a row.
 func (q *queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
-	r, err := q.w.WorkLaneLockSkipLocked(ctx, p.LaneKey)
-	lane, _, err := conv.Locked(errs, sqlitegen.WorkLaneLockRow(r), r.DbNow, err, conv.WorkLaneLockFromGen)
-	if err != nil {
-		return lane, db.WorkItem{}, time.Time{}, err
-	}
-	ir, err := q.w.WorkItemLockSkipLocked(ctx, p.WorkID)
-	item, now, err := conv.Locked(errs, ir.PcWorkItem, ir.DbNow, err, conv.WorkItemFromGen)
-	return lane, item, now, err
+	return q.WorkLaneItemLock(ctx, p)
 }
 
 // WorkKeyItemInsertAtCommit runs at once (in-process calls: nothing to pipeline).

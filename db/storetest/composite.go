@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -324,6 +325,55 @@ func testWorkItemUpdateStateFinishAttempt(t *testing.T, s db.Store) {
 		})
 		return err
 	}), db.ErrNotFound)
+
+	// Without an unfinished attempt to finish (none inserted, or already finished) the item is still written, the
+	// attempt is left as it is, and one row (the item) matched.
+	_, more := laneWithItems(t, s, 2)
+	finishedEarlier := us(now.Add(-time.Second))
+	for i := range more {
+		more[i] = running(more[i], "owner-2", now)
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			return updateStateOK(ctx, q, more[i], 1)
+		}))
+	}
+	require.NoError(t, s.WorkAttemptInsert(ctx, db.WorkAttempt{WorkID: more[1].WorkID, AttemptNo: 1, OwnerID: "owner-2", Fence: 1,
+		StartedAt: finishedEarlier, FinishedAt: finishedEarlier, Outcome: db.OutcomeFailed, ErrorCategory: "x", ErrorCode: "y"}))
+	for _, it := range more {
+		prev := it.StateVersion
+		it.Status, it.LeaseOwner, it.LeaseExpiresAt, it.CompletedAt = db.StatusSucceeded, "", time.Time{}, us(now)
+		it.StateVersion++
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			n, err := q.WorkItemUpdateStateFinishAttempt(ctx, db.WorkItemUpdateStateFinishAttemptParams{
+				State:   db.WorkItemUpdateStateParams{Item: it, ExpectedVersion: prev},
+				Attempt: db.WorkAttemptFinishParams{WorkID: it.WorkID, AttemptNo: 1, FinishedAt: us(now), Outcome: db.OutcomeSucceeded},
+			})
+			require.NoError(t, err)
+			require.EqualValues(t, 1, n)
+			return nil
+		}))
+		got, err := s.WorkItemGet(ctx, it.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, it, got)
+	}
+	_, err = s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: more[0].WorkID, AttemptNo: 1})
+	require.ErrorIs(t, err, db.ErrNotFound, "no attempt row is created")
+	a, err := s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: more[1].WorkID, AttemptNo: 1})
+	require.NoError(t, err)
+	require.Equal(t, finishedEarlier, a.FinishedAt, "a finished attempt is not finished again")
+	require.Equal(t, db.OutcomeFailed, a.Outcome)
+	require.Equal(t, "y", a.ErrorCode)
+}
+
+// updateStateOK writes it over expected version prev and requires one matched row.
+func updateStateOK(ctx context.Context, q db.Queries, it db.WorkItem, prev int64) error {
+	n, err := q.WorkItemUpdateState(ctx, db.WorkItemUpdateStateParams{Item: it, ExpectedVersion: prev})
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return fmt.Errorf("matched %d rows, want 1", n)
+	}
+	return nil
 }
 
 func testWorkKeyItemInsert(t *testing.T, s db.Store) {

@@ -703,3 +703,94 @@ func (q *Queries) WorkItemUpdateState(ctx context.Context, arg WorkItemUpdateSta
 	}
 	return result.RowsAffected()
 }
+
+const workItemUpdateStateFinishAttemptJoined = `-- name: WorkItemUpdateStateFinishAttemptJoined :execrows
+UPDATE pc_work_items
+LEFT JOIN pc_work_attempts
+  ON pc_work_attempts.work_id = pc_work_items.work_id AND pc_work_attempts.finished_at IS NULL
+SET pc_work_items.status = ?,
+    pc_work_items.available_at = ?,
+    pc_work_items.lease_owner = ?,
+    pc_work_items.lease_fence = ?,
+    pc_work_items.lease_expires_at = ?,
+    pc_work_items.attempt_count = ?,
+    pc_work_items.generation_attempt_count = ?,
+    pc_work_items.recovery_generation = ?,
+    pc_work_items.max_attempts = ?,
+    pc_work_items.cancel_requested = ?,
+    pc_work_items.result_code = ?,
+    pc_work_items.result_payload = ?,
+    pc_work_items.error_category = ?,
+    pc_work_items.error_code = ?,
+    pc_work_items.state_version = ?,
+    pc_work_items.updated_at = ?,
+    pc_work_items.completed_at = ?,
+    pc_work_attempts.finished_at = CAST(? AS DATETIME(6)),
+    pc_work_attempts.outcome = CAST(? AS CHAR),
+    pc_work_attempts.error_category = CAST(? AS CHAR),
+    pc_work_attempts.error_code = CAST(? AS CHAR)
+WHERE pc_work_items.work_id = ?
+  AND pc_work_items.state_version = ?
+  AND (pc_work_attempts.attempt_no = CAST(? AS SIGNED) OR pc_work_attempts.work_id IS NULL)
+`
+
+type WorkItemUpdateStateFinishAttemptJoinedParams struct {
+	Status                 string
+	AvailableAt            time.Time
+	LeaseOwner             *string
+	LeaseFence             int64
+	LeaseExpiresAt         *time.Time
+	AttemptCount           int32
+	GenerationAttemptCount int32
+	RecoveryGeneration     int32
+	MaxAttempts            int32
+	CancelRequested        bool
+	ResultCode             *string
+	ResultPayload          []byte
+	ErrorCategory          *string
+	ErrorCode              *string
+	StateVersion           int64
+	UpdatedAt              time.Time
+	CompletedAt            *time.Time
+	FinishedAt             *time.Time
+	Outcome                interface{}
+	AttemptErrorCategory   interface{}
+	AttemptErrorCode       interface{}
+	WorkID                 string
+	ExpectedVersion        int64
+	AttemptNo              int64
+}
+
+// Engine-only (mysql): Requires the item lock; guard: state_version equals the expected version (CAS); WorkItemUpdateState and WorkAttemptFinish in one statement: the item's unfinished attempt is LEFT JOINed (none: only the item is written) and must be attempt_no (another one: nothing matches, the caller fails); rows matched count both tables (docs/protocol.md#round-trips).
+func (q *Queries) WorkItemUpdateStateFinishAttemptJoined(ctx context.Context, arg WorkItemUpdateStateFinishAttemptJoinedParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workItemUpdateStateFinishAttemptJoined,
+		arg.Status,
+		arg.AvailableAt,
+		arg.LeaseOwner,
+		arg.LeaseFence,
+		arg.LeaseExpiresAt,
+		arg.AttemptCount,
+		arg.GenerationAttemptCount,
+		arg.RecoveryGeneration,
+		arg.MaxAttempts,
+		arg.CancelRequested,
+		arg.ResultCode,
+		arg.ResultPayload,
+		arg.ErrorCategory,
+		arg.ErrorCode,
+		arg.StateVersion,
+		arg.UpdatedAt,
+		arg.CompletedAt,
+		arg.FinishedAt,
+		arg.Outcome,
+		arg.AttemptErrorCategory,
+		arg.AttemptErrorCode,
+		arg.WorkID,
+		arg.ExpectedVersion,
+		arg.AttemptNo,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}

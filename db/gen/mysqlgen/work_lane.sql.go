@@ -68,6 +68,193 @@ func (q *Queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (i
 	return result.RowsAffected()
 }
 
+const workLaneItemLockJoined = `-- name: WorkLaneItemLockJoined :one
+SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at,
+       CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes l
+JOIN pc_work_items ON pc_work_items.work_id = ?
+WHERE l.lane_key = ?
+FOR UPDATE
+`
+
+type WorkLaneItemLockJoinedParams struct {
+	WorkID  string
+	LaneKey string
+}
+
+type WorkLaneItemLockJoinedRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence *int64
+	PcWorkItem   PcWorkItem
+	DbNow        time.Time
+}
+
+// Engine-only (mysql): Lock: lane, then item (FOR UPDATE; STRAIGHT_JOIN reads, and so locks, the lane first); MariaDB and MySQL 8 only, OceanBase runs WorkLaneLock and WorkItemLock with their touches (docs/protocol.md#round-trips).
+func (q *Queries) WorkLaneItemLockJoined(ctx context.Context, arg WorkLaneItemLockJoinedParams) (WorkLaneItemLockJoinedRow, error) {
+	row := q.db.QueryRowContext(ctx, workLaneItemLockJoined, arg.WorkID, arg.LaneKey)
+	var i WorkLaneItemLockJoinedRow
+	err := row.Scan(
+		&i.LaneKey,
+		&i.NextSequence,
+		&i.HeadSequence,
+		&i.PcWorkItem.WorkID,
+		&i.PcWorkItem.LogicalKey,
+		&i.PcWorkItem.LaneKey,
+		&i.PcWorkItem.LaneSequence,
+		&i.PcWorkItem.Kind,
+		&i.PcWorkItem.PayloadVersion,
+		&i.PcWorkItem.ScopeID,
+		&i.PcWorkItem.Payload,
+		&i.PcWorkItem.Status,
+		&i.PcWorkItem.AvailableAt,
+		&i.PcWorkItem.LeaseOwner,
+		&i.PcWorkItem.LeaseFence,
+		&i.PcWorkItem.LeaseExpiresAt,
+		&i.PcWorkItem.AttemptCount,
+		&i.PcWorkItem.GenerationAttemptCount,
+		&i.PcWorkItem.RecoveryGeneration,
+		&i.PcWorkItem.MaxAttempts,
+		&i.PcWorkItem.CancelRequested,
+		&i.PcWorkItem.ResultCode,
+		&i.PcWorkItem.ResultPayload,
+		&i.PcWorkItem.ErrorCategory,
+		&i.PcWorkItem.ErrorCode,
+		&i.PcWorkItem.StateVersion,
+		&i.PcWorkItem.CreatedAt,
+		&i.PcWorkItem.UpdatedAt,
+		&i.PcWorkItem.CompletedAt,
+		&i.DbNow,
+	)
+	return i, err
+}
+
+const workLaneItemLockJoinedSkipLocked = `-- name: WorkLaneItemLockJoinedSkipLocked :one
+SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at,
+       CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes l
+JOIN pc_work_items ON pc_work_items.work_id = ?
+WHERE l.lane_key = ?
+FOR UPDATE SKIP LOCKED
+`
+
+type WorkLaneItemLockJoinedSkipLockedParams struct {
+	WorkID  string
+	LaneKey string
+}
+
+type WorkLaneItemLockJoinedSkipLockedRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence *int64
+	PcWorkItem   PcWorkItem
+	DbNow        time.Time
+}
+
+// Engine-only (mysql): Lock: lane, then item (FOR UPDATE SKIP LOCKED: no row when another transaction holds either; STRAIGHT_JOIN reads the lane first); batched claim only, never on OceanBase (docs/protocol.md#batched-claim).
+func (q *Queries) WorkLaneItemLockJoinedSkipLocked(ctx context.Context, arg WorkLaneItemLockJoinedSkipLockedParams) (WorkLaneItemLockJoinedSkipLockedRow, error) {
+	row := q.db.QueryRowContext(ctx, workLaneItemLockJoinedSkipLocked, arg.WorkID, arg.LaneKey)
+	var i WorkLaneItemLockJoinedSkipLockedRow
+	err := row.Scan(
+		&i.LaneKey,
+		&i.NextSequence,
+		&i.HeadSequence,
+		&i.PcWorkItem.WorkID,
+		&i.PcWorkItem.LogicalKey,
+		&i.PcWorkItem.LaneKey,
+		&i.PcWorkItem.LaneSequence,
+		&i.PcWorkItem.Kind,
+		&i.PcWorkItem.PayloadVersion,
+		&i.PcWorkItem.ScopeID,
+		&i.PcWorkItem.Payload,
+		&i.PcWorkItem.Status,
+		&i.PcWorkItem.AvailableAt,
+		&i.PcWorkItem.LeaseOwner,
+		&i.PcWorkItem.LeaseFence,
+		&i.PcWorkItem.LeaseExpiresAt,
+		&i.PcWorkItem.AttemptCount,
+		&i.PcWorkItem.GenerationAttemptCount,
+		&i.PcWorkItem.RecoveryGeneration,
+		&i.PcWorkItem.MaxAttempts,
+		&i.PcWorkItem.CancelRequested,
+		&i.PcWorkItem.ResultCode,
+		&i.PcWorkItem.ResultPayload,
+		&i.PcWorkItem.ErrorCategory,
+		&i.PcWorkItem.ErrorCode,
+		&i.PcWorkItem.StateVersion,
+		&i.PcWorkItem.CreatedAt,
+		&i.PcWorkItem.UpdatedAt,
+		&i.PcWorkItem.CompletedAt,
+		&i.DbNow,
+	)
+	return i, err
+}
+
+const workLaneKeyItemLockJoined = `-- name: WorkLaneKeyItemLockJoined :one
+SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, CAST(k.logical_key IS NOT NULL AS SIGNED) AS has_key,
+       pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes l
+LEFT JOIN pc_work_keys k ON k.logical_key = ?
+JOIN pc_work_items ON pc_work_items.work_id = ?
+WHERE l.lane_key = ?
+FOR UPDATE
+`
+
+type WorkLaneKeyItemLockJoinedParams struct {
+	LogicalKey string
+	WorkID     string
+	LaneKey    string
+}
+
+type WorkLaneKeyItemLockJoinedRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence *int64
+	HasKey       int64
+	PcWorkItem   PcWorkItem
+	DbNow        time.Time
+}
+
+// Engine-only (mysql): Lock: lane, then logical key (when it exists), then item (FOR UPDATE; STRAIGHT_JOIN reads, and so locks, them in that order); the caller deletes the key it found next (WorkKeyDelete); MariaDB and MySQL 8 only (docs/protocol.md#round-trips).
+func (q *Queries) WorkLaneKeyItemLockJoined(ctx context.Context, arg WorkLaneKeyItemLockJoinedParams) (WorkLaneKeyItemLockJoinedRow, error) {
+	row := q.db.QueryRowContext(ctx, workLaneKeyItemLockJoined, arg.LogicalKey, arg.WorkID, arg.LaneKey)
+	var i WorkLaneKeyItemLockJoinedRow
+	err := row.Scan(
+		&i.LaneKey,
+		&i.NextSequence,
+		&i.HeadSequence,
+		&i.HasKey,
+		&i.PcWorkItem.WorkID,
+		&i.PcWorkItem.LogicalKey,
+		&i.PcWorkItem.LaneKey,
+		&i.PcWorkItem.LaneSequence,
+		&i.PcWorkItem.Kind,
+		&i.PcWorkItem.PayloadVersion,
+		&i.PcWorkItem.ScopeID,
+		&i.PcWorkItem.Payload,
+		&i.PcWorkItem.Status,
+		&i.PcWorkItem.AvailableAt,
+		&i.PcWorkItem.LeaseOwner,
+		&i.PcWorkItem.LeaseFence,
+		&i.PcWorkItem.LeaseExpiresAt,
+		&i.PcWorkItem.AttemptCount,
+		&i.PcWorkItem.GenerationAttemptCount,
+		&i.PcWorkItem.RecoveryGeneration,
+		&i.PcWorkItem.MaxAttempts,
+		&i.PcWorkItem.CancelRequested,
+		&i.PcWorkItem.ResultCode,
+		&i.PcWorkItem.ResultPayload,
+		&i.PcWorkItem.ErrorCategory,
+		&i.PcWorkItem.ErrorCode,
+		&i.PcWorkItem.StateVersion,
+		&i.PcWorkItem.CreatedAt,
+		&i.PcWorkItem.UpdatedAt,
+		&i.PcWorkItem.CompletedAt,
+		&i.DbNow,
+	)
+	return i, err
+}
+
 const workLaneLock = `-- name: WorkLaneLock :one
 SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_lanes

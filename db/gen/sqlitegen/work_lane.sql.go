@@ -66,6 +66,66 @@ func (q *Queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (i
 	return result.RowsAffected()
 }
 
+const workLaneItemReadLocked = `-- name: WorkLaneItemReadLocked :one
+SELECT pc_work_lanes.lane_key, pc_work_lanes.next_sequence, pc_work_lanes.head_sequence, pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at,
+       CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
+FROM pc_work_lanes
+JOIN pc_work_items ON pc_work_items.work_id = ?1
+WHERE pc_work_lanes.lane_key = ?2
+`
+
+type WorkLaneItemReadLockedParams struct {
+	WorkID  string
+	LaneKey string
+}
+
+type WorkLaneItemReadLockedRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence *int64
+	PcWorkItem   PcWorkItem
+	DbNow        int64
+}
+
+// Engine-only (sqlite): Lane and item lock plus the database clock in one read (WorkLaneLock then WorkItemLock): SQLite has no row locks, the BEGIN IMMEDIATE transaction already holds the database write lock, so reading both rows at once locks nothing less (docs/protocol.md#round-trips).
+func (q *Queries) WorkLaneItemReadLocked(ctx context.Context, arg WorkLaneItemReadLockedParams) (WorkLaneItemReadLockedRow, error) {
+	row := q.db.QueryRowContext(ctx, workLaneItemReadLocked, arg.WorkID, arg.LaneKey)
+	var i WorkLaneItemReadLockedRow
+	err := row.Scan(
+		&i.LaneKey,
+		&i.NextSequence,
+		&i.HeadSequence,
+		&i.PcWorkItem.WorkID,
+		&i.PcWorkItem.LogicalKey,
+		&i.PcWorkItem.LaneKey,
+		&i.PcWorkItem.LaneSequence,
+		&i.PcWorkItem.Kind,
+		&i.PcWorkItem.PayloadVersion,
+		&i.PcWorkItem.ScopeID,
+		&i.PcWorkItem.Payload,
+		&i.PcWorkItem.Status,
+		&i.PcWorkItem.AvailableAt,
+		&i.PcWorkItem.LeaseOwner,
+		&i.PcWorkItem.LeaseFence,
+		&i.PcWorkItem.LeaseExpiresAt,
+		&i.PcWorkItem.AttemptCount,
+		&i.PcWorkItem.GenerationAttemptCount,
+		&i.PcWorkItem.RecoveryGeneration,
+		&i.PcWorkItem.MaxAttempts,
+		&i.PcWorkItem.CancelRequested,
+		&i.PcWorkItem.ResultCode,
+		&i.PcWorkItem.ResultPayload,
+		&i.PcWorkItem.ErrorCategory,
+		&i.PcWorkItem.ErrorCode,
+		&i.PcWorkItem.StateVersion,
+		&i.PcWorkItem.CreatedAt,
+		&i.PcWorkItem.UpdatedAt,
+		&i.PcWorkItem.CompletedAt,
+		&i.DbNow,
+	)
+	return i, err
+}
+
 const workLaneLock = `-- name: WorkLaneLock :one
 SELECT lane_key, next_sequence, head_sequence, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
 FROM pc_work_lanes

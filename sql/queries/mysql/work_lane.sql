@@ -25,6 +25,34 @@ WHERE lane_key = sqlc.arg('lane_key');
 INSERT IGNORE INTO pc_work_lanes (lane_key, next_sequence, head_sequence)
 VALUES (sqlc.arg('lane_key'), 1, NULL);
 
+-- Engine-only (mysql): Lock: lane, then item (FOR UPDATE; STRAIGHT_JOIN reads, and so locks, the lane first); MariaDB and MySQL 8 only, OceanBase runs WorkLaneLock and WorkItemLock with their touches (docs/protocol.md#round-trips).
+-- name: WorkLaneItemLockJoined :one
+SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, sqlc.embed(pc_work_items),
+       CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes l
+JOIN pc_work_items ON pc_work_items.work_id = sqlc.arg('work_id')
+WHERE l.lane_key = sqlc.arg('lane_key')
+FOR UPDATE;
+
+-- Engine-only (mysql): Lock: lane, then item (FOR UPDATE SKIP LOCKED: no row when another transaction holds either; STRAIGHT_JOIN reads the lane first); batched claim only, never on OceanBase (docs/protocol.md#batched-claim).
+-- name: WorkLaneItemLockJoinedSkipLocked :one
+SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, sqlc.embed(pc_work_items),
+       CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes l
+JOIN pc_work_items ON pc_work_items.work_id = sqlc.arg('work_id')
+WHERE l.lane_key = sqlc.arg('lane_key')
+FOR UPDATE SKIP LOCKED;
+
+-- Engine-only (mysql): Lock: lane, then logical key (when it exists), then item (FOR UPDATE; STRAIGHT_JOIN reads, and so locks, them in that order); the caller deletes the key it found next (WorkKeyDelete); MariaDB and MySQL 8 only (docs/protocol.md#round-trips).
+-- name: WorkLaneKeyItemLockJoined :one
+SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, CAST(k.logical_key IS NOT NULL AS SIGNED) AS has_key,
+       sqlc.embed(pc_work_items), CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes l
+LEFT JOIN pc_work_keys k ON k.logical_key = sqlc.arg('logical_key')
+JOIN pc_work_items ON pc_work_items.work_id = sqlc.arg('work_id')
+WHERE l.lane_key = sqlc.arg('lane_key')
+FOR UPDATE;
+
 -- Lane row lock (FOR UPDATE), taken after WorkLaneTouch; returns the database clock from the same statement.
 -- name: WorkLaneLock :one
 SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now

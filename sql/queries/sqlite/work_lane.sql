@@ -24,6 +24,14 @@ WHERE lane_key = sqlc.arg('lane_key');
 INSERT OR IGNORE INTO pc_work_lanes (lane_key, next_sequence, head_sequence)
 VALUES (sqlc.arg('lane_key'), 1, NULL);
 
+-- Engine-only (sqlite): Lane and item lock plus the database clock in one read (WorkLaneLock then WorkItemLock): SQLite has no row locks, the BEGIN IMMEDIATE transaction already holds the database write lock, so reading both rows at once locks nothing less (docs/protocol.md#round-trips).
+-- name: WorkLaneItemReadLocked :one
+SELECT pc_work_lanes.lane_key, pc_work_lanes.next_sequence, pc_work_lanes.head_sequence, sqlc.embed(pc_work_items),
+       CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
+FROM pc_work_lanes
+JOIN pc_work_items ON pc_work_items.work_id = sqlc.arg('work_id')
+WHERE pc_work_lanes.lane_key = sqlc.arg('lane_key');
+
 -- Lane lock plus the database clock. Differs from postgres because SQLite has no FOR UPDATE: a plain read inside the BEGIN IMMEDIATE transaction, which already holds the database write lock.
 -- name: WorkLaneLock :one
 SELECT lane_key, next_sequence, head_sequence, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
