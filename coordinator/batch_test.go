@@ -34,9 +34,10 @@ func enqueueReq(lane, window string) coordinator.EnqueueRequest {
 }
 
 func TestEnqueueManyOneTransaction(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+	forBatchPaths(t, func(t *testing.T, s db.Store, path coordinator.Path) {
 		ctx := context.Background()
 		l := coordinator.NewLedger(s)
+		l.SetPath(path)
 		existing := enqueue(t, l, "lane-b", "w0", 5)
 
 		// New and existing lanes, two windows of one lane (kept in the callers' order), a join and an idle window.
@@ -47,6 +48,7 @@ func TestEnqueueManyOneTransaction(t *testing.T) {
 			enqueueReq("lane-b", "w0"), // joins
 			enqueueReq("lane-z", "w2"),
 			{LaneKey: hash("lane-c"), Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) { return nil, nil }},
+			enqueueReq("lane-z", "w1"), // the batch's own window again: joins it
 		}
 		res, err := l.EnqueueMany(ctx, reqs)
 		require.NoError(t, err)
@@ -60,6 +62,9 @@ func TestEnqueueManyOneTransaction(t *testing.T) {
 		require.False(t, res[3].Created)
 		require.Equal(t, existing.Item.WorkID, res[3].Item.WorkID)
 		require.True(t, res[5].Idle)
+		require.False(t, res[6].Created)
+		require.Equal(t, res[0].Item.WorkID, res[6].Item.WorkID)
+		require.EqualValues(t, 1, res[6].Item.LaneSequence)
 		for _, i := range []int{0, 1, 2, 4} {
 			got, err := l.Get(ctx, res[i].Item.WorkID)
 			require.NoError(t, err)

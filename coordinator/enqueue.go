@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 
@@ -221,7 +222,8 @@ func (laneMissing) Unwrap() error { return errLaneMissing }
 // of the requests is asserted first, then the requests run in ascending lane_key order (stable for one lane, so a
 // lane's windows keep the callers' order), each as Enqueue would: lane lock, window, key joined or key + item
 // created. Results are in the order of reqs. Lanes that do not exist yet are created autocommitted and the
-// transaction runs again, as for Enqueue. Any error rolls the whole batch back.
+// transaction runs again, as for Enqueue. Any error rolls the whole batch back. On a store with set-based enqueue
+// statements (PathSet) the same transaction takes three statements plus two per join (enqueueManySet).
 func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (results []EnqueueResult, err error) {
 	for _, r := range reqs {
 		if !isHex64(r.LaneKey) {
@@ -267,12 +269,20 @@ func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (result
 					return err
 				}
 			}
-			for _, i := range order {
-				r, err := enqueueIn(ctx, q, reqs[i])
-				if err != nil {
+			if se, ok := q.(db.SetEnqueue); ok && l.path == PathSet {
+				if err := enqueueManySet(ctx, q, se, reqs, order, results); err != nil {
 					return err
 				}
-				results[i] = r
+			} else {
+				for _, i := range order {
+					r, err := enqueueIn(ctx, q, reqs[i])
+					if err != nil {
+						return err
+					}
+					results[i] = r
+				}
+			}
+			for _, r := range results {
 				if r.Created {
 					l.noteEnqueued(ctx)
 				}
@@ -299,6 +309,119 @@ func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (result
 		}
 	}
 	return nil, errors.New("coordinator: lane rows vanished after creation")
+}
+
+// enqueueManySet is EnqueueMany's transaction on a store with set-based statements (docs/protocol.md#enqueue-many):
+// every lane locked in one statement (ascending lane_key), each window computed under the locks in the order of the
+// sequential path, the new keys inserted in one statement, positions allocated (in that order) only to the windows
+// whose key was inserted, lanes and items written in one statement, and the windows whose key existed joined
+// afterwards as Enqueue joins them. It fills results (indexed as reqs).
+func enqueueManySet(ctx context.Context, q db.Queries, se db.SetEnqueue, reqs []EnqueueRequest, order []int, results []EnqueueResult) error {
+	laneKeys := make([]string, 0, len(order))
+	for _, i := range order {
+		if n := len(laneKeys); n == 0 || laneKeys[n-1] != reqs[i].LaneKey {
+			laneKeys = append(laneKeys, reqs[i].LaneKey)
+		}
+	}
+	locked, now, err := se.WorkLaneLockMany(ctx, laneKeys)
+	if err != nil {
+		return err
+	}
+	lanes := make(map[string]db.WorkLane, len(locked))
+	for _, lane := range locked {
+		lanes[lane.LaneKey] = lane
+	}
+	for _, lk := range laneKeys { // ascending: the lowest missing lane, as the sequential path would find it
+		if _, ok := lanes[lk]; !ok {
+			return laneMissing{lk}
+		}
+	}
+	type window struct {
+		i    int
+		spec *EnqueueSpec
+		item db.WorkItem
+	}
+	windows := make([]window, 0, len(order))
+	keys := make([]db.WorkKey, 0, len(order))
+	for _, i := range order {
+		spec, err := reqs[i].Spec(ctx, q)
+		if err != nil {
+			return err
+		}
+		if spec == nil {
+			results[i] = EnqueueResult{Idle: true}
+			continue
+		}
+		if err := validateSpec(spec); err != nil {
+			return err
+		}
+		payload, err := CanonicalJSON(spec.Payload)
+		if err != nil {
+			return err
+		}
+		item := db.WorkItem{
+			WorkID: uuid.NewString(), LogicalKey: spec.LogicalKey, LaneKey: reqs[i].LaneKey, Kind: spec.Kind,
+			PayloadVersion: spec.PayloadVersion, ScopeID: spec.ScopeID, Payload: payload, Status: db.StatusQueued,
+			AvailableAt: now, MaxAttempts: spec.MaxAttempts, StateVersion: 1, CreatedAt: now, UpdatedAt: now,
+		}
+		windows = append(windows, window{i: i, spec: spec, item: item})
+		keys = append(keys, db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: item.WorkID, LaneKey: item.LaneKey, CreatedAt: now})
+	}
+	if len(windows) == 0 {
+		return nil
+	}
+	ids, err := se.WorkKeyInsertMany(ctx, keys)
+	if err != nil {
+		return err
+	}
+	inserted := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		inserted[id] = true
+	}
+	var (
+		items   []db.WorkItem
+		changed []string // lanes given a position, ascending
+		joins   []window
+	)
+	for _, w := range windows {
+		if !inserted[w.item.WorkID] {
+			joins = append(joins, w)
+			continue
+		}
+		lane := lanes[w.item.LaneKey]
+		w.item.LaneSequence = lane.NextSequence
+		lane.NextSequence++
+		if lane.HeadSequence == 0 {
+			lane.HeadSequence = w.item.LaneSequence
+		}
+		if n := len(changed); n == 0 || changed[n-1] != lane.LaneKey {
+			changed = append(changed, lane.LaneKey)
+		}
+		lanes[lane.LaneKey] = lane
+		items = append(items, w.item)
+		results[w.i] = EnqueueResult{Item: w.item, Created: true}
+	}
+	if len(items) > 0 {
+		laneRows := make([]db.WorkLane, len(changed))
+		for j, lk := range changed {
+			laneRows[j] = lanes[lk]
+		}
+		nl, ni, err := se.WorkItemEnqueueMany(ctx, now, laneRows, items)
+		if err != nil {
+			return err
+		}
+		if nl != int64(len(laneRows)) || ni != int64(len(items)) {
+			return fmt.Errorf("coordinator: set enqueue wrote %d of %d lanes and %d of %d items under held locks", nl, len(laneRows), ni, len(items))
+		}
+	}
+	for _, w := range joins {
+		var res EnqueueResult
+		if err := joinExisting(ctx, q, w.item.LaneKey, w.spec, &res); err != nil {
+			return err
+		}
+		results[w.i] = res
+	}
+	return nil
 }
 
 // joinExisting locks the window's existing key (under the lane lock) and returns its item as the result, after

@@ -26,9 +26,9 @@ type Ledger struct {
 type Path int
 
 const (
-	// PathSet (the default) uses the store's set-based statements where it has them (db.SetLedger and
-	// db.SetCompletion: PostgreSQL) — a claim pass in one statement, a batch's completion in one lock batch and one
-	// finishing statement — and PathBatched elsewhere.
+	// PathSet (the default) uses the store's set-based statements where it has them (db.SetLedger,
+	// db.SetCompletion and db.SetEnqueue: PostgreSQL) — a claim pass in one statement, a batch's completion in one
+	// lock batch and one finishing statement, an EnqueueMany in three statements — and PathBatched elsewhere.
 	PathSet Path = iota
 	// PathBatched claims a pass in one transaction with per-candidate SKIP LOCKED statements where the store skips
 	// locked rows (else as PathPerItem), and completes a batch in one transaction with a savepoint per item.
@@ -53,7 +53,7 @@ type LedgerHooks struct {
 // SetHooks installs hooks. Call it once, before the ledger is used.
 func (l *Ledger) SetHooks(h LedgerHooks) { l.hooks = h }
 
-// SetPath selects the claim pass and the batch completion (PathSet by default). Call it before the ledger is used;
+// SetPath selects the claim pass, the batch completion and EnqueueMany's statements (PathSet by default). Call it before the ledger is used;
 // tests and benchmarks run every path.
 func (l *Ledger) SetPath(p Path) { l.path = p }
 

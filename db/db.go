@@ -352,6 +352,23 @@ type SetCompletion interface {
 	WorkItemSucceedSet(ctx context.Context, p WorkItemSucceedSetParams) (int64, error)
 }
 
+// SetEnqueue is implemented by the Queries of a transaction whose engine enqueues a batch with set-based statements
+// (PostgreSQL; docs/protocol.md#enqueue-many). All three run inside InTx only.
+type SetEnqueue interface {
+	// WorkLaneLockMany locks the lanes (ascending lane_key, waiting for each) and returns those that exist, in
+	// ascending order, with the database clock read after the locks.
+	WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]WorkLane, time.Time, error)
+	// WorkKeyInsertMany inserts the keys whose logical key does not exist yet (an existing key is neither written
+	// nor locked; of two keys of the batch with one logical key the first is inserted) and returns the work ids of
+	// the keys it inserted. The caller holds every key's lane lock.
+	WorkKeyInsertMany(ctx context.Context, keys []WorkKey) ([]string, error)
+	// WorkItemEnqueueMany writes the lanes' allocators and heads and inserts the items in one statement. Every item
+	// must be as an enqueue creates it: queued, available, created and updated at now, no lease, no attempt, no
+	// result, state_version 1 (an adapter refuses any other with an error). It returns the number of lanes updated
+	// and of items inserted; anything but len(lanes) and len(items) means the caller must fail the transaction.
+	WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes []WorkLane, items []WorkItem) (int64, int64, error)
+}
+
 // KindVersions is a supported kind with its payload version range (inclusive).
 type KindVersions struct {
 	Kind     string

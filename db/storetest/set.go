@@ -19,6 +19,8 @@ var setCases = []storeCase{
 	{"WorkItemClaimSet/SkipsHeldLanes", testWorkItemClaimSetSkipsHeld},
 	{"WorkLaneKeyItemLockSet/LocksAndWaits", testWorkLaneKeyItemLockSet},
 	{"WorkItemSucceedSet/FinishesTheBatch", testWorkItemSucceedSet},
+	{"SetEnqueue/LocksInsertsNewKeysAndWritesItems", testSetEnqueue},
+	{"SetEnqueue/LaneLocksWait", testSetEnqueueLaneLocksWait},
 }
 
 func setLedger(t *testing.T, s db.Store) db.SetLedger {
@@ -278,4 +280,117 @@ func testWorkItemSucceedSet(t *testing.T, s db.Store) {
 		return err
 	}))
 	require.Zero(t, n)
+}
+
+func setEnqueue(t *testing.T, q db.Queries) db.SetEnqueue {
+	t.Helper()
+	se, ok := q.(db.SetEnqueue)
+	if !ok {
+		t.Skip("no set-based enqueue statements (the coordinator enqueues a batch request by request)")
+	}
+	return se
+}
+
+func testSetEnqueue(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	idle := newLaneWithHead(t, s, 0, 1)
+	busy, busyItems := laneWithItems(t, s, 1) // head 1, next 2, its key exists
+	missing := randHex(t, 64)
+	before := dbNow(t, s)
+	var items []db.WorkItem
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		se := setEnqueue(t, q)
+		lanes, now, err := se.WorkLaneLockMany(ctx, []string{idle, busy, missing})
+		require.NoError(t, err)
+		requireUTC(t, now)
+		require.False(t, now.Before(before), "the clock is read with the locks")
+		want := []db.WorkLane{{LaneKey: idle, NextSequence: 1}, {LaneKey: busy, NextSequence: 2, HeadSequence: 1}}
+		if busy < idle {
+			want[0], want[1] = want[1], want[0]
+		}
+		require.Equal(t, want, lanes, "the lanes that exist, ascending")
+
+		now = us(now)
+		a1 := newItem(t, idle, 1, "k", now)
+		a2 := newItem(t, idle, 2, "k", now)
+		b2 := newItem(t, busy, 2, "k", now)
+		dupOfA1 := newItem(t, idle, 3, "k", now)
+		dupOfA1.LogicalKey = a1.LogicalKey
+		existing := newItem(t, busy, 3, "k", now)
+		existing.LogicalKey = busyItems[0].LogicalKey
+		var keys []db.WorkKey
+		for _, it := range []db.WorkItem{a1, a2, b2, dupOfA1, existing} {
+			keys = append(keys, db.WorkKey{LogicalKey: it.LogicalKey, WorkID: it.WorkID, LaneKey: it.LaneKey, CreatedAt: now})
+		}
+		ids, err := se.WorkKeyInsertMany(ctx, keys)
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{a1.WorkID, a2.WorkID, b2.WorkID}, ids, "only new logical keys; the first of two")
+
+		items = []db.WorkItem{a1, a2, b2}
+		nl, ni, err := se.WorkItemEnqueueMany(ctx, now, []db.WorkLane{{LaneKey: idle, NextSequence: 3, HeadSequence: 1},
+			{LaneKey: busy, NextSequence: 3, HeadSequence: 1}}, items)
+		require.NoError(t, err)
+		require.EqualValues(t, 2, nl)
+		require.EqualValues(t, 3, ni)
+
+		claimed := a1
+		claimed.Status = db.StatusRunning
+		_, _, err = se.WorkItemEnqueueMany(ctx, now, nil, []db.WorkItem{claimed})
+		require.Error(t, err, "only items as an enqueue creates them")
+		return nil
+	}))
+	for _, it := range items {
+		got, err := s.WorkItemGet(ctx, it.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, it, got)
+		key, err := s.WorkKeyLock(ctx, it.LogicalKey)
+		require.NoError(t, err)
+		require.Equal(t, it.WorkID, key.WorkID)
+	}
+	for lane, want := range map[string]db.WorkLane{idle: {LaneKey: idle, NextSequence: 3, HeadSequence: 1}, busy: {LaneKey: busy, NextSequence: 3, HeadSequence: 1}} {
+		got, err := s.WorkLaneGet(ctx, lane)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+}
+
+// testSetEnqueueLaneLocksWait: WorkLaneLockMany waits for a lane another transaction holds, and holds every lane it
+// locked until it commits.
+func testSetEnqueueLaneLocksWait(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error { setEnqueue(t, q); return nil }))
+	laneA, laneB := newLaneWithHead(t, s, 0, 1), newLaneWithHead(t, s, 0, 1)
+	locked, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			if _, _, err := q.(db.SetEnqueue).WorkLaneLockMany(ctx, []string{laneB}); err != nil {
+				close(locked)
+				return err
+			}
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	got := make(chan []db.WorkLane, 1)
+	gotErr := make(chan error, 1)
+	go func() {
+		gotErr <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			lanes, _, err := q.(db.SetEnqueue).WorkLaneLockMany(ctx, []string{laneA, laneB})
+			got <- lanes
+			return err
+		})
+	}()
+	select {
+	case <-got:
+		close(release)
+		t.Fatal("locked a lane another transaction held")
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-first)
+	require.NoError(t, <-gotErr)
+	require.Len(t, <-got, 2)
 }

@@ -308,6 +308,84 @@ func (q *Queries) WorkItemDeleteTerminal(ctx context.Context, workIds []string) 
 	return result.RowsAffected(), nil
 }
 
+const workItemEnqueueSet = `-- name: WorkItemEnqueueSet :one
+WITH l AS (
+    UPDATE pc_work_lanes wl
+    SET next_sequence = u.next_sequence,
+        head_sequence = u.head_sequence
+    FROM (SELECT unnest($1::text[]) AS lane_key,
+                 unnest($2::bigint[]) AS next_sequence,
+                 unnest($3::bigint[]) AS head_sequence) u
+    WHERE wl.lane_key = u.lane_key
+    RETURNING wl.lane_key
+), i AS (
+    INSERT INTO pc_work_items (
+        work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
+        lease_owner, lease_fence, lease_expires_at, attempt_count, generation_attempt_count, recovery_generation,
+        max_attempts, cancel_requested, result_code, result_payload, error_category, error_code, state_version,
+        created_at, updated_at, completed_at
+    )
+    SELECT n.work_id, n.logical_key, n.lane_key, n.lane_sequence, n.kind, n.payload_version, n.scope_id, n.payload,
+           'queued', $4::timestamptz, NULL, 0, NULL, 0, 0, 0, n.max_attempts, false, NULL, NULL, NULL,
+           NULL, 1, $4::timestamptz, $4::timestamptz, NULL
+    FROM (SELECT unnest($5::uuid[]) AS work_id,
+                 unnest($6::text[]) AS logical_key,
+                 unnest($7::text[]) AS lane_key,
+                 unnest($8::bigint[]) AS lane_sequence,
+                 unnest($9::text[]) AS kind,
+                 unnest($10::integer[]) AS payload_version,
+                 unnest($11::text[]) AS scope_id,
+                 unnest($12::bytea[]) AS payload,
+                 unnest($13::integer[]) AS max_attempts) n
+    RETURNING pc_work_items.work_id
+)
+SELECT (SELECT count(*) FROM l)::bigint AS lanes_updated,
+       (SELECT count(*) FROM i)::bigint AS items_inserted
+`
+
+type WorkItemEnqueueSetParams struct {
+	LaneKeys        []string
+	NextSequences   []int64
+	HeadSequences   []int64
+	Now             time.Time
+	WorkIds         []string
+	LogicalKeys     []string
+	ItemLaneKeys    []string
+	LaneSequences   []int64
+	Kinds           []string
+	PayloadVersions []int32
+	ScopeIds        []string
+	Payloads        [][]byte
+	MaxAttempts     []int32
+}
+
+type WorkItemEnqueueSetRow struct {
+	LanesUpdated  int64
+	ItemsInserted int64
+}
+
+// Engine-only (postgres): Requires the batch's lane locks (held by the caller): writes each lane's allocator and head, then inserts the items as an enqueue creates them (queued, due now, no lease, state_version 1), in one statement (docs/protocol.md#enqueue-many).
+func (q *Queries) WorkItemEnqueueSet(ctx context.Context, arg WorkItemEnqueueSetParams) (WorkItemEnqueueSetRow, error) {
+	row := q.db.QueryRow(ctx, workItemEnqueueSet,
+		arg.LaneKeys,
+		arg.NextSequences,
+		arg.HeadSequences,
+		arg.Now,
+		arg.WorkIds,
+		arg.LogicalKeys,
+		arg.ItemLaneKeys,
+		arg.LaneSequences,
+		arg.Kinds,
+		arg.PayloadVersions,
+		arg.ScopeIds,
+		arg.Payloads,
+		arg.MaxAttempts,
+	)
+	var i WorkItemEnqueueSetRow
+	err := row.Scan(&i.LanesUpdated, &i.ItemsInserted)
+	return i, err
+}
+
 const workItemExtendLease = `-- name: WorkItemExtendLease :execrows
 UPDATE pc_work_items
 SET lease_expires_at = $1

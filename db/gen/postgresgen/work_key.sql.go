@@ -51,6 +51,47 @@ func (q *Queries) WorkKeyInsertIfAbsent(ctx context.Context, arg WorkKeyInsertIf
 	return result.RowsAffected(), nil
 }
 
+const workKeyInsertSet = `-- name: WorkKeyInsertSet :many
+INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
+SELECT unnest($1::text[]), unnest($2::uuid[]),
+       unnest($3::text[]), $4::timestamptz
+ON CONFLICT DO NOTHING
+RETURNING work_id
+`
+
+type WorkKeyInsertSetParams struct {
+	LogicalKeys []string
+	WorkIds     []string
+	LaneKeys    []string
+	CreatedAt   time.Time
+}
+
+// Engine-only (postgres): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that do not exist yet (ON CONFLICT DO NOTHING takes no lock on an existing row) and returns the work ids it inserted (docs/protocol.md#enqueue-many).
+func (q *Queries) WorkKeyInsertSet(ctx context.Context, arg WorkKeyInsertSetParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, workKeyInsertSet,
+		arg.LogicalKeys,
+		arg.WorkIds,
+		arg.LaneKeys,
+		arg.CreatedAt,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var work_id string
+		if err := rows.Scan(&work_id); err != nil {
+			return nil, err
+		}
+		items = append(items, work_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workKeyItemInsert = `-- name: WorkKeyItemInsert :one
 WITH k AS (
     INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)

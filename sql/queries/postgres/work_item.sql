@@ -132,6 +132,41 @@ DELETE FROM pc_work_items
 WHERE work_id = ANY (sqlc.arg('work_ids')::uuid[])
   AND status IN ('succeeded', 'cancelled');
 
+-- Engine-only (postgres): Requires the batch's lane locks (held by the caller): writes each lane's allocator and head, then inserts the items as an enqueue creates them (queued, due now, no lease, state_version 1), in one statement (docs/protocol.md#enqueue-many).
+-- name: WorkItemEnqueueSet :one
+WITH l AS (
+    UPDATE pc_work_lanes wl
+    SET next_sequence = u.next_sequence,
+        head_sequence = u.head_sequence
+    FROM (SELECT unnest(sqlc.arg('lane_keys')::text[]) AS lane_key,
+                 unnest(sqlc.arg('next_sequences')::bigint[]) AS next_sequence,
+                 unnest(sqlc.arg('head_sequences')::bigint[]) AS head_sequence) u
+    WHERE wl.lane_key = u.lane_key
+    RETURNING wl.lane_key
+), i AS (
+    INSERT INTO pc_work_items (
+        work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
+        lease_owner, lease_fence, lease_expires_at, attempt_count, generation_attempt_count, recovery_generation,
+        max_attempts, cancel_requested, result_code, result_payload, error_category, error_code, state_version,
+        created_at, updated_at, completed_at
+    )
+    SELECT n.work_id, n.logical_key, n.lane_key, n.lane_sequence, n.kind, n.payload_version, n.scope_id, n.payload,
+           'queued', sqlc.arg('now')::timestamptz, NULL, 0, NULL, 0, 0, 0, n.max_attempts, false, NULL, NULL, NULL,
+           NULL, 1, sqlc.arg('now')::timestamptz, sqlc.arg('now')::timestamptz, NULL
+    FROM (SELECT unnest(sqlc.arg('work_ids')::uuid[]) AS work_id,
+                 unnest(sqlc.arg('logical_keys')::text[]) AS logical_key,
+                 unnest(sqlc.arg('item_lane_keys')::text[]) AS lane_key,
+                 unnest(sqlc.arg('lane_sequences')::bigint[]) AS lane_sequence,
+                 unnest(sqlc.arg('kinds')::text[]) AS kind,
+                 unnest(sqlc.arg('payload_versions')::integer[]) AS payload_version,
+                 unnest(sqlc.arg('scope_ids')::text[]) AS scope_id,
+                 unnest(sqlc.arg('payloads')::bytea[]) AS payload,
+                 unnest(sqlc.arg('max_attempts')::integer[]) AS max_attempts) n
+    RETURNING pc_work_items.work_id
+)
+SELECT (SELECT count(*) FROM l)::bigint AS lanes_updated,
+       (SELECT count(*) FROM i)::bigint AS items_inserted;
+
 -- Guard: running, no cancel requested, and owner, fence and attempt count equal to the claim's; no version bump.
 -- name: WorkItemExtendLease :execrows
 UPDATE pc_work_items

@@ -9,6 +9,14 @@ INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 VALUES (sqlc.arg('logical_key'), sqlc.arg('work_id'), sqlc.arg('lane_key'), sqlc.arg('created_at'))
 ON CONFLICT DO NOTHING;
 
+-- Engine-only (postgres): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that do not exist yet (ON CONFLICT DO NOTHING takes no lock on an existing row) and returns the work ids it inserted (docs/protocol.md#enqueue-many).
+-- name: WorkKeyInsertSet :many
+INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
+SELECT unnest(sqlc.arg('logical_keys')::text[]), unnest(sqlc.arg('work_ids')::uuid[]),
+       unnest(sqlc.arg('lane_keys')::text[]), sqlc.arg('created_at')::timestamptz
+ON CONFLICT DO NOTHING
+RETURNING work_id;
+
 -- Engine-only (postgres): Guard: caller holds the lane lock; inserts the key if absent and only then (data-modifying CTEs, one statement) writes the lane's allocator and head and inserts the item.
 -- name: WorkKeyItemInsert :one
 WITH k AS (
