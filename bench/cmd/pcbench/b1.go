@@ -100,6 +100,10 @@ type b1Result struct {
 	// tripsPerItem is every database round trip of the run (enqueues, claim passes including empty and lost ones,
 	// completes) divided by N: the amortised cost the workers really paid, next to B4's single-item count.
 	tripsPerItem float64
+	// serverCPU and clientCPU are the CPU time the database server's processes and this benchmark process used
+	// during the run, divided by N (serverOK false: not measured).
+	serverCPU, clientCPU time.Duration
+	serverOK             bool
 	// timedOut: the run did not finish in 10 minutes; perSecond is then the rate of the items done until then.
 	timedOut bool
 	err      error
@@ -183,6 +187,8 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	}
 	time.Sleep(100 * time.Millisecond) // let the workers make their first (empty) claim pass
 
+	srv0, srvOK := serverCPU(engine)
+	self0 := selfCPU()
 	start := time.Now()
 	var enqWG sync.WaitGroup
 	var enqErr atomic.Value
@@ -234,6 +240,7 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	res.total = time.Since(start)
 	res.perSecond = float64(cfg.n) / res.total.Seconds()
 	res.tripsPerItem = float64(cnt.load()) / float64(cfg.n)
+	res.serverCPU, res.clientCPU, res.serverOK = cpuPerItem(engine, srv0, srvOK, self0, cfg.n)
 
 	// Sanity check: every item succeeded exactly once.
 	stats, err := apiStore.WorkItemQueueStatistics(ctx)
@@ -247,4 +254,14 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 		}
 	}
 	return res
+}
+
+// cpuPerItem is the server's and this process's CPU time since srv0 and self0, per item.
+func cpuPerItem(engine db.Engine, srv0 time.Duration, srvOK bool, self0 time.Duration, n int) (server, client time.Duration, ok bool) {
+	srv1, ok1 := serverCPU(engine)
+	client = (selfCPU() - self0) / time.Duration(n)
+	if !srvOK || !ok1 {
+		return 0, client, false
+	}
+	return (srv1 - srv0) / time.Duration(n), client, true
 }

@@ -111,6 +111,10 @@ func (r *report) figures() []figure {
 		add("B1", x.system, x.engine, s, "total", x.total.Seconds(), "s")
 		add("B1", x.system, x.engine, s, "enqueue_phase", x.enqueued.Seconds(), "s")
 		add("B1", x.system, x.engine, s, "round_trips_per_item", x.tripsPerItem, "round trips")
+		if x.serverOK {
+			add("B1", x.system, x.engine, s, "server_cpu_per_item", float64(x.serverCPU)/float64(time.Microsecond), "µs")
+		}
+		add("B1", x.system, x.engine, s, "benchmark_cpu_per_item", float64(x.clientCPU)/float64(time.Microsecond), "µs")
 	}
 	for _, x := range r.ratios() {
 		add("B1", "ledger/river", db.EnginePostgres, b1Settings(x.ledger), "throughput_ratio", x.ratio, "×")

@@ -185,18 +185,18 @@ func (r *report) markdown() string {
 		w("N=%d items for River and the multi-lane runs; N=%d for the single-lane runs (`-n-serial`: one lane runs one item at a time, so its rate does not depend on N). ", o.n, o.nSerial)
 		w("W workers × C slots each (River: W clients × MaxWorkers C), every worker and the enqueuers with their own pool, %d concurrent enqueuers, worker poll %s (River: FetchPollInterval %s, FetchCooldown 2 ms). ", o.enqueuers, o.poll, o.poll)
 		w("\"1/tx\" enqueues one item per transaction (ledger Enqueue, River Insert); \"bulk %d/tx\" enqueues %d items per transaction (ledger EnqueueMany, River InsertMany).\n\n", o.bulk, o.bulk)
-		w("| system | engine | settings | lanes | N | items/s | total | enqueue phase | round trips/item | ledger/River |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		w("| system | engine | settings | lanes | N | items/s | total | enqueue phase | round trips/item | server CPU/item | benchmark CPU/item | ledger/River |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for _, x := range r.river {
-			w("| River | postgres | %s | – | %d | %s | %s | %s | %.1f | |\n", x.variantName(), x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem)
+			w("| River | postgres | %s | – | %d | %s | %s | %s | %.1f | %s | %s | |\n", x.variantName(), x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem, cpuCell(x.serverCPU, x.serverOK), cpuCell(x.clientCPU, true))
 		}
 		for _, x := range r.b1 {
 			ratio := ""
 			if rr, ok := r.ratioFor(x); ok {
 				ratio = fmt.Sprintf("%.2f", rr)
 			}
-			w("| ledger | %s | %s | %d | %d | %s | %s | %s | %.1f | %s |\n", x.engine, x.variantName(), x.lanes, x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem, ratio)
+			w("| ledger | %s | %s | %d | %d | %s | %s | %s | %.1f | %s | %s | %s |\n", x.engine, x.variantName(), x.lanes, x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem, cpuCell(x.serverCPU, x.serverOK), cpuCell(x.clientCPU, x.engine != db.EngineSQLite), ratio)
 		}
-		w("\nA lane is strictly ordered (only its head runs), so L=1 measures the serial per-item latency of the protocol, not a capacity. \"round trips/item\" counts every statement of the run (empty and lost claim passes included) through the same driver hook as B4, divided by N. The River row with MaxWorkers %d is River's own benchmark setting (one client), for reference; the ratios compare equal W×C.\n\n", riverRefMaxWorkers)
+		w("\nA lane is strictly ordered (only its head runs), so L=1 measures the serial per-item latency of the protocol, not a capacity. \"round trips/item\" counts every statement of the run (empty and lost claim passes included) through the same driver hook as B4, divided by N. The River row with MaxWorkers %d is River's own benchmark setting (one client), for reference; the ratios compare equal W×C. \"server CPU/item\" is the CPU time (user + system, /proc/<pid>/stat) of every process of the database server during the run, divided by N; \"benchmark CPU/item\" is this process's own (the enqueuers, the workers or River's clients, the drivers), where SQLite's engine runs too (so its server column is empty). Other clients of the same server during the run would be counted too (a quiet run has none); other work on the machine is not, but competes for the same two cores.\n\n", riverRefMaxWorkers)
 		for _, x := range append(append([]b1Result{}, r.b1...), r.river...) {
 			if x.err != nil {
 				w("- error (%s %s, %s, lanes %d): %v\n", x.system, x.engine, x.variantName(), x.lanes, x.err)
@@ -410,4 +410,12 @@ func (r *report) b2Growth(e db.Engine) (float64, bool) {
 		return 0, false
 	}
 	return float64(last.claimP50) / float64(first.claimP50), true
+}
+
+// cpuCell formats a per-item CPU time in microseconds ("–" when not measured).
+func cpuCell(d time.Duration, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
 }

@@ -156,6 +156,8 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
 	time.Sleep(100 * time.Millisecond)
 
 	trips0 := cnt.load()
+	srv0, srvOK := serverCPU(db.EnginePostgres)
+	self0 := selfCPU()
 	start := time.Now()
 	var enqWG sync.WaitGroup
 	var enqErr atomic.Value
@@ -204,5 +206,6 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
 	res.total = time.Since(start)
 	res.perSecond = float64(cfg.n) / res.total.Seconds()
 	res.tripsPerItem = float64(cnt.load()-trips0) / float64(cfg.n)
+	res.serverCPU, res.clientCPU, res.serverOK = cpuPerItem(db.EnginePostgres, srv0, srvOK, self0, cfg.n)
 	return res
 }
