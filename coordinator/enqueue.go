@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -172,27 +173,35 @@ func enqueueWrites(ctx context.Context, q db.Queries, req EnqueueRequest) (db.Wo
 	if spec == nil {
 		return db.WorkKeyItemInsertParams{}, nil, true, nil
 	}
-	if err := validateSpec(spec); err != nil {
-		return db.WorkKeyItemInsertParams{}, nil, false, err
-	}
-	payload, err := CanonicalJSON(spec.Payload)
+	item, err := windowItem(req.LaneKey, spec, now)
 	if err != nil {
 		return db.WorkKeyItemInsertParams{}, nil, false, err
 	}
 
 	// Create the key, the lane position and the item in one step; an existing key is joined instead (nothing
 	// was written). Losing the key to another lane is an identity mismatch (joinExisting refuses it).
-	workID := uuid.NewString()
-	seq := lane.NextSequence
+	item.LaneSequence = lane.NextSequence
 	lane.NextSequence++
 	if lane.HeadSequence == 0 {
-		lane.HeadSequence = seq
+		lane.HeadSequence = item.LaneSequence
 	}
-	item := db.WorkItem{
-		WorkID:         workID,
+	return db.WorkKeyItemInsertParams{Key: windowKey(item), Lane: lane, Item: item}, spec, false, nil
+}
+
+// windowItem validates spec and returns the item that creates its window on laneKey at now (queued, due at once),
+// without its lane position.
+func windowItem(laneKey string, spec *EnqueueSpec, now time.Time) (db.WorkItem, error) {
+	if err := validateSpec(spec); err != nil {
+		return db.WorkItem{}, err
+	}
+	payload, err := CanonicalJSON(spec.Payload)
+	if err != nil {
+		return db.WorkItem{}, err
+	}
+	return db.WorkItem{
+		WorkID:         uuid.NewString(),
 		LogicalKey:     spec.LogicalKey,
-		LaneKey:        req.LaneKey,
-		LaneSequence:   seq,
+		LaneKey:        laneKey,
 		Kind:           spec.Kind,
 		PayloadVersion: spec.PayloadVersion,
 		ScopeID:        spec.ScopeID,
@@ -203,12 +212,12 @@ func enqueueWrites(ctx context.Context, q db.Queries, req EnqueueRequest) (db.Wo
 		StateVersion:   1,
 		CreatedAt:      now,
 		UpdatedAt:      now,
-	}
-	return db.WorkKeyItemInsertParams{
-		Key:  db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: workID, LaneKey: req.LaneKey, CreatedAt: now},
-		Lane: lane,
-		Item: item,
-	}, spec, false, nil
+	}, nil
+}
+
+// windowKey is the logical key row of a window's new item.
+func windowKey(item db.WorkItem) db.WorkKey {
+	return db.WorkKey{LogicalKey: item.LogicalKey, WorkID: item.WorkID, LaneKey: item.LaneKey, CreatedAt: item.CreatedAt}
 }
 
 // laneMissing is errLaneMissing naming the lane.
@@ -352,20 +361,12 @@ func enqueueManySet(ctx context.Context, q db.Queries, se db.SetEnqueue, reqs []
 			results[i] = EnqueueResult{Idle: true}
 			continue
 		}
-		if err := validateSpec(spec); err != nil {
-			return err
-		}
-		payload, err := CanonicalJSON(spec.Payload)
+		item, err := windowItem(reqs[i].LaneKey, spec, now)
 		if err != nil {
 			return err
 		}
-		item := db.WorkItem{
-			WorkID: uuid.NewString(), LogicalKey: spec.LogicalKey, LaneKey: reqs[i].LaneKey, Kind: spec.Kind,
-			PayloadVersion: spec.PayloadVersion, ScopeID: spec.ScopeID, Payload: payload, Status: db.StatusQueued,
-			AvailableAt: now, MaxAttempts: spec.MaxAttempts, StateVersion: 1, CreatedAt: now, UpdatedAt: now,
-		}
 		windows = append(windows, window{i: i, spec: spec, item: item})
-		keys = append(keys, db.WorkKey{LogicalKey: spec.LogicalKey, WorkID: item.WorkID, LaneKey: item.LaneKey, CreatedAt: now})
+		keys = append(keys, windowKey(item))
 	}
 	if len(windows) == 0 {
 		return nil

@@ -130,9 +130,9 @@ type Queries interface {
 	// WorkLaneItemLock is WorkLaneLock then WorkItemLock (lane → item); the time is the item lock's database clock.
 	// db.ErrNotFound when either row is missing.
 	WorkLaneItemLock(ctx context.Context, p WorkLaneItemLockParams) (WorkLane, WorkItem, time.Time, error)
-	// WorkLaneItemLockSkipLocked is WorkLaneLockSkipLocked then, if the lane was locked, WorkItemLockSkipLocked:
-	// SELECT … FOR UPDATE SKIP LOCKED of the lane, then of the item, so it never waits for a row lock. db.ErrNotFound
-	// when either row is missing or held by another transaction (the item may then be locked without its lane).
+	// WorkLaneItemLockSkipLocked is WorkLaneItemLock with SKIP LOCKED (SELECT … FOR UPDATE SKIP LOCKED of the lane,
+	// then of the item), so it never waits for a row lock. db.ErrNotFound when either row is missing or held by
+	// another transaction (one of them may then stay locked without the other).
 	WorkLaneItemLockSkipLocked(ctx context.Context, p WorkLaneItemLockParams) (WorkLane, WorkItem, time.Time, error)
 	// WorkLaneKeyDeleteItemLock is WorkLaneLock, WorkKeyDelete(p.LogicalKey) (whose DELETE takes the key's row lock)
 	// then WorkItemLock (lane → key → item); db.ErrNotFound when the lane or the item is missing.

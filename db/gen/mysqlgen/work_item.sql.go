@@ -487,54 +487,6 @@ func (q *Queries) WorkItemLock(ctx context.Context, workID string) (WorkItemLock
 	return i, err
 }
 
-const workItemLockSkipLocked = `-- name: WorkItemLockSkipLocked :one
-SELECT pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
-FROM pc_work_items
-WHERE work_id = ?
-FOR UPDATE SKIP LOCKED
-`
-
-type WorkItemLockSkipLockedRow struct {
-	PcWorkItem PcWorkItem
-	DbNow      time.Time
-}
-
-// Item row lock (FOR UPDATE SKIP LOCKED: no row when another transaction holds it; MariaDB >= 10.6, MySQL 8; never on OceanBase, whose touch would wait); batched claim only (docs/protocol.md#batched-claim).
-func (q *Queries) WorkItemLockSkipLocked(ctx context.Context, workID string) (WorkItemLockSkipLockedRow, error) {
-	row := q.db.QueryRowContext(ctx, workItemLockSkipLocked, workID)
-	var i WorkItemLockSkipLockedRow
-	err := row.Scan(
-		&i.PcWorkItem.WorkID,
-		&i.PcWorkItem.LogicalKey,
-		&i.PcWorkItem.LaneKey,
-		&i.PcWorkItem.LaneSequence,
-		&i.PcWorkItem.Kind,
-		&i.PcWorkItem.PayloadVersion,
-		&i.PcWorkItem.ScopeID,
-		&i.PcWorkItem.Payload,
-		&i.PcWorkItem.Status,
-		&i.PcWorkItem.AvailableAt,
-		&i.PcWorkItem.LeaseOwner,
-		&i.PcWorkItem.LeaseFence,
-		&i.PcWorkItem.LeaseExpiresAt,
-		&i.PcWorkItem.AttemptCount,
-		&i.PcWorkItem.GenerationAttemptCount,
-		&i.PcWorkItem.RecoveryGeneration,
-		&i.PcWorkItem.MaxAttempts,
-		&i.PcWorkItem.CancelRequested,
-		&i.PcWorkItem.ResultCode,
-		&i.PcWorkItem.ResultPayload,
-		&i.PcWorkItem.ErrorCategory,
-		&i.PcWorkItem.ErrorCode,
-		&i.PcWorkItem.StateVersion,
-		&i.PcWorkItem.CreatedAt,
-		&i.PcWorkItem.UpdatedAt,
-		&i.PcWorkItem.CompletedAt,
-		&i.DbNow,
-	)
-	return i, err
-}
-
 const workItemPurgeCandidates = `-- name: WorkItemPurgeCandidates :many
 SELECT work_id
 FROM pc_work_items

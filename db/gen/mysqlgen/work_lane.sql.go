@@ -282,33 +282,6 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 	return i, err
 }
 
-const workLaneLockSkipLocked = `-- name: WorkLaneLockSkipLocked :one
-SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
-FROM pc_work_lanes
-WHERE lane_key = ?
-FOR UPDATE SKIP LOCKED
-`
-
-type WorkLaneLockSkipLockedRow struct {
-	LaneKey      string
-	NextSequence int64
-	HeadSequence *int64
-	DbNow        time.Time
-}
-
-// Lane row lock (FOR UPDATE SKIP LOCKED: no row when another transaction holds it; MariaDB >= 10.6, MySQL 8; never on OceanBase, whose touch would wait); batched claim only (docs/protocol.md#batched-claim).
-func (q *Queries) WorkLaneLockSkipLocked(ctx context.Context, laneKey string) (WorkLaneLockSkipLockedRow, error) {
-	row := q.db.QueryRowContext(ctx, workLaneLockSkipLocked, laneKey)
-	var i WorkLaneLockSkipLockedRow
-	err := row.Scan(
-		&i.LaneKey,
-		&i.NextSequence,
-		&i.HeadSequence,
-		&i.DbNow,
-	)
-	return i, err
-}
-
 const workLaneTouch = `-- name: WorkLaneTouch :execrows
 UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = ?
 `

@@ -774,7 +774,7 @@ type WorkItemLockSkipLockedRow struct {
 	DbNow      time.Time
 }
 
-// Lock: the item row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it), after the lane; batched claim only (docs/protocol.md#batched-claim).
+// Engine-only (postgres): Lock: the item row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it), after the lane, pipelined with it (WorkLaneItemLockSkipLocked; MariaDB and SQLite read both in one statement); batched claim only (docs/protocol.md#batched-claim).
 func (q *Queries) WorkItemLockSkipLocked(ctx context.Context, workID string) (WorkItemLockSkipLockedRow, error) {
 	row := q.db.QueryRow(ctx, workItemLockSkipLocked, workID)
 	var i WorkItemLockSkipLockedRow

@@ -138,7 +138,7 @@ type WorkLaneLockSkipLockedRow struct {
 	DbNow        time.Time
 }
 
-// Lock: the lane row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it); batched claim only (docs/protocol.md#batched-claim).
+// Engine-only (postgres): Lock: the lane row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it), pipelined with the item (WorkLaneItemLockSkipLocked; MariaDB and SQLite read both in one statement); batched claim only (docs/protocol.md#batched-claim).
 func (q *Queries) WorkLaneLockSkipLocked(ctx context.Context, laneKey string) (WorkLaneLockSkipLockedRow, error) {
 	row := q.db.QueryRow(ctx, workLaneLockSkipLocked, laneKey)
 	var i WorkLaneLockSkipLockedRow

@@ -152,32 +152,6 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 	return i, err
 }
 
-const workLaneLockSkipLocked = `-- name: WorkLaneLockSkipLocked :one
-SELECT lane_key, next_sequence, head_sequence, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
-FROM pc_work_lanes
-WHERE lane_key = ?1
-`
-
-type WorkLaneLockSkipLockedRow struct {
-	LaneKey      string
-	NextSequence int64
-	HeadSequence *int64
-	DbNow        int64
-}
-
-// Lane lock plus the database clock. Differs from postgres because SQLite has no row locks: a plain read inside the BEGIN IMMEDIATE transaction, which holds the database write lock, so no row is ever held by another transaction.
-func (q *Queries) WorkLaneLockSkipLocked(ctx context.Context, laneKey string) (WorkLaneLockSkipLockedRow, error) {
-	row := q.db.QueryRowContext(ctx, workLaneLockSkipLocked, laneKey)
-	var i WorkLaneLockSkipLockedRow
-	err := row.Scan(
-		&i.LaneKey,
-		&i.NextSequence,
-		&i.HeadSequence,
-		&i.DbNow,
-	)
-	return i, err
-}
-
 const workLaneUpdate = `-- name: WorkLaneUpdate :execrows
 UPDATE pc_work_lanes
 SET next_sequence = ?1,

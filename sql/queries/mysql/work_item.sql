@@ -113,13 +113,6 @@ FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE;
 
--- Item row lock (FOR UPDATE SKIP LOCKED: no row when another transaction holds it; MariaDB >= 10.6, MySQL 8; never on OceanBase, whose touch would wait); batched claim only (docs/protocol.md#batched-claim).
--- name: WorkItemLockSkipLocked :one
-SELECT sqlc.embed(pc_work_items), CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
-FROM pc_work_items
-WHERE work_id = sqlc.arg('work_id')
-FOR UPDATE SKIP LOCKED;
-
 -- No lock; succeeded/cancelled items completed before the cutoff, oldest first.
 -- name: WorkItemPurgeCandidates :many
 SELECT work_id

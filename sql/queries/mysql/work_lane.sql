@@ -60,13 +60,6 @@ FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;
 
--- Lane row lock (FOR UPDATE SKIP LOCKED: no row when another transaction holds it; MariaDB >= 10.6, MySQL 8; never on OceanBase, whose touch would wait); batched claim only (docs/protocol.md#batched-claim).
--- name: WorkLaneLockSkipLocked :one
-SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
-FROM pc_work_lanes
-WHERE lane_key = sqlc.arg('lane_key')
-FOR UPDATE SKIP LOCKED;
-
 -- Engine-only (mysql): Lane row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: WorkLaneTouch :execrows
 UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = sqlc.arg('lane_key');

@@ -239,7 +239,7 @@ WHERE work_id = ANY (sqlc.arg('work_ids')::uuid[])
 ORDER BY lane_key
 FOR UPDATE;
 
--- Lock: the item row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it), after the lane; batched claim only (docs/protocol.md#batched-claim).
+-- Engine-only (postgres): Lock: the item row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it), after the lane, pipelined with it (WorkLaneItemLockSkipLocked; MariaDB and SQLite read both in one statement); batched claim only (docs/protocol.md#batched-claim).
 -- name: WorkItemLockSkipLocked :one
 SELECT sqlc.embed(pc_work_items), clock_timestamp()::timestamptz AS db_now
 FROM pc_work_items

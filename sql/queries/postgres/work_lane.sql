@@ -40,7 +40,7 @@ WHERE lane_key = ANY (sqlc.arg('lane_keys')::text[])
 ORDER BY lane_key
 FOR UPDATE;
 
--- Lock: the lane row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it); batched claim only (docs/protocol.md#batched-claim).
+-- Engine-only (postgres): Lock: the lane row (FOR UPDATE SKIP LOCKED: no row when another transaction holds it), pipelined with the item (WorkLaneItemLockSkipLocked; MariaDB and SQLite read both in one statement); batched claim only (docs/protocol.md#batched-claim).
 -- name: WorkLaneLockSkipLocked :one
 SELECT lane_key, next_sequence, head_sequence, clock_timestamp()::timestamptz AS db_now
 FROM pc_work_lanes

@@ -114,12 +114,6 @@ SELECT sqlc.embed(pc_work_items), CAST(ROUND(unixepoch('subsec') * 1000) AS INTE
 FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id');
 
--- Item lock plus the database clock. Differs from postgres because SQLite has no row locks: a plain read inside the BEGIN IMMEDIATE transaction, which holds the database write lock, so no row is ever held by another transaction.
--- name: WorkItemLockSkipLocked :one
-SELECT sqlc.embed(pc_work_items), CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
-FROM pc_work_items
-WHERE work_id = sqlc.arg('work_id');
-
 -- No lock: terminal (succeeded/cancelled, never failed) items completed before the cut-off, oldest first.
 -- name: WorkItemPurgeCandidates :many
 SELECT work_id

@@ -38,12 +38,6 @@ SELECT lane_key, next_sequence, head_sequence, CAST(ROUND(unixepoch('subsec') * 
 FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key');
 
--- Lane lock plus the database clock. Differs from postgres because SQLite has no row locks: a plain read inside the BEGIN IMMEDIATE transaction, which holds the database write lock, so no row is ever held by another transaction.
--- name: WorkLaneLockSkipLocked :one
-SELECT lane_key, next_sequence, head_sequence, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000 AS db_now
-FROM pc_work_lanes
-WHERE lane_key = sqlc.arg('lane_key');
-
 -- Guard: caller holds the lane lock (WorkLaneLock in the same transaction); rows = 0 means the lane does not exist.
 -- name: WorkLaneUpdate :execrows
 UPDATE pc_work_lanes
