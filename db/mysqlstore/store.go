@@ -2,7 +2,8 @@
 // MySQL 8 as tested stand-ins). It runs the sqlc-generated queries of db/gen/mysqlgen over go-sql-driver/mysql.
 //
 // Every connection runs with time_zone '+00:00' and READ COMMITTED (set once per session when the connection is
-// opened, so a transaction is a plain BEGIN). Affected-row counts are "rows matched" (CLIENT_FOUND_ROWS), as on
+// opened). Transactions run on a pool of their own whose sessions have autocommit off, so a transaction needs no
+// START TRANSACTION (InTx). Affected-row counts are "rows matched" (CLIENT_FOUND_ROWS), as on
 // PostgreSQL and SQLite, so a compare-and-set that writes unchanged values still reports one row. On OceanBase a
 // "...Lock" method first runs the no-op "...Touch" update of the same row, so the server-side transaction and the
 // row lock really start, and then the SELECT ... FOR UPDATE; on MariaDB and MySQL (InnoDB) the SELECT ... FOR
@@ -44,11 +45,24 @@ var sessionSetup = []string{
 	"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 }
 
-// Store is a MySQL/OceanBase connection pool implementing db.Store.
+// txSessionSetup runs on every new connection of the transaction pool (InTx): autocommit off, so a transaction
+// starts with its first statement and needs no START TRANSACTION round trip.
+var txSessionSetup = append(append([]string(nil), sessionSetup...), "SET SESSION autocommit = 0")
+
+// The statements that end an InTx transaction, and how long a ROLLBACK may take once the caller's context has
+// ended (it runs on a context without the caller's cancellation, so the transaction is ended either way).
+const (
+	commitSQL       = "COMMIT"
+	rollbackSQL     = "ROLLBACK"
+	rollbackTimeout = 10 * time.Second
+)
+
+// Store implements db.Store over two pools of the same size: sqlDB (autocommit on) runs single statements, txDB
+// (autocommit off) runs InTx's transactions.
 type Store struct {
 	queries
-	sqlDB     *sql.DB
-	oceanBase bool
+	sqlDB *sql.DB
+	txDB  *sql.DB
 }
 
 var _ db.Store = (*Store)(nil)
@@ -60,32 +74,53 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	ob, err := isOceanBase(ctx, sqlDB)
+	txDB, err := openPool(ctx, dsn, txSessionSetup, opts)
 	if err != nil {
 		_ = sqlDB.Close()
 		return nil, err
 	}
-	return &Store{queries: queries{q: mysqlgen.New(sqlDB), oceanBase: ob}, sqlDB: sqlDB, oceanBase: ob}, nil
+	f, err := serverFlavor(ctx, sqlDB)
+	if err != nil {
+		_ = sqlDB.Close()
+		_ = txDB.Close()
+		return nil, err
+	}
+	return &Store{queries: queries{q: mysqlgen.New(sqlDB), flavor: f}, sqlDB: sqlDB, txDB: txDB}, nil
 }
 
-// isOceanBase reads the server version once: OceanBase's MySQL mode reports e.g. "5.7.25-OceanBase-v4.3.5.0",
+// flavor is what the adapter needs to know of the server.
+type flavor struct {
+	// oceanBase: the server is OceanBase, whose locking reads need the no-op "...Touch" update first (touch).
+	oceanBase bool
+	// mariaDB: the server is MariaDB, the only one on which the folded statements of MariaDB-only queries were
+	// tested (MySQL 8 keeps the statements they fold; see WorkItemUpdateStateFinishAttempt).
+	mariaDB bool
+}
+
+// serverFlavor reads the server version once: OceanBase's MySQL mode reports e.g. "5.7.25-OceanBase-v4.3.5.0",
 // MariaDB "10.11.6-MariaDB", MySQL "8.0.36".
-func isOceanBase(ctx context.Context, sqlDB *sql.DB) (bool, error) {
+func serverFlavor(ctx context.Context, sqlDB *sql.DB) (flavor, error) {
 	var version string
 	if err := sqlDB.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-		return false, fmt.Errorf("mysqlstore: server version: %w", interpretError(err))
+		return flavor{}, fmt.Errorf("mysqlstore: server version: %w", interpretError(err))
 	}
-	return strings.Contains(strings.ToLower(version), "oceanbase"), nil
+	v := strings.ToLower(version)
+	return flavor{oceanBase: strings.Contains(v, "oceanbase"), mariaDB: strings.Contains(v, "mariadb")}, nil
 }
 
 // OpenDB opens the database/sql pool of Open without the Store around it: the migration and schema-check
 // connection of package migrate, with the same session settings.
 func OpenDB(ctx context.Context, dsn string, opts ...Option) (*sql.DB, error) {
+	return openPool(ctx, dsn, sessionSetup, opts)
+}
+
+// openPool opens a pool whose connections run setup when they are opened.
+func openPool(ctx context.Context, dsn string, setup []string, opts []Option) (*sql.DB, error) {
 	dsn, maxConns, err := poolSize(dsn)
 	if err != nil {
 		return nil, err
 	}
-	c, err := connector(dsn)
+	c, err := connector(dsn, setup)
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +139,8 @@ func OpenDB(ctx context.Context, dsn string, opts ...Option) (*sql.DB, error) {
 
 // connector parses dsn and forces what the adapter relies on: ParseTime with Loc=UTC, ClientFoundRows (rows
 // matched, not changed) and, unless the DSN sets it, InterpolateParams (one round trip per statement); every new
-// connection then runs sessionSetup.
-func connector(dsn string) (driver.Connector, error) {
+// connection then runs setup.
+func connector(dsn string, setup []string) (driver.Connector, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: parse dsn: %w", err)
@@ -120,7 +155,7 @@ func connector(dsn string) (driver.Connector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: connector: %w", err)
 	}
-	return &sessionConnector{base: base}, nil
+	return &sessionConnector{base: base, setup: setup}, nil
 }
 
 // Option configures Open.
@@ -138,48 +173,59 @@ func (s *Store) Engine() db.Engine { return db.EngineMySQL }
 
 // SkipLocked reports whether the batched claim may use FOR UPDATE SKIP LOCKED: on MariaDB (>= 10.6, the supported
 // floor) and MySQL 8, not on OceanBase (whose locking reads start with a no-op UPDATE, which would wait).
-func (s *Store) SkipLocked() bool { return !s.oceanBase }
+func (s *Store) SkipLocked() bool { return !s.flavor.oceanBase }
 
-// Close closes the pool.
-func (s *Store) Close() error { return s.sqlDB.Close() }
+// Close closes both pools.
+func (s *Store) Close() error { return errors.Join(s.sqlDB.Close(), s.txDB.Close()) }
 
-// InTx runs fn in one READ COMMITTED transaction (the isolation level is already the session's) and commits it.
-// It rolls back when fn returns an error or panics, and never retries.
+// InTx runs fn in one READ COMMITTED transaction and commits it. The transaction runs on one connection of the
+// transaction pool, whose session has autocommit off: fn's first statement starts it (no START TRANSACTION round
+// trip, as with JDBC's setAutoCommit(false)) and COMMIT or ROLLBACK ends it (docs/protocol.md#round-trips). It rolls
+// back when fn returns an error or panics, and never retries. A connection whose transaction could not be ended (a
+// COMMIT or ROLLBACK that failed) is closed, never returned to the pool with a transaction open.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) error {
-	tx, err := s.sqlDB.BeginTx(ctx, nil)
+	conn, err := s.txDB.Conn(ctx)
 	if err != nil {
 		return interpretError(err)
 	}
-	done := false
+	ended := false
 	defer func() {
-		if !done {
-			_ = tx.Rollback()
+		if !ended {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+			_, err := conn.ExecContext(rctx, rollbackSQL)
+			cancel()
+			if err != nil {
+				// Close the connection instead of pooling it (database/sql discards a connection on ErrBadConn).
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
 		}
+		_ = conn.Close()
 	}()
-	if err := fn(ctx, queries{q: mysqlgen.New(tx), tx: tx, oceanBase: s.oceanBase}); err != nil {
+	if err := fn(ctx, queries{q: mysqlgen.New(conn), tx: conn, flavor: s.flavor}); err != nil {
 		return err
 	}
-	done = true
-	if err := tx.Commit(); err != nil {
+	// A failed COMMIT leaves the transaction's fate to the server (a lost connection, or a context that ended while
+	// it ran): the deferred ROLLBACK ends it if the session is still there.
+	if _, err := conn.ExecContext(ctx, commitSQL); err != nil {
 		return interpretError(err)
 	}
+	ended = true
 	return nil
 }
 
 // queries implements db.Queries over one mysqlgen.Queries (the pool in autocommit mode, or a transaction). Its
 // methods (one file per sql/queries/mysql file) call the generated statement and convert with package conv.
 type queries struct {
-	q  *mysqlgen.Queries
-	tx *sql.Tx // the transaction inside InTx (savepoints); nil in autocommit mode
-	// oceanBase: the server is OceanBase, whose locking reads need the no-op "...Touch" update first (touch).
-	oceanBase bool
+	q      *mysqlgen.Queries
+	tx     *sql.Conn // the connection of the transaction inside InTx (savepoints); nil in autocommit mode
+	flavor flavor
 }
 
 // touch runs a locking read's no-op "...Touch" update on OceanBase, which starts the server-side transaction and
 // the row lock only on a write (docs/protocol.md#engines). InnoDB (MariaDB, MySQL) locks on the SELECT ... FOR UPDATE
 // itself, so there the touch is skipped: one round trip less per locking read, the same lock.
 func touch[P any](ctx context.Context, q queries, fn func(context.Context, P) (int64, error), arg P) (int64, error) {
-	if !q.oceanBase {
+	if !q.flavor.oceanBase {
 		return 0, nil
 	}
 	return fn(ctx, arg)
@@ -194,9 +240,10 @@ func (q queries) DBNow(ctx context.Context) (time.Time, error) {
 	return conv.One(errs, now, err, conv.TimeFromGen)
 }
 
-// sessionConnector wraps the driver's connector so every new connection runs sessionSetup.
+// sessionConnector wraps the driver's connector so every new connection runs its setup statements.
 type sessionConnector struct {
-	base driver.Connector
+	base  driver.Connector
+	setup []string
 }
 
 func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -209,7 +256,7 @@ func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		_ = conn.Close()
 		return nil, errors.New("mysqlstore: driver connection cannot execute statements")
 	}
-	for _, stmt := range sessionSetup {
+	for _, stmt := range c.setup {
 		if _, err := execer.ExecContext(ctx, stmt, nil); err != nil {
 			_ = conn.Close()
 			return nil, fmt.Errorf("mysqlstore: session setup: %w", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/db/mysqlstore"
+	"github.com/powercontext/powercontext/db/storetest"
 )
 
 // open is a fresh migrated MySQL store (skipped without a server unless PC_TEST_REQUIRE_ENGINES names mysql).
@@ -206,6 +207,7 @@ func TestPoolIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	defer small.Close()
 	require.Equal(t, 2, small.DB().Stats().MaxOpenConnections)
+	require.Equal(t, 2, mysqlstore.TxDB(small).Stats().MaxOpenConnections, "the transaction pool has the same bound")
 	// Three concurrent transactions on two connections: the third waits for one of the first two to end.
 	var conns []*sql.Conn
 	for range 2 {
@@ -348,3 +350,94 @@ func TestJoinedLocksKeepTheLockOrder(t *testing.T) {
 
 // randomKey is a random 64-character hex key.
 func randomKey() string { return strings.ReplaceAll(uuid.NewString()+uuid.NewString(), "-", "")[:64] }
+
+// TestCompositeStepsAsOnMySQL8 runs the composite steps' conformance cases the way the adapter runs them on MySQL 8
+// (without the MariaDB-only folds), so both ways stay checked on the MariaDB here.
+func TestCompositeStepsAsOnMySQL8(t *testing.T) {
+	t.Parallel()
+	storetest.RunComposite(t, func(t *testing.T) db.Store { return mysqlstore.AsMySQL8(open(t)) })
+}
+
+// TestInTxWithoutStartTransaction checks InTx's transactions on the autocommit-off pool: fn's statements are one
+// transaction although nothing starts it (a write stays invisible to other sessions until InTx commits), and an
+// error, a panic or an ended context rolls it back and releases its locks, so no connection goes back to the pool
+// with a transaction open.
+func TestInTxWithoutStartTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := open(t)
+	lane := randomKey()
+	_, err := store.WorkLaneInsertIfAbsent(ctx, lane)
+	require.NoError(t, err)
+	nextSequence := func() int64 {
+		l, err := store.WorkLaneGet(ctx, lane) // autocommitted, on another connection
+		require.NoError(t, err)
+		return l.NextSequence
+	}
+	bump := func(ctx context.Context, q db.Queries, to int64) error {
+		l, _, err := q.WorkLaneLock(ctx, lane)
+		if err != nil {
+			return err
+		}
+		l.NextSequence = to
+		return q.WorkLaneUpdate(ctx, l)
+	}
+	// lockable: another transaction gets the lane's lock at once (InnoDB would otherwise wait up to 50 s).
+	lockable := func() {
+		t.Helper()
+		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		require.NoError(t, store.InTx(lctx, func(ctx context.Context, q db.Queries) error {
+			_, _, err := q.WorkLaneLock(ctx, lane)
+			return err
+		}))
+	}
+
+	require.NoError(t, store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		if err := bump(ctx, q, 5); err != nil {
+			return err
+		}
+		require.EqualValues(t, 1, nextSequence(), "an uncommitted write is not visible")
+		return nil
+	}))
+	require.EqualValues(t, 5, nextSequence())
+
+	failed := errors.New("fn failed")
+	require.ErrorIs(t, store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		if err := bump(ctx, q, 6); err != nil {
+			return err
+		}
+		return failed
+	}), failed)
+	require.EqualValues(t, 5, nextSequence())
+	lockable()
+
+	require.Panics(t, func() {
+		_ = store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			if err := bump(ctx, q, 7); err != nil {
+				return err
+			}
+			panic("fn panicked")
+		})
+	})
+	require.EqualValues(t, 5, nextSequence())
+	lockable()
+
+	cctx, cancel := context.WithCancel(ctx)
+	require.ErrorIs(t, store.InTx(cctx, func(ctx context.Context, q db.Queries) error {
+		if err := bump(ctx, q, 8); err != nil {
+			return err
+		}
+		cancel()
+		_, err := q.DBNow(ctx)
+		return err
+	}), context.Canceled)
+	require.EqualValues(t, 5, nextSequence())
+	lockable()
+
+	// No session of this store's database is left inside a transaction.
+	var open int
+	require.NoError(t, store.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.innodb_trx t
+		JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.db = DATABASE()`).Scan(&open))
+	require.Zero(t, open)
+}

@@ -21,6 +21,7 @@ var compositeCases = []storeCase{
 	{"WorkItemUpdateStateInsertAttempt/ClaimWrites", testWorkItemUpdateStateInsertAttempt},
 	{"WorkItemUpdateStateFinishAttempt/FinishAndAdvance", testWorkItemUpdateStateFinishAttempt},
 	{"WorkKeyItemInsert/CreatesOnceThenWritesNothing", testWorkKeyItemInsert},
+	{"WorkKeyItemInsert/AnotherLaneRacingForTheKeyWritesNothing", testWorkKeyItemInsertRace},
 	{"WorkKeyItemInsertAtCommit/CreatesOnceAtCommit", testWorkKeyItemInsertAtCommit},
 	{"MemoryEntryInsertMany/InsertsAllOrNothing", testMemoryEntryInsertMany},
 	{"MemoryEmbeddingUpsertMany/UpsertsAll", testMemoryEmbeddingUpsertMany},
@@ -326,6 +327,27 @@ func testWorkItemUpdateStateFinishAttempt(t *testing.T, s db.Store) {
 		return err
 	}), db.ErrNotFound)
 
+	// The last live item of its lane finishes: the head advances to NULL (the lane is idle).
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		n, err := q.WorkItemUpdateStateFinishAttempt(ctx, db.WorkItemUpdateStateFinishAttemptParams{
+			State:       db.WorkItemUpdateStateParams{Item: last, ExpectedVersion: items[2].StateVersion},
+			Attempt:     db.WorkAttemptFinishParams{WorkID: last.WorkID, AttemptNo: 1, FinishedAt: us(now), Outcome: db.OutcomeSucceeded},
+			AdvanceHead: &db.WorkLaneAdvanceHeadParams{LaneKey: laneKey, AfterSequence: last.LaneSequence},
+		})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		return nil
+	}))
+	lane, err = s.WorkLaneGet(ctx, laneKey)
+	require.NoError(t, err)
+	require.EqualValues(t, 0, lane.HeadSequence, "no live item left: idle")
+	got, err = s.WorkItemGet(ctx, last.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, db.StatusSucceeded, got.Status)
+	a3, err := s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: last.WorkID, AttemptNo: 1})
+	require.NoError(t, err)
+	require.Equal(t, db.OutcomeSucceeded, a3.Outcome)
+
 	// Without an unfinished attempt to finish (none inserted, or already finished) the item is still written, the
 	// attempt is left as it is, and one row (the item) matched.
 	_, more := laneWithItems(t, s, 2)
@@ -421,6 +443,83 @@ func testWorkKeyItemInsert(t *testing.T, s db.Store) {
 	gotLane, err = s.WorkLaneGet(ctx, laneKey)
 	require.NoError(t, err)
 	require.Equal(t, lane, gotLane)
+}
+
+// testWorkKeyItemInsertRace: a transaction of lane B inserts a key that a transaction of lane A inserted and has not
+// committed yet (a misuse the coordinator refuses as an identity mismatch). B waits for A, then reports the key as
+// existing, writes nothing, and its WorkKeyLock finds A's key.
+func testWorkKeyItemInsertRace(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	laneA, laneB := newLaneWithHead(t, s, 0, 1), newLaneWithHead(t, s, 0, 1)
+	now := us(dbNow(t, s))
+	itemA, itemB := newItem(t, laneA, 1, "k", now), newItem(t, laneB, 1, "k", now)
+	itemB.LogicalKey = itemA.LogicalKey
+	params := func(it db.WorkItem) db.WorkKeyItemInsertParams {
+		return db.WorkKeyItemInsertParams{
+			Key:  db.WorkKey{LogicalKey: it.LogicalKey, WorkID: it.WorkID, LaneKey: it.LaneKey, CreatedAt: now},
+			Lane: db.WorkLane{LaneKey: it.LaneKey, NextSequence: 2, HeadSequence: 1},
+			Item: it,
+		}
+	}
+	inserted, release, aDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		aDone <- s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			if _, _, err := q.WorkLaneLock(ctx, laneA); err != nil {
+				return err
+			}
+			ok, err := q.WorkKeyItemInsert(ctx, params(itemA))
+			if err != nil || !ok {
+				return fmt.Errorf("lane A: inserted %v, %w", ok, err)
+			}
+			close(inserted)
+			<-release
+			return nil
+		})
+	}()
+	select {
+	case <-inserted:
+	case err := <-aDone:
+		t.Fatalf("lane A's transaction ended early: %v", err)
+	}
+	type result struct {
+		inserted bool
+		key      db.WorkKey
+		err      error
+	}
+	bDone := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			if _, _, err := q.WorkLaneLock(ctx, laneB); err != nil {
+				return err
+			}
+			var err error
+			if r.inserted, err = q.WorkKeyItemInsert(ctx, params(itemB)); err != nil || r.inserted {
+				return err
+			}
+			r.key, err = q.WorkKeyLock(ctx, itemB.LogicalKey)
+			return err
+		})
+		bDone <- r
+	}()
+	select {
+	case r := <-bDone:
+		close(release)
+		t.Fatalf("lane B did not wait for lane A's uncommitted key: %+v", r)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-aDone)
+	r := <-bDone
+	require.NoError(t, r.err)
+	require.False(t, r.inserted)
+	require.Equal(t, laneA, r.key.LaneKey)
+	require.Equal(t, itemA.WorkID, r.key.WorkID)
+	_, err := s.WorkItemGet(ctx, itemB.WorkID)
+	require.ErrorIs(t, err, db.ErrNotFound)
+	lane, err := s.WorkLaneGet(ctx, laneB)
+	require.NoError(t, err)
+	require.Equal(t, db.WorkLane{LaneKey: laneB, NextSequence: 1}, lane)
 }
 
 func testWorkKeyItemInsertAtCommit(t *testing.T, s db.Store) {

@@ -50,3 +50,17 @@ func Run(t *testing.T, engine db.Engine) {
 		}
 	}
 }
+
+// RunComposite runs the composite-step cases (and the set-based ones) on stores from open: an adapter with more
+// than one way to run its composite steps (MariaDB's folded statements and MySQL 8's) checks each way with it.
+func RunComposite(t *testing.T, open func(t *testing.T) db.Store) {
+	t.Helper()
+	for _, family := range [][]storeCase{compositeCases, setCases} {
+		for _, c := range family {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				c.fn(t, open(t))
+			})
+		}
+	}
+}
