@@ -180,12 +180,18 @@ func enqueueWrites(ctx context.Context, q db.Queries, req EnqueueRequest) (db.Wo
 
 	// Create the key, the lane position and the item in one step; an existing key is joined instead (nothing
 	// was written). Losing the key to another lane is an identity mismatch (joinExisting refuses it).
+	takePosition(&lane, &item)
+	return db.WorkKeyItemInsertParams{Key: windowKey(item), Lane: lane, Item: item}, spec, false, nil
+}
+
+// takePosition gives item the lane's next position and advances the lane's allocator; on an idle lane the item
+// becomes the head.
+func takePosition(lane *db.WorkLane, item *db.WorkItem) {
 	item.LaneSequence = lane.NextSequence
 	lane.NextSequence++
 	if lane.HeadSequence == 0 {
 		lane.HeadSequence = item.LaneSequence
 	}
-	return db.WorkKeyItemInsertParams{Key: windowKey(item), Lane: lane, Item: item}, spec, false, nil
 }
 
 // windowItem validates spec and returns the item that creates its window on laneKey at now (queued, due at once),
@@ -390,11 +396,7 @@ func enqueueManySet(ctx context.Context, q db.Queries, se db.SetEnqueue, reqs []
 			continue
 		}
 		lane := lanes[w.item.LaneKey]
-		w.item.LaneSequence = lane.NextSequence
-		lane.NextSequence++
-		if lane.HeadSequence == 0 {
-			lane.HeadSequence = w.item.LaneSequence
-		}
+		takePosition(&lane, &w.item)
 		if n := len(changed); n == 0 || changed[n-1] != lane.LaneKey {
 			changed = append(changed, lane.LaneKey)
 		}
