@@ -9,8 +9,18 @@
 # address is refused without one); deploy/compose and deploy/kubernetes run the distributed roles.
 
 ARG GO_VERSION=1.26.8
+# Base images pinned by digest: set each to the sha256 digest of the image index of the tag above (all platforms),
+# for example
+#   docker buildx imagetools inspect golang:1.26.8-bookworm --format '{{json .Manifest.Digest}}'
+#   docker buildx imagetools inspect gcr.io/distroless/static-debian12:nonroot --format '{{json .Manifest.Digest}}'
+# (or `crane digest <image>`), then build with --build-arg GO_IMAGE_DIGEST=sha256:… --build-arg
+# RUNTIME_IMAGE_DIGEST=sha256:… (make image passes GO_IMAGE_DIGEST and RUNTIME_IMAGE_DIGEST through), or write them
+# here as the defaults. Empty, the tag alone is used (the tag may move); set, the pull fails unless the tag still
+# names that exact image.
+ARG GO_IMAGE_DIGEST=
+ARG RUNTIME_IMAGE_DIGEST=
 
-FROM golang:${GO_VERSION}-bookworm AS build
+FROM golang:${GO_VERSION}-bookworm${GO_IMAGE_DIGEST:+@${GO_IMAGE_DIGEST}} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -22,7 +32,7 @@ RUN BUILD_TIME="${BUILD_TIME:-$(date -u +%Y-%m-%dT%H:%M:%SZ)}" \
  && make build VERSION="${VERSION}" REVISION="${REVISION}" BUILD_TIME="${BUILD_TIME}" \
  && mkdir -p /out/data
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM gcr.io/distroless/static-debian12:nonroot${RUNTIME_IMAGE_DIGEST:+@${RUNTIME_IMAGE_DIGEST}}
 LABEL org.opencontainers.image.title="powercontext" \
       org.opencontainers.image.description="Durable, scope-isolated context for AI agents" \
       org.opencontainers.image.licenses="Apache-2.0"

@@ -12,7 +12,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: help run test check race lint lint generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test image migrate-lint
+.PHONY: help run test check race verify lint lint generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test contract-test image migrate-lint
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -35,17 +35,27 @@ build: ## build bin/powercontext: static, stamped with VERSION/REVISION/BUILD_TI
 
 image: ## build the container image $(IMAGE) (needs docker or podman; the build inside is `make build`)
 	$(or $(CONTAINER_TOOL),docker) build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
-	  --build-arg BUILD_TIME=$(BUILD_TIME) -t $(IMAGE) .
+	  --build-arg BUILD_TIME=$(BUILD_TIME) $(foreach d,GO_IMAGE_DIGEST RUNTIME_IMAGE_DIGEST,$(if $($(d)),--build-arg $(d)=$($(d)))) \
+	  -t $(IMAGE) .
 
 test: ## run every test (conformance suite on postgres, mysql and sqlite; engines without a server are skipped)
 	$(GO) test $(TEST_FLAGS) ./...
 
-check: generate-check fmt-check tidy-check vet lint test race clients-test ## what CI runs: stale generated code, gofmt, go mod tidy, go vet, golangci-lint, tests, the race detector, client suites
+check: generate-check fmt-check tidy-check vet lint test race clients-test contract-test ## what CI runs: stale generated code, gofmt, go mod tidy, go vet, golangci-lint, tests, the race detector, client suites, the HTTP contract test
 
 # The race detector over the packages that race goroutines against real databases, with -short (the long soaks
 # and fleet rounds stay in `make test`/`make e2e`). It roughly doubles `make check` on a 2-core machine.
 race: ## go test -race -short over coordinator, memory, sources, handlers and app
 	$(GO) test -race -short $(TEST_FLAGS) ./coordinator/ ./memory/ ./sources/ ./handlers/ ./app/
+
+# The ledger's state-machine proof run long (coordinator/ledgermodel_machine_test.go, docs/protocol.md#the-reference-model):
+# VERIFY_CHECKS generated sequences of about VERIFY_STEPS operations each per engine, every step compared with the
+# reference model. `make test` runs 25 short sequences per engine. The last lines are each engine's counts.
+VERIFY_CHECKS ?= 800
+VERIFY_STEPS ?= 40
+verify: ## long state-machine run of the ledger against its reference model on every engine (VERIFY_CHECKS sequences each)
+	set -o pipefail; $(GO) test ./coordinator -run '^TestLedgerModel$$' -count=1 -timeout 60m -v -rapid.checks=$(VERIFY_CHECKS) \
+	  -rapid.steps=$(VERIFY_STEPS) | grep -E '^(---|===|PASS|FAIL|ok)|\[rapid\]|ledger model on|model expects|ledger returned|→'
 
 $(SQLC):
 	@mkdir -p bin
@@ -58,11 +68,13 @@ $(GOLANGCI_LINT):
 lint: $(GOLANGCI_LINT) ## golangci-lint (.golangci.yml: staticcheck, errcheck, unused, revive, gosec, depguard layering)
 	$(GOLANGCI_LINT) run ./...
 
-generate: $(SQLC) ## regenerate db/gen from sql/queries and sql/schema (sqlc $(SQLC_VERSION))
+generate: $(SQLC) ## regenerate db/gen from sql/queries and sql/schema (sqlc $(SQLC_VERSION)), then the adapters' pass-throughs (db/*store/queries_gen.go)
 	$(SQLC) generate
+	go run ./internal/tools/adaptergen postgres mysql sqlite
 
-generate-check: $(SQLC) ## fail when db/gen is stale with respect to sql/ (sqlc diff)
+generate-check: $(SQLC) ## fail when db/gen or an adapter's queries_gen.go is stale
 	@$(SQLC) diff || { echo "generated code is stale: run 'make generate' and commit db/gen"; exit 1; }
+	@go run ./internal/tools/adaptergen -check postgres mysql sqlite
 
 migrate-lint: ## atlas migrate lint over every engine's migrations, on fresh dev databases (needs the Atlas CLI)
 	$(GO) test ./deploy -run 'TestAtlasMigrateLint' -count=1 -v
@@ -74,7 +86,7 @@ migrate-hash: ## rewrite sql/migrations/*/atlas.sum after adding a migration
 # chaos (SIGKILL, SIGSTOP, database partitions, zombie workers), database restarts (a private server killed and
 # stopped) and skewed process clocks, checked with SQL. `make e2e E2E_LONG=1` runs the long variants and the
 # broken-build round; E2E_BROKEN=1 adds the broken-build round to the short ones. `make test` runs the short
-# variants too. The last lines of the output are the verdict of every round (and the cause of a failure).
+# variants too. The last lines of the output are the verdict of every round, with its history check (and the cause of a failure).
 E2E_LONG ?=
 E2E_BROKEN ?=
 e2e: ## distributed proof on mariadb and postgres (short; E2E_LONG=1 for the long variants + broken build)
@@ -89,9 +101,10 @@ load: ## sustained open-loop load on mariadb and postgres (about 12 minutes); pr
 	LOAD=1 $(GO) test ./e2e/ -run TestLoad -count=1 -v -timeout 60m
 
 # The Python and TypeScript clients' suites, each against a real server (bin/powercontext, single_node on an
-# embedded SQLite database in a temporary directory). A machine without python3 or node/npm skips the suite it
+# embedded SQLite database in a temporary directory), and the MCP Inspector's CLI (pinned in mcp/inspector/) driving
+# every MCP tool of an in-process single_node server (mcp/inspector_test.go). A machine without python3 or node/npm skips the suite it
 # cannot run unless PC_TEST_REQUIRE_CLIENTS=1 (CI sets it).
-clients-test: build ## Python (unittest) and TypeScript (node --test) client suites against a real server
+clients-test: build ## Python (unittest), TypeScript (node --test) and MCP Inspector CLI suites against a real server
 	@export POWERCONTEXT_BIN="$(CURDIR)/bin/powercontext"; \
 	if command -v python3 >/dev/null; then \
 	  (cd clients/python && python3 -m unittest discover -s tests -t . -v) || exit 1; \
@@ -99,8 +112,22 @@ clients-test: build ## Python (unittest) and TypeScript (node --test) client sui
 	else echo "clients-test: python3 not found; Python client suite skipped"; fi; \
 	if command -v node >/dev/null && command -v npm >/dev/null; then \
 	  (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm test) || exit 1; \
+	  PC_TEST_MCP_INSPECTOR=1 $(GO) test ./mcp/ -run TestInspectorCLIDrivesEveryTool -count=1 -v || exit 1; \
 	elif [ -n "$$PC_TEST_REQUIRE_CLIENTS" ]; then echo "clients-test: node and npm are required"; exit 1; \
-	else echo "clients-test: node/npm not found; TypeScript client suite skipped"; fi
+	else echo "clients-test: node/npm not found; TypeScript client and MCP Inspector suites skipped"; fi
+
+# The HTTP contract test (tools/contract/contract.mjs, docs/api.md#contract-test): the README quickstart and the
+# documented error cases through Stoplight Prism's validating proxy (pinned in tools/contract/package-lock.json) in
+# front of real servers (bin/powercontext, single_node on SQLite in a temporary directory); any departure from
+# api/openapi.yaml fails. Then the same tester against a deliberately broken copy of the document must fail
+# (--broken-spec). Skipped without node/npm unless PC_TEST_REQUIRE_CLIENTS=1 (CI sets it).
+contract-test: build ## the README quickstart and documented errors through Prism's validating proxy against a real server
+	@if command -v node >/dev/null && command -v npm >/dev/null; then \
+	  cd tools/contract && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error && \
+	  POWERCONTEXT_BIN="$(CURDIR)/bin/powercontext" node contract.mjs && \
+	  POWERCONTEXT_BIN="$(CURDIR)/bin/powercontext" node contract.mjs --broken-spec; \
+	elif [ -n "$$PC_TEST_REQUIRE_CLIENTS" ]; then echo "contract-test: node and npm are required"; exit 1; \
+	else echo "contract-test: node/npm not found; the contract test was skipped (PC_TEST_REQUIRE_CLIENTS=1 requires it)"; fi
 
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^db/gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -2,11 +2,18 @@ package api_test
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
+	"github.com/pb33f/libopenapi/orderedmap"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
@@ -88,5 +95,83 @@ func TestToJSON(t *testing.T) {
 	for _, bad := range []string{"1: x\n", "x: .nan\n", "x: !!binary aGk=\n"} {
 		_, err := api.ToJSON([]byte(bad))
 		require.Error(t, err, bad)
+	}
+}
+
+// A server without a token configured (allowed only on a loopback listen address) needs no credentials, so every
+// operation that names a credential also offers the empty alternative `{}`; the public routes name none.
+func TestCredentialsAreOptionalWhereTheServerAllowsNoToken(t *testing.T) {
+	s, err := apitest.Load()
+	require.NoError(t, err)
+	public := map[string]bool{"/health/live": true, "/health/ready": true, "/metrics": true,
+		"/ui/login": true, "/ui/logout": true}
+	for path, item := range s.Model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			where := strings.ToUpper(method) + " " + path
+			reqs := op.Security
+			if reqs == nil {
+				reqs = s.Model.Security
+			}
+			if public[path] {
+				require.Empty(t, reqs, "%s is public", where)
+				continue
+			}
+			named, empty := 0, false
+			for _, r := range reqs {
+				if r.ContainsEmptyRequirement || r.Requirements == nil || r.Requirements.Len() == 0 {
+					empty = true
+				} else {
+					named++
+				}
+			}
+			require.NotZero(t, named, "%s names its credential", where)
+			require.True(t, empty, "%s: add the empty requirement {} (a server without a token needs none)", where)
+		}
+	}
+}
+
+// Every parameter and request body has an example (contract testers such as Dredd build requests from them), and
+// every example is valid against its schema.
+func TestEveryParameterAndBodyHasAValidExample(t *testing.T) {
+	s, err := apitest.Load()
+	require.NoError(t, err)
+	sv := schema_validation.NewSchemaValidator(config.WithFormatAssertions())
+	type decoder interface{ Decode(any) error }
+	check := func(where string, schema *base.SchemaProxy, example decoder, examples *orderedmap.Map[string, *base.Example]) {
+		var values []any
+		if example != nil && !reflect.ValueOf(example).IsNil() {
+			var v any
+			require.NoError(t, example.Decode(&v), where)
+			values = append(values, v)
+		}
+		for name, ex := range examples.FromOldest() {
+			var v any
+			require.NoError(t, ex.Value.Decode(&v), "%s example %s", where, name)
+			values = append(values, v)
+		}
+		if !assert.NotEmpty(t, values, "%s has no example", where) || schema == nil {
+			return
+		}
+		for _, v := range values {
+			ok, errs := sv.ValidateSchemaObject(schema.Schema(), v)
+			for _, e := range errs {
+				t.Errorf("%s: example %v: %s", where, v, e.Reason)
+			}
+			assert.True(t, ok, "%s: example %v", where, v)
+		}
+	}
+	for path, item := range s.Model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			where := strings.ToUpper(method) + " " + path
+			for _, p := range append(slices.Clone(item.Parameters), op.Parameters...) {
+				check(where+" "+p.In+" "+p.Name, p.Schema, p.Example, p.Examples)
+			}
+			if op.RequestBody == nil {
+				continue
+			}
+			for ct, mt := range op.RequestBody.Content.FromOldest() {
+				check(where+" body "+ct, mt.Schema, mt.Example, mt.Examples)
+			}
+		}
 	}
 }

@@ -21,11 +21,14 @@ import (
 	"github.com/powercontext/powercontext/internal/buildinfo"
 )
 
-// Exit codes of the powercontext command.
+// Exit codes of the powercontext command (the table is cli's, documented in README.md#exit-codes).
 const (
-	ExitOK     = 0
-	ExitFailed = 1 // the command ran and failed
-	ExitConfig = 2 // refused before start: bad flags or configuration
+	ExitOK          = cli.ExitOK
+	ExitFailed      = cli.ExitFailed      // the command ran and failed
+	ExitConfig      = cli.ExitUsage       // refused before start: bad flags or configuration
+	ExitUnreachable = cli.ExitUnreachable // client commands: no answer from the server
+	ExitClientError = cli.ExitClientError // client commands: the server answered 4xx
+	ExitPending     = cli.ExitPending     // client commands: the operation was still running at --deadline
 )
 
 // EnvDatabaseURL names the database URL variable (docs/architecture.md#configuration); --database-url overrides it.
@@ -38,7 +41,7 @@ func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Main runs the powercontext command line with args (without the program name) and returns the exit code.
-// Failures are reported as one line on stderr.
+// Failures are reported as one line on stderr: text, or with --output json a JSON object (cli.WriteJSONError).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := NewRootCommand()
 	root.SetArgs(args)
@@ -48,13 +51,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(stderr, "powercontext: "+oneLine(err.Error()))
+	code := cli.ExitCode(err)
 	var cerr *ConfigError
-	var uerr *cli.UsageError
-	if errors.As(err, &cerr) || errors.As(err, &uerr) {
-		return ExitConfig
+	if errors.As(err, &cerr) {
+		code = ExitConfig
 	}
-	return ExitFailed
+	if cli.JSONOutput(args) {
+		if werr := cli.WriteJSONError(stderr, err, code); werr == nil {
+			return code
+		}
+	}
+	fmt.Fprintln(stderr, "powercontext: "+oneLine(err.Error()))
+	return code
 }
 
 // NewRootCommand builds the `powercontext` command tree: the server commands of this package and the HTTP client

@@ -38,6 +38,8 @@ type Config struct {
 	Edge
 	// Entry and query embeddings (embedconfig.go, docs/memory.md#embeddings).
 	Embeddings
+	// The edge's keys and probe limits (guardconfig.go, docs/security.md).
+	Guard
 
 	ProviderKind    string // local | openai ("" = not configured; local is used where allowed)
 	ProviderBaseURL string
@@ -92,6 +94,7 @@ func DefaultConfig() Config {
 		DatabaseURL: "sqlite://./data/powercontext.db", Mode: ModeSingleNode, Role: RoleAll, Listen: "127.0.0.1:8080",
 		Edge:            DefaultEdge(),
 		Embeddings:      DefaultEmbeddings(),
+		Guard:           DefaultGuard(),
 		ProviderTimeout: 60, ProviderMaxRequestBytes: sources.DefaultMaxRequestBytes,
 		WorkerConcurrency: 4, WorkerLeaseSeconds: 120, WorkerHeartbeatSeconds: 30, WorkerPollSeconds: 1,
 		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
@@ -151,7 +154,7 @@ func (c *Config) settings() []setting {
 		{"member-ttl-seconds", "POWERCONTEXT_MEMBER_TTL_SECONDS", "membership time to live", &c.MemberTTLSeconds},
 		{"log-format", "POWERCONTEXT_LOG_FORMAT", "log format: json or console", &c.LogFormat},
 		{"log-level", "POWERCONTEXT_LOG_LEVEL", "log level: debug, info, warn, error", &c.LogLevel},
-	}, append(c.edgeSettings(), c.embeddingSettings()...)...)
+	}, append(append(c.edgeSettings(), c.embeddingSettings()...), c.guardSettings()...)...)
 }
 
 // refuse returns a configuration refusal: one line, exit code 2 (see ConfigError).
@@ -340,6 +343,9 @@ func (c *Config) Validate() error {
 		return refuse("rate limit needs requests >= 1 and a positive window")
 	}
 	if err := c.validateEdge(); err != nil {
+		return err
+	}
+	if err := c.validateGuard(); err != nil {
 		return err
 	}
 	if err := c.validateEmbeddings(); err != nil {

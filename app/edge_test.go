@@ -109,7 +109,7 @@ func TestIdleKeepAliveIsClosed(t *testing.T) {
 
 // TestConnectionCap: with the cap reached, a further connection is not served until one of the open ones ends.
 func TestConnectionCap(t *testing.T) {
-	addr, _ := edgeRuntime(t, func(c *app.Config) { c.HTTPMaxConnections = 2 })
+	addr, _ := edgeRuntime(t, func(c *app.Config) { c.HTTPMaxConnections, c.HTTPMaxConnectionsPerAddress = 2, 2 })
 	hold := make([]net.Conn, 2)
 	for i := range hold {
 		c, err := net.Dial("tcp", addr)

@@ -33,7 +33,15 @@ type Edge struct {
 	HTTPUnauthenticatedPerMinute int
 	MCPMaxSessions               int
 	MCPSessionIdleSeconds        float64
+	MCPMaxSessionsPerPrincipal   int
+	MCPMaxStreams                int
+	MCPMaxStreamsPerPrincipal    int
+	MCPStreamIdleSeconds         float64
 	UISessionTTLSeconds          float64
+
+	// Per-connection limits (edgeconns.go).
+	HTTPMaxConnectionsPerAddress    int
+	HTTPAnonymousIdleTimeoutSeconds float64
 }
 
 // DefaultEdge returns the edge defaults (docs/security.md#limits).
@@ -42,11 +50,13 @@ func DefaultEdge() Edge {
 		HTTPReadHeaderTimeoutSeconds: 10, HTTPReadTimeoutSeconds: 30, HTTPWriteTimeoutSeconds: 60, HTTPIdleTimeoutSeconds: 90,
 		HTTPMaxConnections: 1024, HTTPMaxListBytes: 1 << 20, HTTPUnauthenticatedPerMinute: 60,
 		MCPMaxSessions: 1000, MCPSessionIdleSeconds: 1800, UISessionTTLSeconds: 12 * 3600,
+		MCPMaxSessionsPerPrincipal: 100, MCPMaxStreams: 256, MCPMaxStreamsPerPrincipal: 16, MCPStreamIdleSeconds: 30,
+		HTTPAnonymousIdleTimeoutSeconds: DefaultAnonymousIdleTimeoutSeconds,
 	}
 }
 
 func (c *Config) edgeSettings() []setting {
-	return []setting{
+	return append(c.connSettings(), []setting{
 		{"auth-tokens-file", "POWERCONTEXT_AUTH_TOKENS_FILE", "JSON file of named tokens with role and allowed scopes (docs/security.md#principals)", &c.AuthTokensFile},
 		{"auth-tokens", "POWERCONTEXT_AUTH_TOKENS", "the same JSON inline (prefer the environment variable)", &c.AuthTokens},
 		{"tls-cert-file", "POWERCONTEXT_TLS_CERT_FILE", "PEM certificate chain: serve HTTPS (with --tls-key-file)", &c.TLSCertFile},
@@ -59,10 +69,14 @@ func (c *Config) edgeSettings() []setting {
 		{"http-max-connections", "POWERCONTEXT_HTTP_MAX_CONNECTIONS", "open connections served at once; more wait to be accepted", &c.HTTPMaxConnections},
 		{"http-max-list-bytes", "POWERCONTEXT_HTTP_MAX_LIST_BYTES", "byte cap of one list page; a fuller page ends early with its cursor (>= 65536)", &c.HTTPMaxListBytes},
 		{"http-unauthenticated-per-minute", "POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE", "requests without valid credentials per client address and minute, before auth (0 = off)", &c.HTTPUnauthenticatedPerMinute},
-		{"mcp-max-sessions", "POWERCONTEXT_MCP_MAX_SESSIONS", "MCP sessions kept in single_node; beyond it the least recently used is closed", &c.MCPMaxSessions},
+		{"mcp-max-sessions", "POWERCONTEXT_MCP_MAX_SESSIONS", "MCP sessions kept in single_node, in total; beyond it the new session's principal gives up its least recently used idle one", &c.MCPMaxSessions},
 		{"mcp-session-idle-seconds", "POWERCONTEXT_MCP_SESSION_IDLE_SECONDS", "MCP session idle time before it is closed (single_node)", &c.MCPSessionIdleSeconds},
+		{"mcp-max-sessions-per-principal", "POWERCONTEXT_MCP_MAX_SESSIONS_PER_PRINCIPAL", "MCP sessions of one principal (single_node); beyond it its own least recently used idle one is closed", &c.MCPMaxSessionsPerPrincipal},
+		{"mcp-max-streams", "POWERCONTEXT_MCP_MAX_STREAMS", "open MCP event streams (GET /mcp, single_node); beyond it 429 too_many_streams", &c.MCPMaxStreams},
+		{"mcp-max-streams-per-principal", "POWERCONTEXT_MCP_MAX_STREAMS_PER_PRINCIPAL", "open MCP event streams of one principal; beyond it 429 too_many_streams", &c.MCPMaxStreamsPerPrincipal},
+		{"mcp-stream-idle-seconds", "POWERCONTEXT_MCP_STREAM_IDLE_SECONDS", "an MCP event stream ends after this long without an event (the client reconnects)", &c.MCPStreamIdleSeconds},
 		{"ui-session-ttl-seconds", "POWERCONTEXT_UI_SESSION_TTL_SECONDS", "dashboard session lifetime on the database clock (sessions are stored in the database)", &c.UISessionTTLSeconds},
-	}
+	}...)
 }
 
 // Principals builds the configured tokens: POWERCONTEXT_AUTH_TOKEN as the admin named "admin", then the tokens
@@ -174,6 +188,7 @@ func (c *Config) validateEdge() error {
 		{"POWERCONTEXT_HTTP_WRITE_TIMEOUT_SECONDS", c.HTTPWriteTimeoutSeconds},
 		{"POWERCONTEXT_HTTP_IDLE_TIMEOUT_SECONDS", c.HTTPIdleTimeoutSeconds},
 		{"POWERCONTEXT_MCP_SESSION_IDLE_SECONDS", c.MCPSessionIdleSeconds},
+		{"POWERCONTEXT_MCP_STREAM_IDLE_SECONDS", c.MCPStreamIdleSeconds},
 		{"POWERCONTEXT_UI_SESSION_TTL_SECONDS", c.UISessionTTLSeconds},
 	} {
 		if p.v <= 0 {
@@ -195,6 +210,8 @@ func (c *Config) validateEdge() error {
 		return refuse("POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE must be >= 0 (0 = off)")
 	case c.MCPMaxSessions < 1:
 		return refuse("POWERCONTEXT_MCP_MAX_SESSIONS must be >= 1")
+	case c.MCPMaxSessionsPerPrincipal < 1 || c.MCPMaxStreams < 1 || c.MCPMaxStreamsPerPrincipal < 1:
+		return refuse("POWERCONTEXT_MCP_MAX_SESSIONS_PER_PRINCIPAL, POWERCONTEXT_MCP_MAX_STREAMS and POWERCONTEXT_MCP_MAX_STREAMS_PER_PRINCIPAL must be >= 1")
 	}
 	if _, err := c.TrustedProxyPrefixes(); err != nil {
 		return refuse("%v", err)
@@ -202,7 +219,7 @@ func (c *Config) validateEdge() error {
 	if _, err := c.TLSConfig(); err != nil {
 		return refuse("%v", err)
 	}
-	return nil
+	return c.validateConns()
 }
 
 const (

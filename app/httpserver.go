@@ -3,12 +3,14 @@ package app
 import (
 	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/net/netutil"
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/handlers"
+	"github.com/powercontext/powercontext/internal/connstate"
 )
 
 // maxHeaderBytes caps a request's header block (net/http's default is 1 MiB; bearer tokens, cookies and ids fit
@@ -33,13 +35,31 @@ func newHTTPServer(cfg Config, h http.Handler, log zerolog.Logger) *http.Server 
 
 // listen binds the API address and caps the connections served at once: beyond the cap a new connection waits in
 // the kernel's accept queue until one ends (the timeouts above make sure they do), so a flood of idle
-// connections cannot exhaust the process's file descriptors, which the database pool needs too.
-func listen(cfg Config) (net.Listener, error) {
+// connections cannot exhaust the process's file descriptors, which the database pool needs too. Below that, one
+// client address (an IPv6 /64) holds at most MaxConnectionsPerAddress connections: a further one from it is closed
+// at accept, so one address cannot take the whole cap from everyone else. Trusted proxies are exempt (they carry
+// many clients).
+func listen(cfg Config, trusted []netip.Prefix) (net.Listener, error) {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, err
 	}
-	return netutil.LimitListener(ln, cfg.HTTPMaxConnections), nil
+	per := &connstate.PerAddress{Listener: ln, Max: cfg.MaxConnectionsPerAddress(), Exempt: func(a netip.Addr) bool {
+		for _, p := range trusted {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}}
+	return netutil.LimitListener(per, cfg.HTTPMaxConnections), nil
+}
+
+// trackConnections closes idle connections no request has authenticated on after the anonymous idle timeout
+// (only with tokens configured; without them every connection is alike).
+func trackConnections(cfg Config, srv *http.Server) {
+	t := &connstate.Tracker{AnonymousIdle: Seconds(cfg.HTTPAnonymousIdleTimeoutSeconds)}
+	srv.ConnContext, srv.ConnState = t.ConnContext, t.ConnState
 }
 
 // applyEdge sets the HTTP layer's principals, proxies and limits from cfg (docs/security.md).
@@ -53,6 +73,9 @@ func applyEdge(cfg Config, d *handlers.Deps) error {
 		return err
 	}
 	d.Principals, d.TrustedProxies = principals, proxies
+	if err := applyGuard(cfg, d); err != nil {
+		return err
+	}
 	d.MaxListBytes = cfg.HTTPMaxListBytes
 	if d.UnauthenticatedPerMinute = cfg.HTTPUnauthenticatedPerMinute; d.UnauthenticatedPerMinute == 0 {
 		d.UnauthenticatedPerMinute = -1 // off

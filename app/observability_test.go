@@ -147,7 +147,8 @@ func startRuntime(t *testing.T, engine db.Engine, model *fakeModel, adjust ...fu
 	cfg.WorkerMaxAttempts = 2
 	cfg.SchedulerLeaseSeconds, cfg.SchedulerRenewSeconds = 1.5, 0.2
 	cfg.MemberHeartbeatSeconds, cfg.MemberTTLSeconds = 0.2, 5
-	cfg.LogLevel = "debug" // capture every line a component writes
+	cfg.LogLevel = "debug"      // capture every line a component writes
+	cfg.MetricsCacheSeconds = 0 // every /metrics read sees the counters of the actions before it
 	for _, f := range adjust {
 		f(&cfg)
 	}
@@ -380,7 +381,7 @@ func TestCanariesNeverLeak(t *testing.T) {
 
 // documented label sets of /metrics (telemetry's doc); route is a registered template or "unmatched".
 var labelSets = map[string][]string{
-	"kind": telemetry.Kinds, "error_category": telemetry.ErrorCategories, "status": telemetry.QueueStatuses,
+	"kind": telemetry.KindLabels(app.WorkKinds()), "error_category": telemetry.ErrorCategories, "status": telemetry.QueueStatuses,
 	"role": telemetry.Roles, "method": telemetry.Methods, "status_class": telemetry.StatusClasses,
 	"provider": telemetry.ProviderNames,
 	"route": {"/health/live", "/health/ready", "/metrics", "/v1/sources", "/v1/memory/flush", "/v1/memory",

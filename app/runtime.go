@@ -61,6 +61,7 @@ type Runtime struct {
 	membership *coordinator.Membership
 	http       *http.Server
 	listener   net.Listener
+	certs      *certReloader // TLS served when set
 	single     *coordinator.LeaseToken
 	tel        *telemetry.Telemetry
 	stopping   atomic.Bool // Run began to shut down (readiness says so)
@@ -132,7 +133,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		}
 	}()
 	// Telemetry first: every later part reports through it. Tracing is off unless OTEL_* turns it on.
-	r.tel, err = telemetry.New(ctx, telemetry.Config{ServiceVersion: BuildVersion, InstanceID: r.memberID, Logger: log,
+	r.tel, err = telemetry.New(ctx, telemetry.Config{ServiceVersion: BuildVersion, InstanceID: r.memberID, Logger: log, Kinds: WorkKinds(),
 		SpanExporter: o.spanExporter})
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -261,7 +262,8 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		deps.MCP = mcp.NewHandler(mcp.Deps{Journal: deps.Journal, Memory: deps.Memory, Experience: deps.Experience,
 			Flusher: deps.Flusher, Incubator: deps.Incubator, Ledger: deps.Ledger, FlushDefaultWait: Seconds(cfg.FlushDefaultWaitSeconds),
 			FlushMaxWait: Seconds(cfg.FlushMaxWaitSeconds), Logger: log, Version: BuildVersion, MaxSessions: cfg.MCPMaxSessions,
-			SessionIdle: Seconds(cfg.MCPSessionIdleSeconds)}, cfg.Mode == ModeDistributed)
+			SessionIdle: Seconds(cfg.MCPSessionIdleSeconds), MaxSessionsPerPrincipal: cfg.MCPMaxSessionsPerPrincipal,
+			MaxStreams: cfg.MCPMaxStreams, MaxStreamsPerPrincipal: cfg.MCPMaxStreamsPerPrincipal, StreamIdle: Seconds(cfg.MCPStreamIdleSeconds)}, cfg.Mode == ModeDistributed)
 	}
 	if err := applyEdge(cfg, &deps); err != nil {
 		return nil, &ConfigError{Err: err}
@@ -269,17 +271,28 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	if cfg.RunsAPI() {
 		// Sessions live in the database: every API replica accepts a sign-in made on any other.
 		deps.UISessions = ui.NewSessions(ui.SessionConfig{Store: store, Principals: deps.Principals,
-			TTL: Seconds(cfg.UISessionTTLSeconds), TrustedProxies: deps.TrustedProxies})
+			TTL: Seconds(cfg.UISessionTTLSeconds), TrustedProxies: deps.TrustedProxies, Keys: deps.ServerKeys})
 		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, Principals: deps.Principals,
 			Sessions: deps.UISessions})
 	}
-	r.listener, err = listen(cfg)
+	if cfg.TLSEnabled() {
+		if r.certs, err = newCertReloader(cfg.TLSCertFile, cfg.TLSKeyFile, log); err != nil {
+			return nil, &ConfigError{Err: err}
+		}
+	}
+	r.listener, err = listen(cfg, deps.TrustedProxies)
 	if err != nil {
 		return nil, fmt.Errorf("cannot listen on %s: %w", cfg.Listen, err)
 	}
 	e := handlers.New(deps)
 	e.Pre(r.tel.HTTPMiddleware(e)) // outermost: request metrics and server spans by route template
 	r.http = newHTTPServer(cfg, e, log)
+	if !deps.Principals.Empty() {
+		trackConnections(cfg, r.http)
+	}
+	if r.certs != nil {
+		r.http.TLSConfig = serverTLSConfig(r.certs)
+	}
 	ok = true
 	return r, nil
 }
@@ -342,7 +355,13 @@ func (r *Runtime) MemberID() string { return r.memberID }
 // (a flush) gets its answer, and the process stays visible to other members while it still holds work.
 func (r *Runtime) Run(ctx context.Context) error {
 	defer r.closeAll()
-	r.log.Info().Str("listen", r.Addr()).Str("mode", r.cfg.Mode).Msg("powercontext started")
+	scheme := "http"
+	if r.certs != nil {
+		scheme = "https"
+		stopHUP := r.reloadOnSIGHUP()
+		defer stopHUP()
+	}
+	r.log.Info().Str("listen", r.Addr()).Str("scheme", scheme).Str("mode", r.cfg.Mode).Msg("powercontext started")
 	// A part that fails starts the same shutdown; Run returns its error.
 	failed, fail := context.WithCancelCause(context.Background())
 	defer fail(nil)
@@ -350,7 +369,13 @@ func (r *Runtime) Run(ctx context.Context) error {
 
 	var serving errgroup.Group
 	serving.Go(func() error {
-		if err := r.http.Serve(r.listener); !errors.Is(err, http.ErrServerClosed) {
+		serve := r.http.Serve
+		if r.certs != nil {
+			// ServeTLS (not a tls.Listener) so HTTP/2 is offered; a cleartext request on this port gets net/http's
+			// 400 "Client sent an HTTP request to an HTTPS server" and never reaches a handler.
+			serve = func(ln net.Listener) error { return r.http.ServeTLS(ln, "", "") }
+		}
+		if err := serve(r.listener); !errors.Is(err, http.ErrServerClosed) {
 			fail(fmt.Errorf("http server: %w", err))
 			return err
 		}

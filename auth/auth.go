@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -97,6 +98,31 @@ func (s *Set) Authenticate(token string) (*Principal, bool) {
 	}
 	p, ok := s.byDigest[sha256.Sum256([]byte(token))]
 	return p, ok
+}
+
+// AdminSecret is key material derived from the admin tokens' digests (sorted, so the order of configuration does
+// not matter; nil without an admin token): the server secret when POWERCONTEXT_SERVER_SECRET is unset. It changes
+// when an admin token is added, removed or replaced.
+func (s *Set) AdminSecret() []byte {
+	if s.Empty() {
+		return nil
+	}
+	var digests [][sha256.Size]byte
+	for d, p := range s.byDigest {
+		if p.Admin() {
+			digests = append(digests, d)
+		}
+	}
+	if len(digests) == 0 {
+		return nil
+	}
+	sort.Slice(digests, func(i, j int) bool { return bytes.Compare(digests[i][:], digests[j][:]) < 0 })
+	h := sha256.New()
+	h.Write([]byte("powercontext-server-secret:"))
+	for _, d := range digests {
+		h.Write(d[:])
+	}
+	return h.Sum(nil)
 }
 
 // ByName returns the principal named name.
@@ -236,6 +262,11 @@ func principal(sp TokenSpec) (*Principal, error) {
 			return nil, errors.New(`token_sha256 must be 64 hex digits (sha256 of the token)`)
 		}
 		copy(p.digest[:], b)
+		for _, ph := range placeholderTokens {
+			if p.digest == sha256.Sum256([]byte(ph)) {
+				return nil, errPlaceholder
+			}
+		}
 	default:
 		return nil, errors.New(`"token" or "token_sha256" is required`)
 	}
@@ -257,8 +288,30 @@ func principal(sp TokenSpec) (*Principal, error) {
 	return p, nil
 }
 
-// checkToken enforces the minimum length and a printable token (it travels in a header).
+// placeholderTokens are the example tokens this repository's deploy recipes ship (deploy/compose/env.example,
+// deploy/kubernetes/secret.example.yaml); IsPlaceholderToken refuses them so a copied example never guards a server.
+var placeholderTokens = []string{"change-me-to-a-long-random-token", "change-me"}
+
+// IsPlaceholderToken reports a token that is one of the deploy recipes' placeholders or is obviously one: equal to
+// a placeholder, or starting with "change-me", "changeme" or "replace-me", ignoring case.
+func IsPlaceholderToken(tok string) bool {
+	lower := strings.ToLower(tok)
+	for _, prefix := range []string{"change-me", "changeme", "change_me", "replace-me", "replaceme"} {
+		if strings.HasPrefix(lower, prefix) {
+			return true
+		}
+	}
+	return slices.Contains(placeholderTokens, lower)
+}
+
+// errPlaceholder is the refusal of a placeholder token (it never quotes the token).
+var errPlaceholder = errors.New("the token is a placeholder from the deploy examples: replace it (generate one with: openssl rand -hex 32)")
+
+// checkToken refuses placeholders and enforces the minimum length and a printable token (it travels in a header).
 func checkToken(tok string) error {
+	if IsPlaceholderToken(tok) {
+		return errPlaceholder
+	}
 	if len(tok) < MinTokenLength {
 		return fmt.Errorf("the token is shorter than %d characters (generate one with: openssl rand -hex 32)", MinTokenLength)
 	}

@@ -83,6 +83,9 @@ func TestRefusals(t *testing.T) {
 		"duplicate name":   {`[{"name":"x","role":"agent","token":"` + tokA + `"},{"name":"x","role":"agent","token":"` + tokB + `"}]`, "used twice"},
 		"duplicate token":  {`[{"name":"x","role":"agent","token":"` + tokA + `"},{"name":"y","role":"admin","token_sha256":"` + digest(tokA) + `"}]`, "configured twice"},
 		"unnamed position": {`[{"role":"agent","token":"` + tokA + `"}]`, "token 1: name must be"},
+		"placeholder":      {`[{"name":"x","role":"agent","token":"change-me-to-a-long-random-token"}]`, "placeholder from the deploy examples"},
+		"any change-me":    {`[{"name":"x","role":"agent","token":"CHANGEME-` + tokA + `"}]`, "placeholder"},
+		"placeholder hash": {`[{"name":"x","role":"agent","token_sha256":"` + digest("change-me-to-a-long-random-token") + `"}]`, "placeholder"},
 	} {
 		specs, err := auth.ParseTokens([]byte(tc.doc))
 		if err == nil {

@@ -3,9 +3,10 @@
 // commands (`server run`, `server migrate`) and the root command that joins both live in package app, the
 // composition root.
 //
-// Every command prints human-friendly text by default and the server's JSON with --output json. A bad command line
-// (a missing or malformed flag or argument) is a *UsageError, found before any request is sent; the binary exits 2
-// for it and 1 for a failure reported by the server or the network.
+// Every command prints human-friendly text by default and the server's JSON with --output json (and then reports
+// an error as a JSON object on standard error). A bad command line (a missing or malformed flag or argument) is a
+// *UsageError, found before any request is sent. Exit codes (exit.go): 0 ok, 1 other failure, 2 usage, 3 server
+// unreachable, 4 a 4xx answer, 5 operation still running at --deadline.
 package cli
 
 import (
@@ -19,10 +20,11 @@ import (
 const (
 	EnvServerURL     = "POWERCONTEXT_SERVER_URL"
 	EnvAuthToken     = "POWERCONTEXT_AUTH_TOKEN"
+	EnvCAFile        = "POWERCONTEXT_CA_FILE"
 	DefaultServerURL = "http://127.0.0.1:8080"
 )
 
-// Commands returns the command groups that talk to a running server: sources, scopes, memory and ops. Each call builds a
+// Commands returns the command groups that talk to a running server: sources, scopes, memory, experience and ops. Each call builds a
 // fresh tree (flags are bound to the returned commands).
 func Commands() []*cobra.Command {
 	return []*cobra.Command{newSourcesCommand(), newScopesCommand(), newMemoryCommand(), newExperienceCommand(), newOpsCommand()}

@@ -231,16 +231,16 @@ func TestSourcesAdd(t *testing.T) {
 	require.Equal(t, app.ExitOK, code)
 	require.JSONEq(t, `{"scope_id":"team","source_id":"s-2","journal_position":2,"created":true}`, out)
 
-	// Validation errors print code, message, field and request id, and exit 1.
+	// Validation errors print code, message, field and request id, and exit 4 (a 4xx answer).
 	code, out, errOut = run("sources", "add", "--server", url, "--scope", "team", "")
-	require.Equal(t, app.ExitFailed, code)
+	require.Equal(t, app.ExitClientError, code)
 	require.Empty(t, out)
 	require.Equal(t, "powercontext: invalid_request: must be 1..65536 bytes (field content, request id req-1)\n", errOut)
 
 	// A token is required: the flag or the environment provides it.
 	api.token = "s3cret"
 	code, _, errOut = run("sources", "add", "--server", url, "--scope", "team", "x")
-	require.Equal(t, app.ExitFailed, code)
+	require.Equal(t, app.ExitClientError, code)
 	require.Contains(t, errOut, "unauthorized: missing or invalid bearer token (request id req-1); pass --token or set POWERCONTEXT_AUTH_TOKEN")
 	code, _, errOut = run("sources", "add", "--server", url, "--token", "s3cret", "--scope", "team", "x")
 	require.Equal(t, app.ExitOK, code, errOut)
@@ -257,7 +257,7 @@ func TestSourcesDeleteAndScopesErase(t *testing.T) {
 	require.Equal(t, app.ExitOK, code, errOut)
 	require.Equal(t, "forgot source s/1 of scope team (journal position 1); operation op-9 removes it from Memory (queued)\n", out)
 	code, _, errOut = run("sources", "delete", "--server", url, "--scope", "team", "nope")
-	require.Equal(t, app.ExitFailed, code)
+	require.Equal(t, app.ExitClientError, code)
 	require.Contains(t, errOut, "source_not_found")
 	code, _, errOut = run("sources", "delete", "--server", url, "s/1")
 	require.Equal(t, app.ExitConfig, code, errOut)
@@ -318,10 +318,18 @@ func TestMemoryFlushPendingAndFailed(t *testing.T) {
 	api, url := newFakeAPI(t)
 	api.opScript = []opStep{{"running", 1, ""}}
 	code, out, errOut := run("memory", "flush", "--server", url, "--scope", "team", "--poll", "5ms", "--deadline", "60ms")
-	require.Equal(t, app.ExitFailed, code)
+	require.Equal(t, app.ExitPending, code)
 	require.Empty(t, out)
-	require.Contains(t, errOut, "powercontext: operation op-1 is still running after 60ms; it continues on the server; "+
-		"follow it with: powercontext ops get op-1\n")
+	require.Contains(t, errOut, "powercontext: operation op-1 is still running when --deadline 60ms passed; it continues "+
+		"on the server; follow it with: powercontext ops get op-1\n")
+
+	// retry_wait is said in words.
+	api.polls = 0
+	api.opScript = []opStep{{"retry_wait", 1, "provider_timeout"}}
+	code, _, errOut = run("memory", "flush", "--server", url, "--scope", "team", "--poll", "5ms", "--deadline", "60ms")
+	require.Equal(t, app.ExitPending, code)
+	require.Contains(t, errOut, "powercontext: operation op-1 is still waiting to retry after a failed attempt "+
+		"(retry_wait) when --deadline 60ms passed;")
 
 	api.polls = 0
 	api.opScript = []opStep{{"running", 1, ""}, {"failed", 3, "provider_timeout"}}
@@ -352,7 +360,7 @@ evicted by the entry cap: 2 (ids 3,5)
 
 	code, out, errOut = run("memory", "search", "--server", url, "--scope", "team", "--limit", "5", "billing")
 	require.Equal(t, app.ExitOK, code, errOut)
-	require.Contains(t, out, `1 entries matching "billing"`)
+	require.Contains(t, out, `1 entry matching "billing"`)
 	require.Contains(t, out, "2  -   2,3      Alice owns the billing service.")
 	require.NotContains(t, out, "evicted", "a search lists matches only")
 
@@ -404,11 +412,11 @@ func TestOps(t *testing.T) {
 	require.Contains(t, out, "status     running\n")
 
 	code, _, errOut = run("ops", "get", "--server", url, "nope")
-	require.Equal(t, app.ExitFailed, code)
+	require.Equal(t, app.ExitClientError, code)
 	require.Equal(t, "powercontext: operation_not_found: operation not found (request id req-1)\n", errOut)
 
 	code, _, errOut = run("ops", "cancel", "--server", url, "op-9", "--expected-version", "3")
-	require.Equal(t, app.ExitFailed, code)
+	require.Equal(t, app.ExitClientError, code)
 	require.Equal(t, "powercontext: operation_conflict: the operation is in another state or version (request id req-1); "+
 		"it is succeeded at version 4\n", errOut)
 
@@ -464,15 +472,15 @@ func TestUnreachableServer(t *testing.T) {
 		{"ops", "list", "--server", url},
 	} {
 		code, out, errOut := run(args...)
-		require.Equal(t, app.ExitFailed, code)
+		require.Equal(t, app.ExitUnreachable, code)
 		require.Empty(t, out)
-		require.Equal(t, "powercontext: cannot reach powercontext at "+url+
-			": is the server running? (start it with: make run)\n", errOut)
+		// Not the default local URL: no "make run" hint.
+		require.Equal(t, "powercontext: cannot reach powercontext at "+url+": is the server running?\n", errOut)
 	}
-	// The default address is used when neither --server nor the environment names one.
+	// The environment's address is used when --server does not name one.
 	t.Setenv(cli.EnvServerURL, url)
 	code, _, errOut := run("ops", "list")
-	require.Equal(t, app.ExitFailed, code)
+	require.Equal(t, app.ExitUnreachable, code)
 	require.Contains(t, errOut, "cannot reach powercontext at "+url)
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ const (
 type clientFlags struct {
 	server  string
 	token   string
+	caFile  string
 	output  string
 	timeout time.Duration
 }
@@ -36,8 +38,10 @@ func (f *clientFlags) register(cmd *cobra.Command) {
 	// Defaults from the environment are resolved at run time so that --help never prints a token.
 	pf.StringVar(&f.server, "server", "", "powercontext API URL (default $"+EnvServerURL+", else "+DefaultServerURL+")")
 	pf.StringVar(&f.token, "token", "", "bearer token (default $"+EnvAuthToken+")")
+	pf.StringVar(&f.caFile, "ca-file", "", "PEM CA bundle to trust for an https:// server (default $"+EnvCAFile+", else the system's)")
 	pf.StringVarP(&f.output, "output", "o", outputText, "output format: text (human-friendly) or json (the server's JSON)")
 	pf.DurationVar(&f.timeout, "timeout", client.DefaultTimeout, "timeout of each HTTP request")
+	completeValues(cmd, "output", outputValues)
 }
 
 // session is one command's client plus what it needs to print.
@@ -46,6 +50,8 @@ type session struct {
 	json bool
 	// raw is the body of the last successful answer (printed as is with --output json).
 	raw []byte
+	// localDefault: the server is the default local URL, so "start it with: make run" is a useful hint.
+	localDefault bool
 }
 
 // connect validates the client flags and builds the client (bad flags are UsageErrors, exit 2).
@@ -70,13 +76,20 @@ func (f *clientFlags) connect(extra ...client.Option) (*session, error) {
 	if token == "" {
 		token = envOr(EnvAuthToken, "")
 	}
-	s := &session{json: f.output == outputJSON}
+	s := &session{json: f.output == outputJSON, localDefault: strings.TrimRight(server, "/") == DefaultServerURL}
 	opts := []client.Option{client.WithToken(token), client.WithTimeout(f.timeout),
 		client.WithResponseObserver(func(_, _ string, status int, body []byte) {
 			if status < 400 {
 				s.raw = body
 			}
 		})}
+	caOpt, err := caOption(f.caFile)
+	if err != nil {
+		return nil, err
+	}
+	if caOpt != nil {
+		opts = append(opts, caOpt)
+	}
 	s.c = client.New(server, append(opts, extra...)...)
 	return s, nil
 }
@@ -92,33 +105,48 @@ func writeJSONLine(w io.Writer, b []byte) error {
 	return err
 }
 
-// explain turns client errors into one helpful line; the caller's Main prints it and exits 1.
+// explain turns client errors into one helpful line, keeping the error underneath (a *Failure): Main prints the
+// line (or, with -o json, a JSON object) and exits with ExitCode's code for it.
 func (s *session) explain(err error) error {
 	if err == nil {
 		return nil
 	}
+	return &Failure{Msg: s.explainLine(err), Err: err}
+}
+
+func (s *session) explainLine(err error) string {
 	var ce *client.ConnectionError
 	if errors.As(err, &ce) {
 		if ce.Timeout {
-			return fmt.Errorf("powercontext at %s did not answer in time (raise --timeout, or check the server)", ce.URL)
+			return fmt.Sprintf("powercontext at %s did not answer in time (raise --timeout, or check the server)", ce.URL)
 		}
-		return fmt.Errorf("cannot reach powercontext at %s: is the server running? (start it with: make run)", ce.URL)
+		var cert *tls.CertificateVerificationError
+		if errors.As(err, &cert) {
+			return fmt.Sprintf("the TLS certificate of powercontext at %s is not trusted: pass --ca-file (or set "+
+				"POWERCONTEXT_CA_FILE) to trust its certificate authority", ce.URL)
+		}
+		msg := fmt.Sprintf("cannot reach powercontext at %s: is the server running?", ce.URL)
+		if s.localDefault {
+			msg += " (start it with: make run)"
+		}
+		return msg
 	}
 	var pending *client.OperationPendingError
 	if errors.As(err, &pending) {
-		return fmt.Errorf("operation %s is still %s after %s; it continues on the server; follow it with: powercontext ops get %s",
-			pending.OperationID, pendingStatus(pending.Status), pending.Deadline, pending.OperationID)
+		return fmt.Sprintf("operation %s is still %s when --deadline %s passed; it continues on the server; "+
+			"follow it with: powercontext ops get %s", pending.OperationID, pendingPhrase(pending.Status),
+			pending.Deadline, pending.OperationID)
 	}
 	var failed *client.OperationFailedError
 	if errors.As(err, &failed) {
 		switch {
 		case failed.Blocked:
-			return fmt.Errorf("memory flush is blocked by failed operation %s (%s): retry or cancel it "+
+			return fmt.Sprintf("memory flush is blocked by failed operation %s (%s): retry or cancel it "+
 				"(see: powercontext ops get %s)", failed.OperationID, failed.Code, failed.OperationID)
 		case failed.Code == client.StatusCancelled:
-			return fmt.Errorf("operation %s was cancelled", failed.OperationID)
+			return fmt.Sprintf("operation %s was cancelled", failed.OperationID)
 		default:
-			return fmt.Errorf("operation %s failed: %s (see: powercontext ops get %s)", failed.OperationID,
+			return fmt.Sprintf("operation %s failed: %s (see: powercontext ops get %s)", failed.OperationID,
 				failureName(failed.Category, failed.Code), failed.OperationID)
 		}
 	}
@@ -133,9 +161,23 @@ func (s *session) explain(err error) error {
 				msg += fmt.Sprintf("; it is %v at version %d", ae.Details["status"], int64(v))
 			}
 		}
-		return errors.New(msg)
+		return msg
 	}
-	return err
+	return err.Error()
+}
+
+// pendingPhrase says what an operation still running at the deadline is doing, in words.
+func pendingPhrase(status string) string {
+	switch status {
+	case "":
+		return "pending"
+	case client.StatusRetryWait:
+		return "waiting to retry after a failed attempt (retry_wait)"
+	case client.StatusQueued:
+		return "queued"
+	default:
+		return status
+	}
 }
 
 func pendingStatus(s string) string {

@@ -30,8 +30,9 @@ incubation are read and lessons are proposed from the task outcomes among them. 
 operation (POST /v1/experience/incubate with Prefer: respond-async) and followed like "memory flush". The proposed
 candidates are pending: review them with "powercontext experience candidates" and approve or reject each one.
 
-When the operation is still running at --deadline the command exits 1 and the operation continues on the server
-(follow it with "powercontext ops get ID"). A failed or cancelled operation exits 1 naming its error code.`,
+When the operation is still running at --deadline the command exits 5 and the operation continues on the server
+(follow it with "powercontext ops get ID"). A failed or cancelled operation exits 1 naming its error code. When
+standard error is not a terminal, a plain progress line is printed there every --progress-interval (10s).`,
 		Example: `  powercontext experience incubate --scope team
   powercontext experience incubate --scope team --output json`,
 	}
@@ -97,6 +98,7 @@ func newExperienceCandidatesCommand(f *clientFlags) *cobra.Command {
 	fl.StringVar(&p.ScopeID, "scope", "", "scope whose candidates to list (required)")
 	fl.StringVar(&p.Status, "status", "", "only this status: pending, approved, rejected or withdrawn")
 	fl.IntVar(&p.Limit, "limit", 0, "most candidates to list (1..100, default 50)")
+	completeValues(cmd, "status", candidateStatusValues)
 	return cmd
 }
 

@@ -81,7 +81,7 @@ func TestExperienceIncubateAndReview(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(`(?m)^CANDIDATE ID +STATUS +VERSION +CREATED +CITES +TITLE\n`+cand.CandidateID+` +pending +1 `), out)
 
 	code, _, errOut = run("experience", "approve", "--server", url, cand.CandidateID, "--expected-version", "7")
-	require.Equal(t, app.ExitFailed, code)
+	require.Equal(t, app.ExitClientError, code)
 	require.Contains(t, errOut, "candidate_conflict")
 	code, _, errOut = run("experience", "approve", "--server", url, cand.CandidateID)
 	require.Equal(t, app.ExitConfig, code)
@@ -91,7 +91,7 @@ func TestExperienceIncubateAndReview(t *testing.T) {
 	require.Equal(t, app.ExitOK, code, errOut)
 	require.Regexp(t, `(?m)^status +approved$`, out)
 	code, _, errOut = run("experience", "reject", "--server", url, cand.CandidateID, "--expected-version", "2")
-	require.Equal(t, app.ExitFailed, code, "an approved candidate is no longer pending")
+	require.Equal(t, app.ExitClientError, code, "an approved candidate is no longer pending")
 	require.Contains(t, errOut, "candidate_conflict")
 
 	code, out, errOut = run("experience", "incubate", "--server", url, "--scope", "team")

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -35,8 +38,9 @@ func newMemoryFlushCommand(f *clientFlags) *cobra.Command {
 replica may answer — while a status line on standard error shows its progress. Each flush processes at most one
 window of 100 Sources.
 
-When the operation is still running at --deadline the command exits 1 and the operation continues on the server
-(follow it with "powercontext ops get ID"). A failed or cancelled operation exits 1 naming its error code. A
+When the operation is still running at --deadline the command exits 5 and the operation continues on the server
+(follow it with "powercontext ops get ID"). A failed or cancelled operation exits 1 naming its error code. When
+standard error is not a terminal, a plain progress line is printed there every --progress-interval (10s). A
 scope whose next window is held by a failed operation is blocked until that operation is retried or cancelled
 ("powercontext ops retry ID --expected-version N").`,
 		Example: `  powercontext memory flush --scope team
@@ -59,22 +63,49 @@ func printFlush(w io.Writer, scope string, r client.FlushResult) error {
 	if r.OperationID != nil {
 		op = " (operation " + *r.OperationID + ")"
 	}
-	_, err := fmt.Fprintf(w, "flushed %d sources of scope %s: journal %d → %d of %d; memory revision %s%s\n",
-		r.ProcessedSourceCount, scope, r.PreviousCursor, r.CurrentCursor, r.HighWatermark, rev, op)
-	if err == nil && r.CurrentCursor < r.HighWatermark {
-		_, err = fmt.Fprintf(w, "%d sources are still pending: run the flush again\n", r.HighWatermark-r.CurrentCursor)
+	_, err := fmt.Fprintf(w, "flushed %s of scope %s: journal %d → %d of %d; memory revision %s%s\n",
+		plural(int(r.ProcessedSourceCount), "source", "sources"), scope, r.PreviousCursor, r.CurrentCursor,
+		r.HighWatermark, rev, op)
+	if n := r.HighWatermark - r.CurrentCursor; err == nil && n > 0 {
+		verb := "are"
+		if n == 1 {
+			verb = "is"
+		}
+		_, err = fmt.Fprintf(w, "%s %s still pending: run the flush again\n", plural(int(n), "source", "sources"), verb)
 	}
 	return err
 }
 
-// statusLine rewrites one line on standard error ("\r") each time an operation's status or attempt changes. It
-// writes only when standard error is a terminal (live): in a pipe or a log file a carriage-return line is noise.
-// It is finished (end) before the result is printed, so it never follows the result.
+// statusLine shows a followed operation's progress on standard error. On a terminal (live) it rewrites one line
+// ("\r") each time the operation's status or attempt changes. Elsewhere (a pipe, a log file, a script) a
+// carriage-return line is noise, so it writes a plain line every `every` (--progress-interval; 0 = never) with the
+// last status seen and the time elapsed — a JSON object per line with --output json. It is finished (end) before
+// the result is printed, so it never follows the result.
 type statusLine struct {
 	w     io.Writer
 	live  bool
 	last  string
 	width int
+
+	// plain progress (not live)
+	json    bool
+	every   time.Duration
+	start   time.Time
+	mu      sync.Mutex
+	rec     client.OperationRecord
+	seen    bool
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// newStatusLine starts the status display of one followed operation on w.
+func newStatusLine(w io.Writer, asJSON bool, every time.Duration) *statusLine {
+	s := &statusLine{w: w, live: IsTerminal(w), json: asJSON, every: every, start: time.Now()}
+	if !s.live && every > 0 {
+		s.stop, s.stopped = make(chan struct{}), make(chan struct{})
+		go s.tick()
+	}
+	return s
 }
 
 // IsTerminal reports whether w is a terminal; the live status line is drawn only then. A variable so that tests
@@ -86,6 +117,9 @@ var IsTerminal = func(w io.Writer) bool {
 
 func (s *statusLine) show(r client.OperationRecord) {
 	if !s.live {
+		s.mu.Lock()
+		s.rec, s.seen = r, true
+		s.mu.Unlock()
 		return
 	}
 	line := "operation " + r.OperationID + ": " + r.Status
@@ -103,11 +137,60 @@ func (s *statusLine) show(r client.OperationRecord) {
 	s.last, s.width = line, max(s.width, len(line))
 }
 
-// end finishes the status line, if one was written.
+// tick writes a plain progress line every s.every until end.
+func (s *statusLine) tick() {
+	defer close(s.stopped)
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.mu.Lock()
+			r, seen := s.rec, s.seen
+			s.mu.Unlock()
+			if seen {
+				s.plain(r, time.Since(s.start))
+			}
+		}
+	}
+}
+
+func (s *statusLine) plain(r client.OperationRecord, elapsed time.Duration) {
+	if s.json {
+		b, err := json.Marshal(map[string]any{"progress": map[string]any{"operation_id": r.OperationID,
+			"status": r.Status, "attempt_count": r.AttemptCount, "elapsed_seconds": elapsed.Seconds()}})
+		if err == nil {
+			_ = writeJSONLine(s.w, b)
+		}
+		return
+	}
+	line := "operation " + r.OperationID + ": " + r.Status
+	if r.AttemptCount > 0 {
+		line += fmt.Sprintf(" (attempt %d)", r.AttemptCount)
+	}
+	fmt.Fprintf(s.w, "%s, %s elapsed\n", line, elapsed.Round(time.Second))
+}
+
+// end stops the plain progress lines and finishes the live line, if one was written.
 func (s *statusLine) end() {
+	if s.stop != nil {
+		close(s.stop)
+		<-s.stopped
+		s.stop = nil
+	}
 	if s.last != "" {
 		fmt.Fprintln(s.w)
 	}
+}
+
+// plural is "1 entry", "2 entries": n and the noun's form for it.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func newMemoryShowCommand(f *clientFlags) *cobra.Command {
@@ -192,6 +275,7 @@ be embedded in time and full text answered.`,
 	cmd.Flags().StringVar(&scope, "scope", "", "scope to search (required)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "most entries to return (1..100, default 20)")
 	cmd.Flags().StringVar(&mode, "mode", "", "ranking: fts, semantic or hybrid (default: hybrid when the revision has embeddings, else fts)")
+	completeValues(cmd, "mode", searchModeValues)
 	return cmd
 }
 
@@ -217,9 +301,9 @@ func printMemory(w io.Writer, m client.Memory, query string) error {
 		head += " (" + fmtTime(*m.CreatedAt) + ")"
 	}
 	if query != "" {
-		head += fmt.Sprintf(": %d entries matching %q", len(m.Entries), query)
+		head += fmt.Sprintf(": %s matching %q", plural(len(m.Entries), "entry", "entries"), query)
 	} else {
-		head += fmt.Sprintf(": %d entries", len(m.Entries))
+		head += ": " + plural(len(m.Entries), "entry", "entries")
 	}
 	if _, err := fmt.Fprintln(w, head); err != nil {
 		return err
@@ -405,8 +489,8 @@ func newMemoryContextCommand(f *clientFlags) *cobra.Command {
 				return s.printJSON(cmd.OutOrStdout())
 			}
 			w := cmd.OutOrStdout()
-			if _, err := fmt.Fprintf(w, "scope %s: %d items, %d of %d tokens (%d left out)\n", cx.ScopeID, len(cx.Items),
-				cx.UsedTokens, cx.MaxTokens, cx.Omitted); err != nil {
+			if _, err := fmt.Fprintf(w, "scope %s: %s, %d of %d tokens (%d left out)\n", cx.ScopeID,
+				plural(len(cx.Items), "item", "items"), cx.UsedTokens, cx.MaxTokens, cx.Omitted); err != nil {
 				return err
 			}
 			if q != "" {
@@ -428,5 +512,6 @@ func newMemoryContextCommand(f *clientFlags) *cobra.Command {
 	cmd.Flags().StringVar(&scope, "scope", "", "scope to read (required)")
 	cmd.Flags().IntVar(&maxTokens, "max-tokens", 0, "token budget (1..100000, default 2000)")
 	cmd.Flags().StringVar(&mode, "mode", "", "ranking of the Memory entries: fts, semantic or hybrid (default: hybrid when the revision has embeddings, else fts)")
+	completeValues(cmd, "mode", searchModeValues)
 	return cmd
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ type Client struct {
 	deadline time.Duration
 	poll     time.Duration
 	hc       *http.Client
+	rootCAs  *x509.CertPool // WithRootCAs
 	observe  func(method, path string, status int, body []byte)
 	now      func() time.Time
 	sleep    func(ctx context.Context, d time.Duration) error
@@ -93,6 +95,7 @@ func New(baseURL string, opts ...Option) *Client {
 	for _, o := range opts {
 		o(c)
 	}
+	c.applyRootCAs()
 	return c
 }
 

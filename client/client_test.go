@@ -177,12 +177,11 @@ func TestFlushMemoryDeadlineRealClock(t *testing.T) {
 	srv := httptest.NewServer(api.handler())
 	t.Cleanup(srv.Close)
 	c := client.New(srv.URL, client.WithOperationDeadline(150*time.Millisecond), client.WithPollInterval(20*time.Millisecond))
-	start := time.Now()
+	// The operation stays running forever: returning pending at all shows the deadline ended the wait.
 	_, err := c.FlushMemory(context.Background(), "s")
 	var pending *client.OperationPendingError
 	require.ErrorAs(t, err, &pending)
 	require.Equal(t, "op-1", pending.OperationID)
-	require.Less(t, time.Since(start), 5*time.Second)
 	require.GreaterOrEqual(t, api.pollCount(), 2)
 }
 

@@ -3,8 +3,6 @@ package coordinator
 import (
 	"context"
 	"errors"
-	"slices"
-	"sort"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
@@ -58,15 +56,12 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 		return res, invalidArgument("lease must be positive")
 	}
 	limit := max(32, req.Slots*4)
-	if sl, ok := l.setLedger(); ok {
-		return l.claimSet(ctx, sl, req, limit)
+	if l.store.SkipLocked() && l.path != PathPerItem {
+		return l.claimMany(ctx, req, limit)
 	}
 	cands, err := l.store.WorkItemClaimCandidates(ctx, db.WorkItemClaimCandidatesParams{Kinds: req.Supported.Kinds(), Limit: int32(limit)})
 	if err != nil {
 		return res, err
-	}
-	if l.store.SkipLocked() && l.path != PathPerItem {
-		return l.claimBatched(ctx, req, cands)
 	}
 	for _, c := range cands {
 		if len(res.Claims) >= req.Slots {
@@ -91,11 +86,13 @@ func (l *Ledger) Claim(ctx context.Context, req ClaimRequest) (ClaimResult, erro
 	return res, nil
 }
 
-// claimSet is the set-based claim pass (docs/protocol.md#set-based-claim): one statement locks up to req.Slots due,
-// supported lane heads with their lanes (SKIP LOCKED, so it never waits), re-checks and claims them and reports the
-// expired heads it saw; those are then recovered one by one (claimOne) while slots are left, as in the other paths.
-func (l *Ledger) claimSet(ctx context.Context, sl db.SetLedger, req ClaimRequest, limit int) (ClaimResult, error) {
-	p := db.WorkItemClaimSetParams{Supported: req.Supported.list(), Candidates: int32(limit), Slots: int32(req.Slots),
+// claimMany is the claim pass of a store that skips locked rows (docs/protocol.md#set-based-claim): one
+// WorkItemClaimMany locks up to req.Slots due, supported lane heads with their lanes without waiting, re-checks and
+// claims them and reports the expired heads it saw; those are then recovered one by one (claimOne) while slots are
+// left. PathSet asks the store (one statement on PostgreSQL, the per-row chain in one transaction elsewhere);
+// PathBatched runs the per-row chain (db.ChainWorkItemClaimMany) in one transaction on every engine.
+func (l *Ledger) claimMany(ctx context.Context, req ClaimRequest, limit int) (ClaimResult, error) {
+	p := db.WorkItemClaimManyParams{Supported: req.Supported.list(), Candidates: int32(limit), Slots: int32(req.Slots),
 		Owner: req.Owner, Lease: req.Lease}
 	if req.NewTrace != nil {
 		p.TraceIDs, p.SpanIDs = make([]string, req.Slots), make([]string, req.Slots)
@@ -103,7 +100,16 @@ func (l *Ledger) claimSet(ctx context.Context, sl db.SetLedger, req ClaimRequest
 			p.TraceIDs[i], p.SpanIDs[i] = req.NewTrace()
 		}
 	}
-	set, err := sl.WorkItemClaimSet(ctx, p)
+	var set db.WorkItemClaimManyResult
+	var err error
+	if l.path == PathSet {
+		set, err = l.store.WorkItemClaimMany(ctx, p)
+	} else {
+		err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			set, err = db.ChainWorkItemClaimMany(ctx, q, p)
+			return err
+		})
+	}
 	if err != nil {
 		return ClaimResult{}, err
 	}
@@ -142,72 +148,6 @@ func (l *Ledger) recoverExpired(ctx context.Context, req ClaimRequest, expired [
 		}
 	}
 	return nil
-}
-
-// claimBatched is the batched claim pass (docs/protocol.md#batched-claim): up to req.Slots due, supported
-// candidates are claimed in ONE transaction — oldest first, in rounds of as many candidates as slots are left, each
-// round in ascending lane_key order — each locked lane → item with FOR UPDATE
-// SKIP LOCKED (a lane or item another transaction holds is skipped, never waited for: the pass cannot take part in
-// a deadlock) and re-checked exactly as claimOne does. Expired candidates are then recovered one by one (claimOne)
-// while slots are left.
-func (l *Ledger) claimBatched(ctx context.Context, req ClaimRequest, cands []db.ClaimCandidate) (ClaimResult, error) {
-	var res ClaimResult
-	var due, expired []db.ClaimCandidate
-	for _, c := range cands {
-		switch {
-		case c.Status == db.StatusRunning || c.Status == db.StatusCancelling:
-			expired = append(expired, c)
-		case req.Supported.Has(c.Kind, c.PayloadVersion):
-			due = append(due, c)
-		}
-	}
-	if len(due) > 0 {
-		err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-			res.Claims = res.Claims[:0]
-			// Oldest first, in rounds of as many candidates as slots are left, each round in ascending lane_key
-			// order: a skipped head makes room for the next candidate instead of an empty slot.
-			for rest := due; len(rest) > 0 && len(res.Claims) < req.Slots; {
-				round := slices.Clone(rest[:min(len(rest), req.Slots-len(res.Claims))])
-				rest = rest[len(round):]
-				sort.Slice(round, func(a, b int) bool { return round[a].LaneKey < round[b].LaneKey })
-				for _, c := range round {
-					claim, ok, err := claimSkipLocked(ctx, q, c, req)
-					if err != nil {
-						return err
-					}
-					if ok {
-						res.Claims = append(res.Claims, claim)
-					}
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return ClaimResult{}, err
-		}
-		for _, c := range res.Claims {
-			l.watch.notify(c.Item.WorkID)
-		}
-	}
-	return res, l.recoverExpired(ctx, req, expired, &res)
-}
-
-// claimSkipLocked locks one due candidate lane → item without waiting, re-checks it and claims it.
-func claimSkipLocked(ctx context.Context, q db.Queries, c db.ClaimCandidate, req ClaimRequest) (Claim, bool, error) {
-	lane, item, now, err := q.WorkLaneItemLockSkipLocked(ctx, db.WorkLaneItemLockParams{LaneKey: c.LaneKey, WorkID: c.WorkID})
-	if errors.Is(err, db.ErrNotFound) {
-		return Claim{}, false, nil // held by another transaction, purged or never committed
-	}
-	if err != nil {
-		return Claim{}, false, err
-	}
-	if lane.HeadSequence != item.LaneSequence ||
-		(item.Status != db.StatusQueued && item.Status != db.StatusRetryWait) ||
-		item.AvailableAt.After(now) || !req.Supported.Has(item.Kind, item.PayloadVersion) {
-		return Claim{}, false, nil
-	}
-	claim, err := claimItem(ctx, q, item, now, req)
-	return claim, err == nil, err
 }
 
 // claimOne claims or expires one candidate; expired is the old attempt's outcome when it recovered an expired

@@ -10,6 +10,7 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 // TestRecoveredHeadClaimedFromAStaleCandidateIsReturned: a set or batched pass recovers the expired heads its
@@ -32,15 +33,7 @@ func TestRecoveredHeadClaimedFromAStaleCandidateIsReturned(t *testing.T) {
 		first, err := l.Claim(ctx, req("stalled", 150*time.Millisecond))
 		require.NoError(t, err)
 		require.Len(t, first.Claims, 1)
-		// Real time: expiry is judged on the database clock only.
-		for {
-			now, err := l.store.DBNow(ctx)
-			require.NoError(t, err)
-			if now.After(first.Claims[0].LeaseExpiresAt) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testutil.WaitDBPast(t, l.store, first.Claims[0].LeaseExpiresAt) // expiry is judged on the database clock only
 
 		// The candidate read of a pass that will recover late: it sees the expired running head.
 		stale, err := l.store.WorkItemClaimCandidates(ctx, db.WorkItemClaimCandidatesParams{Kinds: supported.Kinds(), Limit: 32})

@@ -228,8 +228,8 @@ func (l *Ledger) completeBatch(ctx context.Context, cs []Completion, out []Compl
 	}
 	itemErr := make([]bool, len(cs))
 	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		if sc, ok := q.(db.SetCompletion); ok && l.path == PathSet {
-			return l.completeSet(ctx, q, sc, cs, order, payloads, out, itemErr)
+		if l.path == PathSet {
+			return l.completeSet(ctx, q, cs, order, payloads, out, itemErr)
 		}
 		for _, i := range order {
 			out[i], itemErr[i] = CompletionResult{}, false
@@ -263,29 +263,35 @@ func (l *Ledger) completeBatch(ctx context.Context, cs []Completion, out []Compl
 	}
 }
 
-// completeSet is CompleteMany's transaction on a store with set-based completion (docs/protocol.md#set-based-completion):
+// completeSet is CompleteMany's transaction with the set-based methods (docs/protocol.md#set-based-completion):
 // one pipelined batch locks every lane (ascending), key and item of the batch and reads the clock once they are all
 // held; each claim is verified against that clock and its domain commit runs in its own savepoint (a refused item
 // or a failed commit leaves the others alone); one statement then finishes every item that passed. out and itemErr
 // are CompleteMany's, filled for the items in order.
-func (l *Ledger) completeSet(ctx context.Context, q db.Queries, sc db.SetCompletion, cs []Completion, order []int,
+func (l *Ledger) completeSet(ctx context.Context, q db.Queries, cs []Completion, order []int,
 	payloads [][]byte, out []CompletionResult, itemErr []bool) error {
 	refs := make([]db.WorkItemRef, len(order))
 	for j, i := range order {
 		c := cs[i].Claim.Item
 		refs[j] = db.WorkItemRef{LaneKey: c.LaneKey, LogicalKey: c.LogicalKey, WorkID: c.WorkID}
 	}
-	locked, now, err := sc.WorkLaneKeyItemLockSet(ctx, refs)
+	locked, now, err := q.WorkLaneKeyItemLockMany(ctx, refs)
 	if err != nil {
 		return err
 	}
 	finish := make([]db.SucceedItem, 0, len(order))
+	finishing := make(map[string]bool, len(order))
 	for j, i := range order {
 		out[i], itemErr[i] = CompletionResult{}, false
 		refuse := func(err error) { out[i], itemErr[i] = CompletionResult{Err: err}, true }
 		li := locked[j]
 		if !li.Found {
 			refuse(db.ErrNotFound)
+			continue
+		}
+		if finishing[li.Item.WorkID] {
+			// The same item twice in one batch: the first commits it, so this claim is stale, as in Complete.
+			refuse(ErrStaleWorkClaim)
 			continue
 		}
 		if !unsafeSkipFence {
@@ -304,6 +310,7 @@ func (l *Ledger) completeSet(ctx context.Context, q db.Queries, sc db.SetComplet
 				continue
 			}
 		}
+		finishing[li.Item.WorkID] = true
 		out[i].Item = succeeded(li.Item, cs[i].Result.Code, payloads[i], now)
 		finish = append(finish, db.SucceedItem{WorkID: li.Item.WorkID, ExpectedVersion: li.Item.StateVersion,
 			ResultCode: cs[i].Result.Code, ResultPayload: payloads[i]})
@@ -311,7 +318,7 @@ func (l *Ledger) completeSet(ctx context.Context, q db.Queries, sc db.SetComplet
 	if len(finish) == 0 {
 		return nil
 	}
-	n, err := sc.WorkItemSucceedSet(ctx, db.WorkItemSucceedSetParams{Now: now, Items: finish})
+	n, err := q.WorkItemSucceedMany(ctx, db.WorkItemSucceedManyParams{Now: now, Items: finish})
 	if err != nil {
 		return err
 	}

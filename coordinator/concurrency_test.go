@@ -120,7 +120,7 @@ func TestConcurrentClaimsCommitOncePerItemInLaneOrder(t *testing.T) {
 									if err != nil || now.After(c.LeaseExpiresAt) {
 										break
 									}
-									// Real time: expiry is judged on the database clock only (waitDBPast).
+									// Real time: expiry is judged on the database clock only (testutil.WaitDBPast).
 									time.Sleep(20 * time.Millisecond)
 								}
 								_, err := l.Complete(ctx, c, coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem, time.Time) error {

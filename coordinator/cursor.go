@@ -12,7 +12,8 @@ import (
 )
 
 // EncodeListCursor is the opaque keyset position after w in List's order (created_at DESC, work_id DESC):
-// base64url("<created_at µs>:<work_id>"). The Operation API and the dashboard page with it.
+// base64url("<created_at µs>:<work_id>"). The admin-only dashboard pages with it; the Operation API seals its
+// cursors instead (handlers/opcursor.go), since they reach scope-limited tokens.
 func EncodeListCursor(w db.WorkItem) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(w.CreatedAt.UnixMicro(), 10) + ":" + w.WorkID))
 }

@@ -284,8 +284,8 @@ func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (result
 					return err
 				}
 			}
-			if se, ok := q.(db.SetEnqueue); ok && l.path == PathSet {
-				if err := enqueueManySet(ctx, q, se, reqs, order, results); err != nil {
+			if l.path == PathSet {
+				if err := enqueueManySet(ctx, q, reqs, order, results); err != nil {
 					return err
 				}
 			} else {
@@ -326,19 +326,19 @@ func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (result
 	return nil, errors.New("coordinator: lane rows vanished after creation")
 }
 
-// enqueueManySet is EnqueueMany's transaction on a store with set-based statements (docs/protocol.md#enqueue-many):
+// enqueueManySet is EnqueueMany's transaction with the set-based methods (docs/protocol.md#enqueue-many):
 // every lane locked in one statement (ascending lane_key), each window computed under the locks in the order of the
 // sequential path, the new keys inserted in one statement, positions allocated (in that order) only to the windows
 // whose key was inserted, lanes and items written in one statement, and the windows whose key existed joined
 // afterwards as Enqueue joins them. It fills results (indexed as reqs).
-func enqueueManySet(ctx context.Context, q db.Queries, se db.SetEnqueue, reqs []EnqueueRequest, order []int, results []EnqueueResult) error {
+func enqueueManySet(ctx context.Context, q db.Queries, reqs []EnqueueRequest, order []int, results []EnqueueResult) error {
 	laneKeys := make([]string, 0, len(order))
 	for _, i := range order {
 		if n := len(laneKeys); n == 0 || laneKeys[n-1] != reqs[i].LaneKey {
 			laneKeys = append(laneKeys, reqs[i].LaneKey)
 		}
 	}
-	locked, now, err := se.WorkLaneLockMany(ctx, laneKeys)
+	locked, now, err := q.WorkLaneLockMany(ctx, laneKeys)
 	if err != nil {
 		return err
 	}
@@ -377,7 +377,7 @@ func enqueueManySet(ctx context.Context, q db.Queries, se db.SetEnqueue, reqs []
 	if len(windows) == 0 {
 		return nil
 	}
-	ids, err := se.WorkKeyInsertMany(ctx, keys)
+	ids, err := q.WorkKeyInsertMany(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -409,7 +409,7 @@ func enqueueManySet(ctx context.Context, q db.Queries, se db.SetEnqueue, reqs []
 		for j, lk := range changed {
 			laneRows[j] = lanes[lk]
 		}
-		nl, ni, err := se.WorkItemEnqueueMany(ctx, now, laneRows, items)
+		nl, ni, err := q.WorkItemEnqueueMany(ctx, now, laneRows, items)
 		if err != nil {
 			return err
 		}

@@ -2,10 +2,9 @@ package coordinator
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/internal/errclass"
 )
 
 // Handler executes one kind of work. Prepare runs outside any transaction (it may call a model provider for tens
@@ -27,45 +26,35 @@ type Prepared struct {
 	Alone bool
 }
 
-// Error categories and codes of docs/protocol.md#errors (the bounded set).
+// Error categories and codes of docs/protocol.md#errors (the bounded set), defined in internal/errclass so that the
+// providers can raise them without importing the ledger.
 const (
-	CategoryInternal      = "internal"
-	CodeUnhandled         = "unhandled_handler_error"
-	CategoryPayload       = "payload"
-	CodeInvalidPayload    = "invalid_payload"
-	CategoryConflict      = "conflict"
-	CodeCursorChanged     = "cursor_changed"
-	CategoryRetention     = "retention"
-	CodeWindowUnavailable = "source_window_unavailable"
-	CategoryConfiguration = "configuration"
-	CodeExperienceOff     = "experience_pipeline_unavailable"
-	CategoryProvider      = "provider"
-	CodeRateLimited       = "rate_limited"
-	CodeUnavailable       = "unavailable"
-	CodeInvalidOutput     = "invalid_output"
-	CodeRequestRejected   = "request_rejected"
+	CategoryInternal      = errclass.CategoryInternal
+	CodeUnhandled         = errclass.CodeUnhandled
+	CategoryPayload       = errclass.CategoryPayload
+	CodeInvalidPayload    = errclass.CodeInvalidPayload
+	CategoryConflict      = errclass.CategoryConflict
+	CodeCursorChanged     = errclass.CodeCursorChanged
+	CategoryRetention     = errclass.CategoryRetention
+	CodeWindowUnavailable = errclass.CodeWindowUnavailable
+	CategoryConfiguration = errclass.CategoryConfiguration
+	CodeExperienceOff     = errclass.CodeExperienceOff
+	CategoryProvider      = errclass.CategoryProvider
+	CodeRateLimited       = errclass.CodeRateLimited
+	CodeUnavailable       = errclass.CodeUnavailable
+	CodeInvalidOutput     = errclass.CodeInvalidOutput
+	CodeRequestRejected   = errclass.CodeRequestRejected
 )
 
-// HandlerError is a typed, classified handler failure. Its text is the bounded pair only, never exception text.
-type HandlerError struct {
-	Category  string
-	Code      string
-	Retryable bool
-}
-
-func (e *HandlerError) Error() string { return fmt.Sprintf("handler error %s/%s", e.Category, e.Code) }
+// HandlerError is a typed, classified handler failure (errclass.Error). Its text is the bounded pair only, never
+// exception text.
+type HandlerError = errclass.Error
 
 // NewHandlerError returns a classified failure.
 func NewHandlerError(category, code string, retryable bool) *HandlerError {
-	return &HandlerError{Category: category, Code: code, Retryable: retryable}
+	return errclass.New(category, code, retryable)
 }
 
 // Classify maps any handler error to a bounded failure; unclassified errors are internal/unhandled_handler_error
 // and retryable (docs/protocol.md#errors).
-func Classify(err error) Failure {
-	var he *HandlerError
-	if errors.As(err, &he) {
-		return Failure{Category: he.Category, Code: he.Code, Retryable: he.Retryable}
-	}
-	return Failure{Category: CategoryInternal, Code: CodeUnhandled, Retryable: true}
-}
+func Classify(err error) Failure { return Failure(errclass.Classify(err)) }

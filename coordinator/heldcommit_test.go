@@ -10,6 +10,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 // TestCommitHeldPastItsLeaseIsSafe (docs/protocol.md#database-time): a Complete that verified its claim while the
@@ -40,7 +41,7 @@ func TestCommitHeldPastItsLeaseIsSafe(t *testing.T) {
 		}()
 		at := <-verified
 		require.True(t, at.Before(c[0].LeaseExpiresAt), "verified while the lease was alive")
-		waitDBPast(t, other.Store(), c[0].LeaseExpiresAt.Add(100*time.Millisecond))
+		testutil.WaitDBPast(t, other.Store(), c[0].LeaseExpiresAt.Add(100*time.Millisecond))
 
 		// A claim pass on another pool now: the lease has nominally expired, but the item is locked.
 		type pass struct {

@@ -26,12 +26,13 @@ type Ledger struct {
 type Path int
 
 const (
-	// PathSet (the default) uses the store's set-based statements where it has them (db.SetLedger,
-	// db.SetCompletion and db.SetEnqueue: PostgreSQL) — a claim pass in one statement, a batch's completion in one
-	// lock batch and one finishing statement, an EnqueueMany in three statements — and PathBatched elsewhere.
+	// PathSet (the default) uses the store's set-based methods ("…Many"): on PostgreSQL a claim pass in one
+	// statement, a batch's completion in one lock batch and one finishing statement, an EnqueueMany in three
+	// statements; elsewhere the same methods run their per-row statements (db.Chain…).
 	PathSet Path = iota
-	// PathBatched claims a pass in one transaction with per-candidate SKIP LOCKED statements where the store skips
-	// locked rows (else as PathPerItem), and completes a batch in one transaction with a savepoint per item.
+	// PathBatched claims a pass in one transaction with per-candidate SKIP LOCKED statements (db.ChainWorkItemClaimMany)
+	// where the store skips locked rows (else as PathPerItem), completes a batch in one transaction with a savepoint
+	// per item and enqueues a batch request by request.
 	PathBatched
 	// PathPerItem claims one candidate per transaction (the path OceanBase always takes) and completes a batch in
 	// one transaction with a savepoint per item.
@@ -56,15 +57,6 @@ func (l *Ledger) SetHooks(h LedgerHooks) { l.hooks = h }
 // SetPath selects the claim pass, the batch completion and EnqueueMany's statements (PathSet by default). Call it before the ledger is used;
 // tests and benchmarks run every path.
 func (l *Ledger) SetPath(p Path) { l.path = p }
-
-// setLedger returns the store's set-based statements when the path uses them.
-func (l *Ledger) setLedger() (db.SetLedger, bool) {
-	if l.path != PathSet {
-		return nil, false
-	}
-	s, ok := l.store.(db.SetLedger)
-	return s, ok
-}
 
 // Store returns the underlying store.
 func (l *Ledger) Store() db.Store { return l.store }

@@ -14,6 +14,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 const testKind = "test.kind"
@@ -44,23 +45,6 @@ func claim(t *testing.T, l *coordinator.Ledger, owner string, slots int, lease t
 	res, err := l.Claim(context.Background(), coordinator.ClaimRequest{Owner: owner, Supported: supported, Slots: slots, Lease: lease})
 	require.NoError(t, err)
 	return res.Claims
-}
-
-// waitDBPast waits until the database clock is after tm. Real time is the point: lease expiry is judged on the
-// database clock only (docs/protocol.md#database-time), which no query lets a test move, so the test polls that
-// clock; the leases it waits on are a few hundred milliseconds long.
-func waitDBPast(t *testing.T, s db.Store, tm time.Time) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		now, err := s.DBNow(context.Background())
-		require.NoError(t, err)
-		if now.After(tm) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("database clock did not pass the expected time")
 }
 
 func TestEnqueueJoinsByLogicalKey(t *testing.T) {
@@ -148,7 +132,7 @@ func TestLeaseTakeoverFencesTheOldWorker(t *testing.T) {
 		enqueue(t, l, "lane", "w1", 5)
 		old := claim(t, l, "worker-old", 1, 200*time.Millisecond)
 		require.Len(t, old, 1)
-		waitDBPast(t, s, old[0].LeaseExpiresAt)
+		testutil.WaitDBPast(t, s, old[0].LeaseExpiresAt)
 
 		res, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: "worker-new", Supported: supported, Slots: 1, Lease: time.Minute})
 		require.NoError(t, err)
@@ -266,7 +250,7 @@ func TestCancelWhileRunning(t *testing.T) {
 		_, ok := coordinator.IsStateConflict(err)
 		require.True(t, ok, "cancelling a cancelling item is a conflict")
 
-		waitDBPast(t, s, c[0].LeaseExpiresAt)
+		testutil.WaitDBPast(t, s, c[0].LeaseExpiresAt)
 		res, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: "other", Supported: supported, Slots: 1, Lease: time.Minute})
 		require.NoError(t, err)
 		require.Equal(t, 1, res.Expired)

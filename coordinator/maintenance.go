@@ -13,6 +13,10 @@ import (
 // KindMaintenance is the internal kind of operation maintenance (hidden from the Operation API).
 const KindMaintenance = "powercontext.maintenance.operations"
 
+// WorkKinds are the work kinds the ledger itself runs (maintenance); app hands them to telemetry with the domain
+// packages' kinds.
+func WorkKinds() []string { return []string{KindMaintenance} }
+
 // PublicKindMaintenance is the name the Operation API and the dashboard show for maintenance operations.
 const PublicKindMaintenance = "maintenance"
 

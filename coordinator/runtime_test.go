@@ -16,6 +16,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 func TestSchedulerLeaseFencing(t *testing.T) {
@@ -38,7 +39,7 @@ func TestSchedulerLeaseFencing(t *testing.T) {
 		require.Equal(t, "owner-a", other.HolderID)
 		require.NoError(t, l.AssertLease(ctx, renew.Token))
 
-		waitDBPast(t, s, renew.Token.ExpiresAt)
+		testutil.WaitDBPast(t, s, renew.Token.ExpiresAt)
 		require.ErrorIs(t, l.AssertLease(ctx, renew.Token), coordinator.ErrStaleCoordinatorLease, "an expired lease fails assert")
 		b, err := l.AcquireLease(ctx, "test-lease", "owner-b", time.Minute)
 		require.NoError(t, err)
@@ -101,7 +102,7 @@ func TestDeposedLeaderWritesNothing(t *testing.T) {
 		<-entered
 		tok, leader := old.Leader()
 		require.True(t, leader)
-		waitDBPast(t, s, tok.ExpiresAt)
+		testutil.WaitDBPast(t, s, tok.ExpiresAt)
 
 		var events []string
 		newDisc := pageDiscoverer{name: "test", page: func(context.Context, string) ([]coordinator.EnqueueRequest, string, error) {
@@ -149,7 +150,7 @@ func TestSchedulerCrashMidPageRescansAndJoins(t *testing.T) {
 		require.ErrorIs(t, first.Tick(crashCtx), context.Canceled)
 		require.Equal(t, 5, countItems(t, l))
 		tok, _ := first.Leader()
-		waitDBPast(t, s, tok.ExpiresAt)
+		testutil.WaitDBPast(t, s, tok.ExpiresAt)
 
 		var created, joined int
 		second, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "second", Lease: time.Minute,
@@ -376,8 +377,8 @@ func TestMaintenancePurgesOldTerminalWorkOnly(t *testing.T) {
 		// Complete: wait until both the item's retention and the window have passed on database time.
 		allowed, err := s.DBNow(ctx)
 		require.NoError(t, err)
-		waitDBPast(t, s, ok.CompletedAt.Add(100*time.Millisecond))
-		waitDBPast(t, s, allowed.Add(50*time.Millisecond))
+		testutil.WaitDBPast(t, s, ok.CompletedAt.Add(100*time.Millisecond))
+		testutil.WaitDBPast(t, s, allowed.Add(50*time.Millisecond))
 		// Dashboard sessions: an expired one is purged, a live one stays.
 		expiredSession := db.UISession{SessionDigest: strings.Repeat("a", 64), PrincipalName: "admin", PrincipalBinding: "b",
 			CreatedAt: allowed.Add(-time.Hour), ExpiresAt: allowed.Add(-time.Second)}

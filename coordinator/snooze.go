@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/internal/errclass"
 )
 
 // ErrSnoozeLimit means the item has been snoozed MaxSnoozes times in its recovery generation; Snooze changed nothing and
@@ -20,27 +21,13 @@ const DefaultMaxSnoozes = 1000
 // shortened to it, so a wrong header cannot park an item for a day.
 const MaxSnoozeDelay = time.Hour
 
-// Snoozer is implemented by handler errors that mean "not now" rather than "this attempt failed": a shared limit
-// (a provider's 429, the shared provider rate limiter) is exhausted and retrying sooner cannot help. SnoozeAfter is
-// the delay the provider or limiter named, 0 when it named none.
-type Snoozer interface {
-	error
-	SnoozeAfter() time.Duration
-}
+// Snoozer is implemented by handler errors that mean "not now" rather than "this attempt failed" (errclass.Snoozer):
+// a shared limit is exhausted and retrying sooner cannot help. SnoozeAfter is the delay named, 0 when none was.
+type Snoozer = errclass.Snoozer
 
 // SnoozeHint reports whether err means "not now" and the delay named for it (0 when none was named). A
 // provider/rate_limited handler error always does, with or without a Snoozer carrying the delay.
-func SnoozeHint(err error) (time.Duration, bool) {
-	var s Snoozer
-	if errors.As(err, &s) {
-		return max(s.SnoozeAfter(), 0), true
-	}
-	var he *HandlerError
-	if errors.As(err, &he) && he.Category == CategoryProvider && he.Code == CodeRateLimited {
-		return 0, true
-	}
-	return 0, false
-}
+func SnoozeHint(err error) (time.Duration, bool) { return errclass.SnoozeHint(err) }
 
 // Snooze returns a running item to retry_wait at now + delay (database time) without spending its retry budget:
 // the attempt ends snoozed with failure f's pair, and generation_attempt_count goes back down by the one the claim
@@ -64,6 +51,7 @@ func (l *Ledger) Snooze(ctx context.Context, c Claim, f Failure, delay time.Dura
 		case ErrCancelRequested:
 			item, err = cancelRunning(ctx, q, lane, hasKey, item, now)
 			out = item
+			l.noteFinished(ctx)
 			return err
 		default:
 			return err

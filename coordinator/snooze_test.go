@@ -14,6 +14,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 var rateLimited = coordinator.Failure{Category: coordinator.CategoryProvider, Code: coordinator.CodeRateLimited, Retryable: true}
@@ -92,7 +93,7 @@ func TestSnoozeIsFencedLikeFail(t *testing.T) {
 		enqueue(t, l, "lane", "w1", 5)
 		old := claim(t, l, "worker-old", 1, 200*time.Millisecond)
 		require.Len(t, old, 1)
-		waitDBPast(t, s, old[0].LeaseExpiresAt)
+		testutil.WaitDBPast(t, s, old[0].LeaseExpiresAt)
 		res, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: "worker-new", Supported: supported, Slots: 1, Lease: time.Minute})
 		require.NoError(t, err)
 		require.Equal(t, 1, res.Expired)

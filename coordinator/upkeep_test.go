@@ -11,6 +11,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 var maintenanceSupported = coordinator.Supported{coordinator.KindMaintenance: {Min: 1, Max: 1}}
@@ -29,7 +30,7 @@ func TestFailedMaintenanceRetriesOnTheNextSchedule(t *testing.T) {
 			t.Helper()
 			scan, err := s.SchedulerScanGet(ctx, "maintenance")
 			if err == nil {
-				waitDBPast(t, s, scan.NextRunAt)
+				testutil.WaitDBPast(t, s, scan.NextRunAt)
 			}
 			require.NoError(t, sched.Tick(ctx))
 			items, err := l.List(ctx, coordinator.ListParams{Kinds: []string{coordinator.KindMaintenance}, Limit: 10})

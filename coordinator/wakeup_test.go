@@ -19,6 +19,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 // wakeBound is how soon after an enqueue a worker woken by a notification must have started the item. Far below
@@ -41,6 +42,7 @@ type listeningWorker struct {
 	appName  string       // the store's application_name (PostgreSQL)
 	barriers chan string  // payloads of notifications that carry one (a test's barrier)
 	lastPass atomic.Int64 // when the last claim pass ended (UnixNano)
+	passes   atomic.Int64 // claim passes ended
 }
 
 func startListeningWorker(t *testing.T, engine db.Engine, u dburl.URL, poll time.Duration, listen bool) *listeningWorker {
@@ -61,7 +63,10 @@ func startListeningWorkerOn(t *testing.T, engine db.Engine, u dburl.URL, store d
 	w.ledger.SetNotify(listen)
 	worker, err := coordinator.NewWorker(w.ledger, coordinator.WorkerConfig{Owner: "listening-worker", Concurrency: 32,
 		Poll: poll, Logger: zerolog.Nop(), Hooks: coordinator.WorkerHooks{
-			ClaimPass: func(time.Duration, []coordinator.Claim, int) { w.lastPass.Store(time.Now().UnixNano()) }}}, w.handler)
+			ClaimPass: func(time.Duration, []coordinator.Claim, int) {
+				w.lastPass.Store(time.Now().UnixNano())
+				w.passes.Add(1)
+			}}}, w.handler)
 	require.NoError(t, err)
 	w.worker = worker
 	ctx, cancel := context.WithCancel(context.Background())
@@ -248,7 +253,7 @@ func TestWakeupConcurrentEnqueuesAllWake(t *testing.T) {
 			for i := range n {
 				require.True(t, w.startedWithin(wakeBound), "round %d: only %d of %d concurrent enqueues were claimed", round, i, n)
 			}
-			time.Sleep(100 * time.Millisecond)
+			w.quiet(t) // the next round starts from a worker whose claim passes are over
 		}
 	})
 }
@@ -278,7 +283,7 @@ func TestWakeupFinishedWakesWaiters(t *testing.T) {
 		select {
 		case <-changed:
 			t.Fatal("a claim in another process is not a finish: nothing should have woken the waiter")
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(300 * time.Millisecond): // proves an absence: waiting a while is the only way
 		}
 		_, err := workerSide.Complete(context.Background(), cl[0], coordinator.Result{Code: "processed"}, nil)
 		require.NoError(t, err)
@@ -302,7 +307,8 @@ func TestWakeupPollingFloor(t *testing.T) {
 			store = api.Store() // one process owns an embedded database
 		}
 		w := startListeningWorkerOn(t, engine, u, store, 300*time.Millisecond, false)
-		time.Sleep(100 * time.Millisecond)
+		testutil.Eventually(t, 30*time.Second, func() bool { return w.passes.Load() > 0 },
+			"the worker's first claim pass never ended") // so only a later poll can claim what follows
 		for i := range 3 {
 			enqueue(t, api, fmt.Sprintf("floor-%d", i), "w", 3)
 			require.True(t, w.startedWithin(wakeBound), "item %d was not claimed by polling", i)
@@ -399,5 +405,38 @@ func TestWakeupAcrossOSProcesses(t *testing.T) {
 		got := []string{next(wakeBound), next(wakeBound)} // the woken pass claims both heads
 		require.ElementsMatch(t, []string{"started os-silent", "started os-notified"}, got)
 		t.Logf("enqueue here → start in the other process: %s", time.Since(start).Round(time.Microsecond))
+	})
+}
+
+// TestWakeupSnoozeCancelWakesWaiters: a snooze that finds a cancel request finishes the item as cancelled, and that
+// finish wakes a waiter in another process like every other terminal transition (Fail's cancel branch did; Snooze's
+// did not).
+func TestWakeupSnoozeCancelWakesWaiters(t *testing.T) {
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		if engine != db.EnginePostgres {
+			t.Skip("notifications are PostgreSQL's")
+		}
+		u := enginetest.MigratedDatabase(t, engine)
+		workerSide := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		workerSide.SetNotify(true)
+		w := startListeningWorker(t, engine, u, time.Minute, true)
+		apiSide := w.ledger
+
+		res := enqueue(t, coordinator.NewLedger(enginetest.OpenStore(t, u)), "snooze-cancel", "w", 3) // silent
+		cl := claim(t, workerSide, "other-process", 1, time.Minute)
+		require.Len(t, cl, 1)
+		require.Equal(t, res.Item.WorkID, cl[0].Item.WorkID)
+		_, err := coordinator.NewLedger(enginetest.OpenStore(t, u)).Cancel(context.Background(), cl[0].Item.WorkID, cl[0].Item.StateVersion)
+		require.NoError(t, err)
+		changed, stop := apiSide.Changed(res.Item.WorkID)
+		defer stop()
+		item, err := workerSide.Snooze(context.Background(), cl[0], coordinator.Failure{Category: "rate_limit", Code: "busy"}, time.Second, 5)
+		require.NoError(t, err)
+		require.Equal(t, db.StatusCancelled, item.Status)
+		select {
+		case <-changed:
+		case <-time.After(wakeBound):
+			t.Fatal("the waiter was not woken by the other process's cancelled snooze")
+		}
 	})
 }

@@ -3,6 +3,10 @@ package db
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
 	"time"
 )
 
@@ -121,4 +125,298 @@ func ChainSavepoint(ctx context.Context, exec func(ctx context.Context, stmt str
 		}
 	}
 	return fnErr, exec(ctx, ReleaseSavepointSQL)
+}
+
+// The set-based methods ("…Many": one statement over a set on PostgreSQL) run their per-row statements in order on
+// the engines without a set statement. Each chain keeps the set statement's semantics (what it locks, in which
+// order, what it writes and returns); the conformance suite holds both to the same cases.
+
+// ChainWorkItemClaimMany is one claim pass over the per-row statements, inside the caller's transaction: the
+// candidate query, the database clock, then the due supported heads oldest first, in rounds of as many candidates
+// as slots are left, each round in ascending lane_key order, each locked lane → item without waiting
+// (WorkLaneItemLockSkipLocked; a row another transaction holds is skipped), re-checked and claimed
+// (WorkItemUpdateStateInsertAttempt). Expired heads are reported, not recovered.
+func ChainWorkItemClaimMany(ctx context.Context, q Queries, p WorkItemClaimManyParams) (WorkItemClaimManyResult, error) {
+	kinds := make([]string, len(p.Supported))
+	for i, s := range p.Supported {
+		kinds[i] = s.Kind
+	}
+	supported := func(kind string, version int32) bool {
+		for _, s := range p.Supported {
+			if s.Kind == kind && version >= s.Min && version <= s.Max {
+				return true
+			}
+		}
+		return false
+	}
+	cands, err := q.WorkItemClaimCandidates(ctx, WorkItemClaimCandidatesParams{Kinds: kinds, Limit: p.Candidates})
+	if err != nil {
+		return WorkItemClaimManyResult{}, err
+	}
+	now, err := q.DBNow(ctx)
+	if err != nil {
+		return WorkItemClaimManyResult{}, err
+	}
+	res := WorkItemClaimManyResult{Now: now}
+	var due []ClaimCandidate
+	for _, c := range cands {
+		switch {
+		case c.Status == StatusRunning || c.Status == StatusCancelling:
+			res.Expired = append(res.Expired, c)
+		case supported(c.Kind, c.PayloadVersion):
+			due = append(due, c)
+		}
+	}
+	slots := int(p.Slots)
+	for rest := due; len(rest) > 0 && len(res.Claimed) < slots; {
+		round := slices.Clone(rest[:min(len(rest), slots-len(res.Claimed))])
+		rest = rest[len(round):]
+		sort.Slice(round, func(a, b int) bool { return round[a].LaneKey < round[b].LaneKey })
+		for _, c := range round {
+			lane, item, _, err := q.WorkLaneItemLockSkipLocked(ctx, WorkLaneItemLockParams{LaneKey: c.LaneKey, WorkID: c.WorkID})
+			if errors.Is(err, ErrNotFound) {
+				continue // held by another transaction, purged or never committed
+			}
+			if err != nil {
+				return WorkItemClaimManyResult{}, err
+			}
+			if lane.HeadSequence != item.LaneSequence || (item.Status != StatusQueued && item.Status != StatusRetryWait) ||
+				item.AvailableAt.After(now) || !supported(item.Kind, item.PayloadVersion) {
+				continue
+			}
+			claimed, err := chainClaim(ctx, q, item, now, p, int32(len(res.Claimed)+1))
+			if err != nil {
+				return WorkItemClaimManyResult{}, err
+			}
+			res.Claimed = append(res.Claimed, claimed)
+		}
+	}
+	return res, nil
+}
+
+// chainClaim claims one locked, re-checked head as WorkItemClaimMany does, with the trace ids of slot.
+func chainClaim(ctx context.Context, q Queries, item WorkItem, now time.Time, p WorkItemClaimManyParams, slot int32) (ClaimedItem, error) {
+	var out ClaimedItem
+	if item.AttemptCount > 0 {
+		prev, err := q.WorkAttemptGet(ctx, WorkAttemptGetParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount})
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return out, err
+		}
+		out.PreviousTraceID, out.PreviousSpanID = prev.TraceID, prev.SpanID
+	}
+	prevVersion := item.StateVersion
+	item.Status = StatusRunning
+	item.LeaseOwner = p.Owner
+	item.LeaseFence++
+	item.LeaseExpiresAt = now.Add(p.Lease)
+	item.AttemptCount++
+	item.GenerationAttemptCount++
+	item.StateVersion++
+	item.UpdatedAt = now
+	attempt := WorkAttempt{WorkID: item.WorkID, AttemptNo: item.AttemptCount, RecoveryGeneration: item.RecoveryGeneration,
+		OwnerID: p.Owner, Fence: item.LeaseFence, StartedAt: now}
+	if int(slot) <= len(p.TraceIDs) {
+		out.Slot = slot
+		attempt.TraceID, attempt.SpanID = p.TraceIDs[slot-1], p.SpanIDs[slot-1]
+	}
+	n, err := q.WorkItemUpdateStateInsertAttempt(ctx, WorkItemUpdateStateInsertAttemptParams{
+		State: WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion}, Attempt: attempt})
+	if err != nil {
+		return out, err
+	}
+	if n != 1 {
+		return out, fmt.Errorf("db: claim of %s matched %d rows under held locks", item.WorkID, n)
+	}
+	out.Item = item
+	return out, nil
+}
+
+// ChainWorkLaneKeyItemLockMany locks the lanes of refs (ascending lane_key), then their logical keys (ascending),
+// then their items (ascending work_id) — the lock order across the whole batch — waiting for each, and reads the
+// clock once all are held.
+func ChainWorkLaneKeyItemLockMany(ctx context.Context, q Queries, refs []WorkItemRef) ([]LockedItem, time.Time, error) {
+	laneKeys, logicalKeys, workIDs := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
+	for i, r := range refs {
+		laneKeys[i], logicalKeys[i], workIDs[i] = r.LaneKey, r.LogicalKey, r.WorkID
+	}
+	lanes := map[string]WorkLane{}
+	for _, k := range sortedSet(laneKeys) {
+		lane, _, err := q.WorkLaneLock(ctx, k)
+		if err = found(err); err != nil {
+			return nil, time.Time{}, err
+		}
+		if lane.LaneKey != "" {
+			lanes[k] = lane
+		}
+	}
+	keys := map[string]bool{}
+	for _, k := range sortedSet(logicalKeys) {
+		key, err := q.WorkKeyLock(ctx, k)
+		if err = found(err); err != nil {
+			return nil, time.Time{}, err
+		}
+		keys[k] = key.LogicalKey != ""
+	}
+	items := map[string]WorkItem{}
+	for _, id := range sortedSet(workIDs) {
+		item, _, err := q.WorkItemLock(ctx, id)
+		if err = found(err); err != nil {
+			return nil, time.Time{}, err
+		}
+		if item.WorkID != "" {
+			items[id] = item
+		}
+	}
+	now, err := q.DBNow(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	out := make([]LockedItem, len(refs))
+	for i, r := range refs {
+		lane, laneOK := lanes[r.LaneKey]
+		item, itemOK := items[r.WorkID]
+		out[i] = LockedItem{Found: laneOK && itemOK, Lane: lane, HasKey: keys[r.LogicalKey], Item: item}
+	}
+	return out, now, nil
+}
+
+// ChainWorkItemSucceedMany finishes each item whose state_version is the expected one as succeeded at p.Now
+// (WorkItemUpdateStateFinishAttempt, advancing the head where the item is its lane's head, then WorkKeyDelete). The
+// caller holds lane, key and item locks. It returns the number of items finished.
+func ChainWorkItemSucceedMany(ctx context.Context, q Queries, p WorkItemSucceedManyParams) (int64, error) {
+	var n int64
+	for _, s := range p.Items {
+		item, err := q.WorkItemGet(ctx, s.WorkID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if item.StateVersion != s.ExpectedVersion {
+			continue
+		}
+		lane, err := q.WorkLaneGet(ctx, item.LaneKey)
+		if err != nil {
+			return n, err
+		}
+		item.Status = StatusSucceeded
+		item.LeaseOwner, item.LeaseExpiresAt = "", time.Time{}
+		item.ResultCode, item.ResultPayload = s.ResultCode, s.ResultPayload
+		item.ErrorCategory, item.ErrorCode = "", ""
+		item.StateVersion++
+		item.UpdatedAt, item.CompletedAt = p.Now, p.Now
+		fp := WorkItemUpdateStateFinishAttemptParams{
+			State:   WorkItemUpdateStateParams{Item: item, ExpectedVersion: s.ExpectedVersion},
+			Attempt: WorkAttemptFinishParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: p.Now, Outcome: OutcomeSucceeded},
+		}
+		if lane.HeadSequence == item.LaneSequence {
+			fp.AdvanceHead = &WorkLaneAdvanceHeadParams{LaneKey: lane.LaneKey, AfterSequence: item.LaneSequence}
+		}
+		m, err := q.WorkItemUpdateStateFinishAttempt(ctx, fp)
+		if err != nil {
+			return n, err
+		}
+		if m != 1 {
+			continue
+		}
+		if _, err := q.WorkKeyDelete(ctx, item.LogicalKey); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// ChainWorkLaneLockMany locks the lanes (ascending lane_key, waiting for each) and returns those that exist, with
+// the clock read after the locks.
+func ChainWorkLaneLockMany(ctx context.Context, q Queries, laneKeys []string) ([]WorkLane, time.Time, error) {
+	lanes := []WorkLane{}
+	for _, k := range sortedSet(laneKeys) {
+		lane, _, err := q.WorkLaneLock(ctx, k)
+		if err = found(err); err != nil {
+			return nil, time.Time{}, err
+		}
+		if lane.LaneKey != "" {
+			lanes = append(lanes, lane)
+		}
+	}
+	now, err := q.DBNow(ctx)
+	return lanes, now, err
+}
+
+// ChainWorkKeyInsertMany runs WorkKeyInsertIfAbsent for every key, in order, and returns the work ids of the keys it
+// inserted.
+func ChainWorkKeyInsertMany(ctx context.Context, q Queries, keys []WorkKey) ([]string, error) {
+	ids := []string{}
+	for _, k := range keys {
+		inserted, err := q.WorkKeyInsertIfAbsent(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if inserted {
+			ids = append(ids, k.WorkID)
+		}
+	}
+	return ids, nil
+}
+
+// ChainWorkItemEnqueueMany runs WorkLaneUpdate for every lane and WorkItemInsert for every item, refusing an item
+// not as an enqueue creates it (IsEnqueued) before it writes anything. It returns the lanes updated and the items
+// inserted.
+func ChainWorkItemEnqueueMany(ctx context.Context, q Queries, now time.Time, lanes []WorkLane, items []WorkItem) (int64, int64, error) {
+	for _, l := range lanes {
+		if l.HeadSequence == 0 {
+			return 0, 0, fmt.Errorf("db: WorkItemEnqueueMany: lane %s without a head", l.LaneKey)
+		}
+	}
+	for _, it := range items {
+		if !IsEnqueued(it, now) {
+			return 0, 0, fmt.Errorf("db: WorkItemEnqueueMany: item %s is not as an enqueue creates it", it.WorkID)
+		}
+	}
+	var nl, ni int64
+	for _, l := range lanes {
+		err := q.WorkLaneUpdate(ctx, l)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nl, ni, err
+		}
+		nl++
+	}
+	for _, it := range items {
+		if err := q.WorkItemInsert(ctx, it); err != nil {
+			return nl, ni, err
+		}
+		ni++
+	}
+	return nl, ni, nil
+}
+
+// IsEnqueued reports whether it is an item exactly as an enqueue creates it at now: queued, available, created and
+// updated at now, no lease, no attempt, no result, state_version 1, a payload.
+func IsEnqueued(it WorkItem, now time.Time) bool {
+	created := WorkItem{
+		WorkID: it.WorkID, LogicalKey: it.LogicalKey, LaneKey: it.LaneKey, LaneSequence: it.LaneSequence, Kind: it.Kind,
+		PayloadVersion: it.PayloadVersion, ScopeID: it.ScopeID, Payload: it.Payload, MaxAttempts: it.MaxAttempts,
+		Status: StatusQueued, AvailableAt: now, StateVersion: 1, CreatedAt: now, UpdatedAt: now,
+	}
+	return it.Payload != nil && reflect.DeepEqual(it, created)
+}
+
+// found turns ErrNotFound into nil (the chains skip missing rows; the caller sees a zero row).
+func found(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// sortedSet returns the distinct values of s in ascending order.
+func sortedSet(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

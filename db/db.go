@@ -70,162 +70,29 @@ type Store interface {
 	Close() error
 }
 
-// Queries is every statement, usable on the Store (autocommit) or inside InTx. A method with more than one argument
-// besides ctx takes a <Method>Params struct.
+// Queries is every statement, usable on the Store (autocommit) or inside InTx. It only composes the per-table
+// interfaces, one file each (db/<table>.go mirrors sql/queries/<engine>/<table>.sql); a consumer that needs a few
+// statements declares a narrow interface of its own. The set-based methods ("…Many", one statement over a set) are
+// required like the others: an engine without a set statement implements them with the Chain* functions
+// (composite.go), which run the per-row statements in order with the same semantics.
 type Queries interface {
-	DomainQueries
-	LifecycleQueries
-	ScopeLifecycleQueries
-	EmbeddingQueries
-
-	// DBNow returns the database clock (UTC): CURRENT_TIMESTAMP(6) / clock_timestamp() / SQLite's clock.
-	DBNow(ctx context.Context) (time.Time, error)
-
-	// Lanes.
-	WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error)
-	// WorkLaneLock returns the locked row and the database clock read in the same statement.
-	WorkLaneLock(ctx context.Context, laneKey string) (WorkLane, time.Time, error)
-	WorkLaneUpdate(ctx context.Context, lane WorkLane) error
-	// WorkLaneAdvanceHead sets the lane's head to the lowest lane_sequence > AfterSequence whose item is not
-	// succeeded or cancelled, or to idle (NULL) when there is none, in one statement; db.ErrNotFound when the lane
-	// does not exist. The caller holds the lane lock.
-	WorkLaneAdvanceHead(ctx context.Context, p WorkLaneAdvanceHeadParams) error
-	WorkLaneGet(ctx context.Context, laneKey string) (WorkLane, error)
-
-	// Logical keys.
-	WorkKeyInsertIfAbsent(ctx context.Context, key WorkKey) (bool, error)
-	WorkKeyLock(ctx context.Context, logicalKey string) (WorkKey, error)
-	WorkKeyDelete(ctx context.Context, logicalKey string) (int64, error)
-
-	// Work items.
-	WorkItemInsert(ctx context.Context, item WorkItem) error
-	// WorkItemLock returns the locked row and the database clock read in the same statement.
-	WorkItemLock(ctx context.Context, workID string) (WorkItem, time.Time, error)
-	WorkItemGet(ctx context.Context, workID string) (WorkItem, error)
-	// WorkItemUpdateState writes every mutable column of p.Item — including p.Item.StateVersion as given (the
-	// caller increments it) — where work_id matches and state_version equals p.ExpectedVersion; returns rows
-	// matched.
-	WorkItemUpdateState(ctx context.Context, p WorkItemUpdateStateParams) (int64, error)
-	// WorkItemExtendLease sets lease_expires_at for a running, uncancelled item whose owner, fence and attempt
-	// count match (heartbeat; neither state_version nor updated_at change). Returns rows matched.
-	WorkItemExtendLease(ctx context.Context, p WorkItemExtendLeaseParams) (int64, error)
-	// WorkItemClaimCandidates is the unlocked candidate query over lane heads: heads whose kind is in p.Kinds and
-	// that are due (queued/retry_wait, available_at <= now), plus heads of any kind whose lease expired
-	// (running/cancelling, lease_expires_at <= now); ordered by (available_at, created_at); at most p.Limit rows.
-	WorkItemClaimCandidates(ctx context.Context, p WorkItemClaimCandidatesParams) ([]ClaimCandidate, error)
-	// WorkItemHeadKindVersions counts due lane heads (queued/retry_wait, available_at <= now) by kind and version.
-	WorkItemHeadKindVersions(ctx context.Context) ([]KindVersionCount, error)
-	// WorkItemList lists items newest first (created_at DESC, work_id DESC) with optional filters and keyset.
-	WorkItemList(ctx context.Context, p WorkItemListParams) ([]WorkItem, error)
-	// WorkItemPurgeCandidates returns ids of succeeded/cancelled items completed before p.CompletedBefore, oldest
-	// first.
-	WorkItemPurgeCandidates(ctx context.Context, p WorkItemPurgeCandidatesParams) ([]string, error)
-	// WorkItemDeleteTerminal deletes the given items if they are still succeeded or cancelled. Returns rows deleted.
-	WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error)
-	// WorkItemQueueStatistics groups non-terminal items (and failed ones) by kind and status.
-	WorkItemQueueStatistics(ctx context.Context) ([]QueueStatistic, error)
-
-	// Composite ledger steps (see the package comment; docs/protocol.md#round-trips).
-	//
-	// WorkLaneItemLock is WorkLaneLock then WorkItemLock (lane → item); the time is the item lock's database clock.
-	// db.ErrNotFound when either row is missing.
-	WorkLaneItemLock(ctx context.Context, p WorkLaneItemLockParams) (WorkLane, WorkItem, time.Time, error)
-	// WorkLaneItemLockSkipLocked is WorkLaneItemLock with SKIP LOCKED (SELECT … FOR UPDATE SKIP LOCKED of the lane,
-	// then of the item), so it never waits for a row lock. db.ErrNotFound when either row is missing or held by
-	// another transaction (one of them may then stay locked without the other).
-	WorkLaneItemLockSkipLocked(ctx context.Context, p WorkLaneItemLockParams) (WorkLane, WorkItem, time.Time, error)
-	// WorkLaneKeyDeleteItemLock is WorkLaneLock, WorkKeyDelete(p.LogicalKey) (whose DELETE takes the key's row lock)
-	// then WorkItemLock (lane → key → item); db.ErrNotFound when the lane or the item is missing.
-	WorkLaneKeyDeleteItemLock(ctx context.Context, p WorkLaneKeyDeleteItemLockParams) (WorkLane, WorkItem, time.Time, error)
-	// WorkItemUpdateStateInsertAttempt is WorkItemUpdateState(p.State) then WorkAttemptInsert(p.Attempt) (a claim).
-	// It returns the rows the state update matched; when that is not 1 the attempt may have been inserted too and
-	// the caller must fail the transaction.
-	WorkItemUpdateStateInsertAttempt(ctx context.Context, p WorkItemUpdateStateInsertAttemptParams) (int64, error)
-	// WorkItemUpdateStateFinishAttempt is WorkItemUpdateState(p.State), WorkAttemptFinish(p.Attempt) and, when
-	// p.AdvanceHead is set, WorkLaneAdvanceHead(*p.AdvanceHead) (caller holds lane, key and item locks). It returns
-	// the rows the state update matched; when that is not 1 the caller must fail the transaction.
-	WorkItemUpdateStateFinishAttempt(ctx context.Context, p WorkItemUpdateStateFinishAttemptParams) (int64, error)
-	// WorkKeyItemInsert is WorkKeyInsertIfAbsent(p.Key) and, only when the key was inserted, WorkLaneUpdate(p.Lane)
-	// and WorkItemInsert(p.Item) (an enqueue that creates its item; caller holds the lane lock). It reports whether
-	// the key was inserted; when it was not, nothing was written.
-	WorkKeyItemInsert(ctx context.Context, p WorkKeyItemInsertParams) (bool, error)
-	// WorkKeyItemInsertAtCommit is WorkKeyItemInsert as the transaction's last statement: PostgreSQL sends it in the
-	// COMMIT's round trip (pipelined in front of it), the other engines run it at once. *inserted is set once it ran:
-	// trust it only after InTx returned nil. The caller must run nothing after it in the transaction; when it did
-	// not insert, it wrote nothing and the transaction commits empty (docs/protocol.md#enqueue).
-	WorkKeyItemInsertAtCommit(ctx context.Context, p WorkKeyItemInsertParams, inserted *bool) error
-
-	// Savepoint runs fn inside a savepoint of the current transaction (docs/protocol.md#complete-many): when fn
-	// returns an error, only what fn wrote is rolled back, fnErr is that error and the transaction goes on. err is
-	// non-nil when the savepoint itself failed (or q is not inside InTx): the transaction cannot go on. Savepoints
-	// do not nest.
-	Savepoint(ctx context.Context, fn func(ctx context.Context, q Queries) error) (fnErr error, err error)
-
-	// Attempts (append-only audit).
-	WorkAttemptInsert(ctx context.Context, a WorkAttempt) error
-	// WorkAttemptFinish sets finished_at, outcome and error of an unfinished attempt. Returns rows changed.
-	WorkAttemptFinish(ctx context.Context, p WorkAttemptFinishParams) (int64, error)
-	// WorkAttemptHeartbeat sets heartbeat_at of an unfinished attempt. Returns rows changed.
-	WorkAttemptHeartbeat(ctx context.Context, p WorkAttemptHeartbeatParams) (int64, error)
-	WorkAttemptGet(ctx context.Context, p WorkAttemptGetParams) (WorkAttempt, error)
-	WorkAttemptListByWorkID(ctx context.Context, workID string) ([]WorkAttempt, error)
-	WorkAttemptDeleteByWorkIDs(ctx context.Context, workIDs []string) (int64, error)
-	// WorkAttemptCountSnoozed counts the attempts of one item and recovery generation that ended snoozed. The
-	// caller holds the item lock.
-	WorkAttemptCountSnoozed(ctx context.Context, p WorkAttemptCountSnoozedParams) (int64, error)
-
-	// Scheduler leases.
-	SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error)
-	// SchedulerLeaseLock returns the locked row and the database clock read in the same statement.
-	SchedulerLeaseLock(ctx context.Context, leaseName string) (SchedulerLease, time.Time, error)
-	SchedulerLeaseUpdate(ctx context.Context, lease SchedulerLease) error
-	SchedulerLeaseGet(ctx context.Context, leaseName string) (SchedulerLease, error)
-
-	// Scheduler scan positions.
-	SchedulerScanInsertIfAbsent(ctx context.Context, scan SchedulerScan) (bool, error)
-	SchedulerScanGet(ctx context.Context, discoverer string) (SchedulerScan, error)
-	// SchedulerScanUpdate writes next_run_at, continuation, state_version = expected+1 and updated_at where the
-	// version equals p.ExpectedVersion. Returns rows changed.
-	SchedulerScanUpdate(ctx context.Context, p SchedulerScanUpdateParams) (int64, error)
-
-	// Runtime membership.
-	RuntimeMemberUpsert(ctx context.Context, m RuntimeMember) error
-	RuntimeMemberListLive(ctx context.Context, now time.Time) ([]RuntimeMember, error)
-	RuntimeMemberDelete(ctx context.Context, memberID string) (int64, error)
-	// RuntimeMemberPurgeExpired deletes at most p.Limit member rows that expired before p.ExpiredBefore, oldest
-	// first. Returns rows deleted.
-	RuntimeMemberPurgeExpired(ctx context.Context, p RuntimeMemberPurgeExpiredParams) (int64, error)
-
-	// Rate-limit windows.
-	RateLimitWindowInsertIfAbsent(ctx context.Context, w RateLimitWindow) (bool, error)
-	RateLimitWindowLock(ctx context.Context, p RateLimitWindowLockParams) (RateLimitWindow, error)
-	RateLimitWindowIncrement(ctx context.Context, p RateLimitWindowIncrementParams) (int64, error)
-	// RateLimitWindowPurgeExpired deletes at most p.Limit windows that expired before p.ExpiredBefore, oldest
-	// first. Returns rows deleted.
-	RateLimitWindowPurgeExpired(ctx context.Context, p RateLimitWindowPurgeExpiredParams) (int64, error)
-
-	// Dashboard sessions (docs/security.md#dashboard-sessions), keyed by the SHA-256 (hex) of the session id.
-	// UISessionInsert stores a new session; db.ErrConflict when the digest exists.
-	UISessionInsert(ctx context.Context, s UISession) error
-	// UISessionGetUnexpired is the session of digest if it has not expired on the database clock; db.ErrNotFound
-	// otherwise. One primary-key read.
-	UISessionGetUnexpired(ctx context.Context, sessionDigest string) (UISession, error)
-	// UISessionDelete removes the session of digest (logout). Returns rows deleted.
-	UISessionDelete(ctx context.Context, sessionDigest string) (int64, error)
-	// UISessionPurgeExpired deletes at most p.Limit sessions that expired before p.ExpiredBefore, oldest first.
-	// Returns rows deleted.
-	UISessionPurgeExpired(ctx context.Context, p UISessionPurgeExpiredParams) (int64, error)
-
-	// Memory revisions (domain; also the commit counter of the ledger's concurrency tests).
-	MemoryRevisionInsert(ctx context.Context, r MemoryRevision) error
-	MemoryRevisionLatest(ctx context.Context, scopeID string) (MemoryRevision, error)
-	// MemoryRevisionLatestWithEntryIDs returns the newest revision of a scope that records entry ids (its
-	// EvictedEntryIDs is not NULL); ErrNotFound if none does: no revision, or only revisions an older build wrote.
-	MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID string) (MemoryRevision, error)
-	// MemoryRevisionGet returns one revision (ErrNotFound if it does not exist or was purged).
-	MemoryRevisionGet(ctx context.Context, p MemoryRevisionGetParams) (MemoryRevision, error)
-	// MemoryRevisionList returns up to p.Limit revisions of a scope below p.BeforeRevision, newest first.
-	MemoryRevisionList(ctx context.Context, p MemoryRevisionListParams) ([]MemoryRevision, error)
+	ClockQueries
+	WorkLaneQueries
+	WorkKeyQueries
+	WorkItemQueries
+	WorkAttemptQueries
+	SchedulerLeaseQueries
+	SchedulerScanQueries
+	RuntimeMemberQueries
+	RateLimitWindowQueries
+	UISessionQueries
+	SourceJournalHeadQueries
+	SourceQueries
+	SourceCursorQueries
+	MemoryRevisionQueries
+	MemoryEntryQueries
+	MemoryEmbeddingQueries
+	ExperienceCandidateQueries
 }
 
 // Work item statuses (docs/protocol.md#state-machine).
@@ -323,60 +190,14 @@ type ClaimCandidate struct {
 	Status         string
 }
 
-// SetLedger is implemented by a Store whose engine runs the ledger's batch steps as set-based statements
-// (PostgreSQL; docs/protocol.md#set-based-claim and #set-based-completion). The coordinator uses it when present
-// and falls back to the per-item statements of Queries otherwise; both paths have the same semantics.
-type SetLedger interface {
-	// WorkItemClaimSet is one whole claim pass in one statement (autocommit or inside InTx): it locks up to
-	// p.Slots due lane heads of a supported (kind, payload_version) with their lanes, oldest first, skipping rows
-	// another transaction holds (never waiting), re-checks each under its locks, claims it exactly as a claim
-	// does (running, owner, fence + 1, lease from the database clock, attempt counters, state_version + 1, an
-	// attempt row with the given trace ids) and returns the claimed items, the clock they were checked against and
-	// up to p.Candidates expired lane heads (unlocked, for recovery).
-	WorkItemClaimSet(ctx context.Context, p WorkItemClaimSetParams) (WorkItemClaimSetResult, error)
-}
-
-// SetCompletion is implemented by the Queries of a transaction whose engine completes a batch with set-based
-// statements (PostgreSQL; docs/protocol.md#set-based-completion). Both methods run inside InTx only.
-type SetCompletion interface {
-	// WorkLaneKeyItemLockSet locks the lanes (ascending lane_key), then the logical keys, then the items of refs
-	// — the lock order across the whole batch — waiting for each, and returns one LockedItem per ref (in refs'
-	// order; Found false when the lane or the item does not exist) and the database clock read after the item
-	// locks.
-	WorkLaneKeyItemLockSet(ctx context.Context, refs []WorkItemRef) ([]LockedItem, time.Time, error)
-	// WorkItemSucceedSet finishes the given items as succeeded in one statement: every mutable column as a
-	// success writes it (state_version + 1, guarded by the expected version), the running attempt finished, the
-	// logical key deleted and, where the item is its lane's head, the head advanced. The caller holds lane, key and
-	// item locks. It returns the number of items updated; anything but len(p.Items) means the caller must fail the
-	// transaction.
-	WorkItemSucceedSet(ctx context.Context, p WorkItemSucceedSetParams) (int64, error)
-}
-
-// SetEnqueue is implemented by the Queries of a transaction whose engine enqueues a batch with set-based statements
-// (PostgreSQL; docs/protocol.md#enqueue-many). All three run inside InTx only.
-type SetEnqueue interface {
-	// WorkLaneLockMany locks the lanes (ascending lane_key, waiting for each) and returns those that exist, in
-	// ascending order, with the database clock read after the locks.
-	WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]WorkLane, time.Time, error)
-	// WorkKeyInsertMany inserts the keys whose logical key does not exist yet (an existing key is neither written
-	// nor locked; of two keys of the batch with one logical key the first is inserted) and returns the work ids of
-	// the keys it inserted. The caller holds every key's lane lock.
-	WorkKeyInsertMany(ctx context.Context, keys []WorkKey) ([]string, error)
-	// WorkItemEnqueueMany writes the lanes' allocators and heads and inserts the items in one statement. Every item
-	// must be as an enqueue creates it: queued, available, created and updated at now, no lease, no attempt, no
-	// result, state_version 1 (an adapter refuses any other with an error). It returns the number of lanes updated
-	// and of items inserted; anything but len(lanes) and len(items) means the caller must fail the transaction.
-	WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes []WorkLane, items []WorkItem) (int64, int64, error)
-}
-
 // KindVersions is a supported kind with its payload version range (inclusive).
 type KindVersions struct {
 	Kind     string
 	Min, Max int32
 }
 
-// WorkItemClaimSetParams asks for one set-based claim pass.
-type WorkItemClaimSetParams struct {
+// WorkItemClaimManyParams asks for one set-based claim pass.
+type WorkItemClaimManyParams struct {
 	Supported  []KindVersions
 	Candidates int32 // how many oldest due heads per status to consider, and expired heads to return
 	Slots      int32 // at most this many claims
@@ -386,8 +207,8 @@ type WorkItemClaimSetParams struct {
 	TraceIDs, SpanIDs []string
 }
 
-// WorkItemClaimSetResult is what a set-based claim pass claimed and saw.
-type WorkItemClaimSetResult struct {
+// WorkItemClaimManyResult is what a set-based claim pass claimed and saw.
+type WorkItemClaimManyResult struct {
 	Now     time.Time // the database clock the claims were checked against
 	Claimed []ClaimedItem
 	Expired []ClaimCandidate // expired lane heads, unlocked: recover them one by one
@@ -406,7 +227,7 @@ type WorkItemRef struct {
 	LaneKey, LogicalKey, WorkID string
 }
 
-// LockedItem is one item locked by WorkLaneKeyItemLockSet.
+// LockedItem is one item locked by WorkLaneKeyItemLockMany.
 type LockedItem struct {
 	Found  bool // the lane and the item exist (and are now locked)
 	Lane   WorkLane
@@ -414,13 +235,13 @@ type LockedItem struct {
 	Item   WorkItem
 }
 
-// WorkItemSucceedSetParams finishes a batch of verified items as succeeded at Now.
-type WorkItemSucceedSetParams struct {
+// WorkItemSucceedManyParams finishes a batch of verified items as succeeded at Now.
+type WorkItemSucceedManyParams struct {
 	Now   time.Time
 	Items []SucceedItem
 }
 
-// SucceedItem is one item of WorkItemSucceedSet.
+// SucceedItem is one item of WorkItemSucceedMany.
 type SucceedItem struct {
 	WorkID          string
 	ExpectedVersion int64

@@ -1,23 +1,8 @@
 package db
 
 import (
-	"context"
 	"time"
 )
-
-// LifecycleQueries are the statements of the data lifecycle (docs/protocol.md#forgetting-and-erasing): forgetting
-// a Source, erasing a scope, retention.
-type LifecycleQueries interface {
-	// SourceErase forgets one Source: content '' and metadata {} with erased_at set on the database clock, once
-	// (an erased Source matches no row). Returns rows matched.
-	SourceErase(ctx context.Context, p SourceEraseParams) (int64, error)
-	// SourceEraseByPositions forgets the given Sources of one scope (retention), those not erased yet. Returns
-	// rows matched.
-	SourceEraseByPositions(ctx context.Context, p SourceEraseByPositionsParams) (int64, error)
-	// SourceListErasable lists up to p.Limit Sources not erased, created before p.CreatedBefore and consumed by
-	// every cursor of their scope, oldest first (retention candidates).
-	SourceListErasable(ctx context.Context, p SourceListErasableParams) ([]SourcePosition, error)
-}
 
 // SourceEraseByPositionsParams addresses Sources of one scope.
 type SourceEraseByPositionsParams struct {
@@ -41,45 +26,6 @@ type SourcePosition struct {
 type SourceEraseParams struct {
 	ScopeID  string
 	SourceID string
-}
-
-// ScopeLifecycleQueries are the statements that forget and erase a scope's data (docs/protocol.md#erasing-a-scope)
-// and the revision retention.
-type ScopeLifecycleQueries interface {
-	// ExperienceCandidateListByScopeAfter pages a scope's candidates by candidate_id (> p.AfterCandidateID).
-	ExperienceCandidateListByScopeAfter(ctx context.Context, p ExperienceCandidateListByScopeAfterParams) ([]ExperienceCandidate, error)
-	// ExperienceCandidateWithdraw sets a candidate withdrawn (state_version + 1) unless it already is. Returns rows
-	// matched.
-	ExperienceCandidateWithdraw(ctx context.Context, p ExperienceCandidateWithdrawParams) (int64, error)
-	// The erase's batches: each deletes at most p.Limit rows of p.ScopeID. Return rows deleted.
-	ExperienceCandidateDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
-	SourceDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
-	MemoryEntryDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
-	MemoryRevisionDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
-	SourceCursorDeleteByScope(ctx context.Context, scopeID string) (int64, error)
-	// SourceJournalHeadDelete deletes a scope's journal head (the caller holds its lock).
-	SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error)
-	// WorkLaneDeleteIdle deletes a lane that has no head (the caller holds its lock); 0 when it is not idle.
-	WorkLaneDeleteIdle(ctx context.Context, laneKey string) (int64, error)
-	// WorkItemListFinishedByScope lists up to p.Limit succeeded or cancelled items of a scope, except those of
-	// p.ExceptKind.
-	WorkItemListFinishedByScope(ctx context.Context, p WorkItemListFinishedByScopeParams) ([]string, error)
-
-	// MemoryRevisionListExpired lists up to p.Limit revisions older than the newest p.Keep of their scope, by
-	// scope and revision.
-	MemoryRevisionListExpired(ctx context.Context, p MemoryRevisionListExpiredParams) ([]MemoryRevisionRef, error)
-	// MemoryEntryDeleteRevisionBatch deletes at most p.Limit entries of one revision. Returns rows deleted.
-	MemoryEntryDeleteRevisionBatch(ctx context.Context, p MemoryEntryDeleteRevisionBatchParams) (int64, error)
-	// MemoryRevisionDelete deletes one revision row. Returns rows deleted.
-	MemoryRevisionDelete(ctx context.Context, p MemoryRevisionDeleteParams) (int64, error)
-
-	// The redaction's scrub of a forgotten Source from every revision: a keyset page of a scope's entries by
-	// (revision, entry_no) after (p.AfterRevision, p.AfterEntryNo), one entry deleted or given new positions, and
-	// a revision's entry_count lowered by the entries deleted from it. Writes return rows matched.
-	MemoryEntryListByScopeAfter(ctx context.Context, p MemoryEntryListByScopeAfterParams) ([]MemoryEntry, error)
-	MemoryEntryDelete(ctx context.Context, p MemoryEntryDeleteParams) (int64, error)
-	MemoryEntryUpdatePositions(ctx context.Context, p MemoryEntryUpdatePositionsParams) (int64, error)
-	MemoryRevisionSubtractEntries(ctx context.Context, p MemoryRevisionSubtractEntriesParams) (int64, error)
 }
 
 // MemoryEntryListByScopeAfterParams pages MemoryEntryListByScopeAfter (start at revision 0, entry 0).

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/powercontext/powercontext/app"
+	"github.com/powercontext/powercontext/auth"
 )
 
 // EnvRequireTools is a comma list of external tools a test must find instead of skipping (CI: kubectl,atlas).
@@ -269,6 +270,7 @@ func TestKubernetesKustomizationRenders(t *testing.T) {
 	require.Equal(t, map[string]bool{"api": true, "scheduler": true, "worker": true}, roles)
 
 	require.Len(t, byKind["Job"], 1)
+	require.Equal(t, "powercontext-migrate-dev", m(byKind["Job"][0]["metadata"])["name"], "the Job is named after the image tag")
 	job := m(list(podSpec(byKind["Job"][0])["containers"])[0])
 	require.Equal(t, []any{"server", "migrate"}, job["args"])
 	require.Equal(t, "migrate-database-url", secretRefs(job)["POWERCONTEXT_DATABASE_URL"], "the Job uses the migration account")
@@ -276,6 +278,132 @@ func TestKubernetesKustomizationRenders(t *testing.T) {
 	require.NotEmpty(t, byKind["Service"])
 	require.NotEmpty(t, byKind["PodDisruptionBudget"])
 	require.Empty(t, byKind["Secret"], "secrets are created by the operator, never rendered from the repository")
+}
+
+// TestKubernetesMigrateJobNamedPerVersion renders the overlay of docs/deployment.md#upgrading-on-kubernetes for two
+// versions (one pinned by digest): each gets its own migration Job, named after its tag, so applying a new version
+// creates a Job instead of trying to change the immutable pod template of the previous one.
+func TestKubernetesMigrateJobNamedPerVersion(t *testing.T) {
+	kubectl := tool(t, "kubectl")
+	doc, err := os.ReadFile("../docs/deployment.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(doc), "### Upgrading on Kubernetes")
+	require.True(t, ok, "docs/deployment.md has the section")
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	require.True(t, ok)
+	overlay, _, ok := strings.Cut(block, "```")
+	require.True(t, ok)
+	require.Contains(t, overlay, "../../deploy/kubernetes")
+
+	base, err := filepath.Abs("kubernetes")
+	require.NoError(t, err)
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, c := range []struct{ tag, digest string }{{"v1.3.0", ""}, {"v1.4.0-rc.1", digest}} {
+		dir := t.TempDir()
+		rel, err := filepath.Rel(dir, base) // kustomize refuses an absolute resource path
+		require.NoError(t, err)
+		o := strings.Replace(overlay, "../../deploy/kubernetes", filepath.ToSlash(rel), 1)
+		o = strings.Replace(o, "newTag: v1.3.0", "newTag: "+c.tag, 1)
+		if c.digest != "" {
+			o = strings.Replace(o, "# digest: sha256:…", "digest: "+c.digest+" #", 1)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(o), 0o600))
+		var stderr bytes.Buffer
+		cmd := exec.Command(kubectl, "kustomize", dir)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, "kubectl kustomize the documented overlay: %s", stderr.String())
+		var jobs, images []string
+		dec := yaml.NewDecoder(bytes.NewReader(out))
+		for {
+			var o map[string]any
+			if err := dec.Decode(&o); errors.Is(err, io.EOF) {
+				break
+			} else {
+				require.NoError(t, err)
+			}
+			if o["kind"] == "Job" {
+				jobs = append(jobs, m(o["metadata"])["name"].(string))
+			}
+			for _, ct := range list(podSpec(o)["containers"]) {
+				images = append(images, m(ct)["image"].(string))
+			}
+		}
+		require.Equal(t, []string{"powercontext-migrate-" + c.tag}, jobs)
+		want := "registry.example.com/powercontext:" + c.tag
+		if c.digest != "" {
+			want += "@" + c.digest
+		}
+		require.NotEmpty(t, images)
+		for _, img := range images {
+			require.Equal(t, want, img, "every role and the Job run the new image")
+		}
+	}
+}
+
+// TestDeployExamplesHoldRefusedPlaceholders: the token the compose env.example and the Kubernetes Secret example
+// ship is refused at start, so a copied example never guards a server.
+func TestDeployExamplesHoldRefusedPlaceholders(t *testing.T) {
+	env, err := os.ReadFile("compose/env.example")
+	require.NoError(t, err)
+	secret := readYAML(t, "kubernetes/secret.example.yaml")
+	var tokens []string
+	for _, line := range strings.Split(string(env), "\n") {
+		if v, ok := strings.CutPrefix(line, "POWERCONTEXT_AUTH_TOKEN="); ok {
+			tokens = append(tokens, v)
+		}
+	}
+	tokens = append(tokens, toString(m(secret["stringData"])["auth-token"]))
+	require.Len(t, tokens, 2)
+	for _, tok := range tokens {
+		require.True(t, auth.IsPlaceholderToken(tok), "%q is a placeholder", tok)
+		cfg := app.DefaultConfig()
+		cfg.AuthToken = tok
+		_, err := cfg.Principals()
+		require.ErrorContains(t, err, "placeholder from the deploy examples")
+	}
+}
+
+// TestDockerfilePinsBaseImagesByDigest: every base image (a FROM that is not an earlier stage) takes its digest from
+// a build argument declared before the first FROM, in the form that drops the digest when the argument is empty;
+// a default, when written, is a sha256 digest; `make image` passes each argument through.
+func TestDockerfilePinsBaseImagesByDigest(t *testing.T) {
+	dockerfile, err := os.ReadFile("../Dockerfile")
+	require.NoError(t, err)
+	makefile, err := os.ReadFile("../Makefile")
+	require.NoError(t, err)
+	args := map[string]string{} // global ARGs (before the first FROM) and their defaults
+	stages := map[string]bool{}
+	pinned := regexp.MustCompile(`^FROM \S+\$\{([A-Z_]+_DIGEST):\+@\$\{([A-Z_]+_DIGEST)\}\}( AS (\S+))?$`)
+	froms := 0
+	for _, line := range strings.Split(string(dockerfile), "\n") {
+		line = strings.TrimSpace(line)
+		if a, ok := strings.CutPrefix(line, "ARG "); ok && froms == 0 {
+			name, def, _ := strings.Cut(a, "=")
+			args[name] = def
+		}
+		from, ok := strings.CutPrefix(line, "FROM ")
+		if !ok {
+			continue
+		}
+		froms++
+		if image, _, _ := strings.Cut(from, " "); stages[image] {
+			continue
+		}
+		mt := pinned.FindStringSubmatch(line)
+		require.NotNil(t, mt, "base image without a digest argument: %s", line)
+		require.Equal(t, mt[1], mt[2], line)
+		def, declared := args[mt[1]]
+		require.True(t, declared, "%s is declared with ARG before the first FROM", mt[1])
+		if def != "" {
+			require.Regexp(t, `^sha256:[0-9a-f]{64}$`, def, "the default of %s", mt[1])
+		}
+		require.Contains(t, string(makefile), mt[1], "make image passes %s", mt[1])
+		if mt[4] != "" {
+			stages[mt[4]] = true
+		}
+	}
+	require.Equal(t, 2, froms)
 }
 
 // secretRefs maps each env variable taken from a Secret to its key.

@@ -79,6 +79,12 @@ func versionOf(dir string) int {
 // missing (or fails it when PC_TEST_REQUIRE_ENGINES names the engine). The server is killed when the test ends.
 func newDBServer(t *testing.T, engine db.Engine) *dbServer {
 	t.Helper()
+	return newDBServerOn(t, engine, 0)
+}
+
+// newDBServerOn is newDBServer starting on port (a free port when 0).
+func newDBServerOn(t *testing.T, engine db.Engine, port int) *dbServer {
+	t.Helper()
 	s := &dbServer{t: t, engine: engine, bins: map[string]string{}}
 	var need map[string][]string
 	sysUser := ""
@@ -126,16 +132,65 @@ func newDBServer(t *testing.T, engine db.Engine) *dbServer {
 			t.Logf("private %s server directory kept: %s", engine, dir)
 		}
 	})
-	s.port = freePort(t)
+	if s.port = port; port == 0 {
+		s.port = freePort(t)
+	}
 	start := time.Now()
 	if err := s.initialise(); err != nil {
 		t.Fatalf("private %s server: %v", engine, err)
 	}
-	if err := s.start(); err != nil {
+	if err := s.firstStart(); err != nil {
 		t.Fatalf("private %s server: %v", engine, err)
 	}
 	t.Logf("private %s server on 127.0.0.1:%d initialised and started in %s", engine, s.port, time.Since(start).Round(time.Millisecond))
 	return s
+}
+
+// firstStart starts the server for the first time. freePort's port was only free a moment ago, so another process
+// on the machine can bind it first: a start that exits because the address is in use, or whose port answers as
+// another server, is retried on a fresh port (a few times). Restarts keep the port (the fleet's URLs name it).
+func (s *dbServer) firstStart() error {
+	var err error
+	for range 4 {
+		if err = s.start(); err == nil {
+			if err = s.ownsPort(); err == nil {
+				return nil
+			}
+			s.kill()
+		}
+		if !strings.Contains(strings.ToLower(err.Error()), "address already in use") {
+			return err
+		}
+		lost := s.port
+		s.port = freePort(s.t)
+		s.t.Logf("private %s server lost port %d to another process; retrying on port %d", s.engine, lost, s.port)
+	}
+	return err
+}
+
+// ownsPort checks that the server answering on the port is this one (its data directory); a server of someone else
+// that holds the port is reported as the address being in use.
+func (s *dbServer) ownsPort() error {
+	driver, dsn := s.adminDSN()
+	conn, err := sql.Open(driver, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	q := "SELECT @@datadir"
+	if s.engine == db.EnginePostgres {
+		q = "SHOW data_directory"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var dir string
+	if err := conn.QueryRowContext(ctx, q).Scan(&dir); err != nil {
+		return err
+	}
+	if !sameDir(dir, s.data) {
+		return fmt.Errorf("port %d: address already in use by a server on %s", s.port, dir)
+	}
+	return nil
 }
 
 // run runs a setup command as the server's user.
@@ -359,6 +414,17 @@ func (s *dbServer) waitGroupGone(pgid int) {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// sameDir tells whether two paths name the same directory (symbolic links resolved).
+func sameDir(a, b string) bool {
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	return resolve(a) == resolve(b)
 }
 
 // tail returns the last n lines of the file at path.

@@ -29,7 +29,8 @@
 //     The full run (LOAD=1) adds a run per engine that restarts the whole worker fleet in the middle.
 //   - broken (TestFleetBrokenBuildReportsDuplicates, E2E_BROKEN=1 or E2E_LONG=1): the chaos round against a binary
 //     built with -tags unsafe_nofence, which removes the claim verification in coordinator.Ledger.Complete and the
-//     cursor compare-and-set in sources.Advance; the same checks must report duplicates.
+//     cursor compare-and-set in sources.Advance; the same checks must report duplicates and the history checker must
+//     reject its history.
 //
 // The SQL checks after every round:
 //
@@ -41,7 +42,12 @@
 //     was spent (stuck = 0);
 //   - every finished attempt has an outcome, and every commit came from the item's last, succeeded attempt while its
 //     lease was alive (an attempt whose claim went stale never commits);
-//   - the scheduler lease row, sampled every ~100 ms, never had two overlapping holders and its fence only grew.
+//   - the scheduler lease row, sampled every ~100 ms, never had two overlapping holders and its fence only grew;
+//   - the history (history_test.go): every operation a client saw (captures, flushes answered 200, operations read
+//     as succeeded, latest revisions read), with its send and answer times, plus every window the database committed
+//     and each scope's final state, is linearizable against a per-scope model of the journal and its memory and
+//     Experience windows (porcupine, partitioned by scope). A history that is not is written as porcupine's HTML
+//     visualisation to $E2E_ARTIFACTS or the temporary directory, and the verdict names the file.
 //
 // Budgets: a round's fault phase lasts its nominal time and, on a slow machine, longer while windows are still being
 // committed (up to three times its maximum); the drain waits while the backlog still shrinks; both stop before the

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/db"
@@ -166,6 +167,12 @@ func (res roundResult) requireClean(t *testing.T, v variant) {
 	if res.providerBad > 0 {
 		vd.cause("service: %d malformed provider requests", res.providerBad)
 	}
+	switch {
+	case res.history.Result == porcupine.Illegal:
+		vd.cause("protocol: history not linearizable (%s)", res.history.detail())
+	case !res.history.ok():
+		vd.cause("harness: history not checked (%s)", res.history.detail())
+	}
 	for _, h := range res.harness {
 		vd.cause("harness: %s", h)
 	}
@@ -180,6 +187,7 @@ func (res roundResult) requireClean(t *testing.T, v variant) {
 	require.Zero(t, r.NoOutcome+r.UnfinishedAttempts, "attempts without an outcome:%s", joinDetails(r.Details))
 	require.Zero(t, r.SourceMismatches, "journal heads disagree with acknowledged captures:%s", joinDetails(r.Details))
 	require.Zero(t, res.lease.Violations, "scheduler lease violations:%s", joinDetails(res.lease.Details))
+	require.True(t, res.history.ok(), "history: %s %s", res.history.line(), res.history.detail())
 	require.Empty(t, res.unexpected, "processes exited on their own")
 	require.Empty(t, res.panics, "panics in process logs")
 	require.Zero(t, res.providerBad, "malformed provider requests")
@@ -224,8 +232,13 @@ func TestFleetBrokenBuildReportsDuplicates(t *testing.T) {
 			if r.Duplicates+r.Lost+r.Inversions == 0 {
 				res.verdict.cause("harness: the broken build was not caught (stale commits seen: %d)", r.StaleCommits)
 			}
+			if res.history.Result != porcupine.Illegal {
+				res.verdict.cause("harness: the history checker did not reject the broken build (%s %s)", res.history.line(), res.history.detail())
+			}
 			require.Positive(t, r.Duplicates+r.Lost+r.Inversions,
 				"the broken build must be caught (duplicates, lost or inversions); stale commits seen: %d%s", r.StaleCommits, joinDetails(r.Details))
+			require.Equal(t, porcupine.Illegal, res.history.Result, "the history checker must reject the broken build's history: %s %s",
+				res.history.line(), res.history.detail())
 		})
 	}
 }
@@ -244,6 +257,7 @@ type roundResult struct {
 	verdict     *verdict
 	db          *dbFaultResult // modeDatabase
 	skew        *skewResult    // modeSkew
+	history     historyVerdict // porcupine's verdict on the round's history
 }
 
 // runRound runs one fleet on a fresh database of engine with the binary bin and returns what the checks found:
@@ -277,6 +291,7 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 	}
 	loadCtx, stopLoad := context.WithCancel(context.Background())
 	defer stopLoad()
+	loadStarted := time.Now()
 	waitLoad := ld.run(loadCtx, v.loaders)
 	r.setPhase("faults")
 	if v.mode == modeDatabase {
@@ -313,6 +328,22 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 	r.setPhase("stopping the fleet")
 	r.fl.stopAll(15 * time.Second)
 	panics, errorLines := r.fl.scanLogs()
+
+	// The history: the load's operations, completed with the database's commits and final state (the fleet is
+	// stopped, so nothing moves while it is read), checked with porcupine.
+	r.setPhase("history check")
+	hv := historyVerdict{}
+	hctx, hcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer hcancel()
+	ops, unanswered, err := completeHistory(hctx, r.sqlDB, ld.hist.list(), loadStarted)
+	if err != nil {
+		hv.Err = err
+	} else {
+		hv = checkHistory(ops, 2*time.Minute, historyDir(), v.name+"-"+string(engine))
+		hv.Unanswered = unanswered
+	}
+	t.Logf("%s %s history: %s, checked in %s %s; %s; %d captures landed without an answer", v.name, engine, hv.line(),
+		hv.Took.Round(time.Millisecond), hv.detail(), kinds(ops), hv.Unanswered)
 	lease := r.sampler.summary()
 	if v.mode == modeDatabase {
 		dbRes.finish(r, ld.rec)
@@ -322,7 +353,7 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 	}
 
 	// Report: the summary line (also on stdout, so `make e2e` shows it), then the details.
-	line := rep.line()
+	line := rep.line() + " " + hv.line()
 	elapsed := time.Since(started)
 	t.Logf("%s %s: %s", v.name, engine, line)
 	t.Logf("%s %s detail: exp_windows=%d pauses=%d partitions=%d zombies=%d kills_by_role=%s stale_commits=%d failed=%d "+
@@ -356,7 +387,7 @@ func runRound(t *testing.T, engine db.Engine, bin string, v variant) roundResult
 	}
 	return roundResult{report: rep, lease: lease, unexpected: r.unexpectedCopy(), panics: panics, drainErr: r.drainErr,
 		drainOwner: r.drainOwner, drainCut: drainCut, harness: r.harnessCopy(), providerBad: r.prov.badRequests.Load(),
-		verdict: vd, db: dbRes, skew: skewRes}
+		verdict: vd, db: dbRes, skew: skewRes, history: hv}
 }
 
 // setup creates the round's database (on a private server when private is set, else a fresh database on the

@@ -36,3 +36,29 @@ func TestFleetStartSurvivesALostPort(t *testing.T) {
 		t.Fatalf("still on the taken port %d", taken)
 	}
 }
+
+// TestPrivateServerStartSurvivesALostPort: the same for the private database server of the database round (initdb
+// + postgres, mariadb-install-db + mariadbd): its first start on a port another process holds is retried on a fresh
+// port. Skipped for an engine whose server binaries are not installed.
+func TestPrivateServerStartSurvivesALostPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("initialises database servers")
+	}
+	for _, engine := range fleetEngines {
+		t.Run(string(engine), func(t *testing.T) {
+			squatter, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer squatter.Close()
+			taken := squatter.Addr().(*net.TCPAddr).Port
+			s := newDBServerOn(t, engine, taken)
+			if s.port == taken {
+				t.Fatalf("still on the taken port %d", taken)
+			}
+			if err := s.ownsPort(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

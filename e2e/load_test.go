@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,11 +32,13 @@ type load struct {
 
 	captures, flushes, connErrors, serverErrors atomic.Int64
 	rec                                         *apiRecorder // every answer with its timing (database round)
+	hist                                        *history     // every client-visible operation (history_test.go)
 }
 
 func newLoad(apis []*proc, scopes []string) *load {
 	return &load{apis: apis, scopes: scopes, client: &http.Client{Timeout: 15 * time.Second},
-		next: map[string]int{}, acked: map[string]map[string]bool{}, tried: map[string]map[string]bool{}, statuses: map[string]int{}}
+		next: map[string]int{}, acked: map[string]map[string]bool{}, tried: map[string]map[string]bool{}, statuses: map[string]int{},
+		hist: &history{}}
 }
 
 func (l *load) count(key string) {
@@ -44,20 +47,51 @@ func (l *load) count(key string) {
 	l.mu.Unlock()
 }
 
-// run starts n load goroutines until ctx is done and returns a func that waits for them.
+// run starts n load goroutines until ctx is done and returns a func that waits for them. Each is one client of
+// the history: it captures, flushes, reads the operation of its last flush answered 202 and reads the latest Memory
+// revision, one request at a time.
 func (l *load) run(ctx context.Context, n int) (wait func()) {
 	var wg sync.WaitGroup
-	for range n {
+	for client := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			type opRef struct {
+				id, scope string
+				due       time.Time
+				reads     int
+			}
+			var pending []opRef // operations of flushes answered 202, each read (up to 3 times) until it is finished
 			for ctx.Err() == nil {
+				var keep []opRef
+				for _, p := range pending {
+					switch {
+					case time.Now().Before(p.due):
+						keep = append(keep, p)
+					case !l.readOperation(ctx, client, p.scope, p.id) && p.reads < 2:
+						p.reads++
+						p.due = time.Now().Add(time.Second)
+						keep = append(keep, p)
+					}
+				}
+				pending = keep
 				scope := l.scopes[rand.IntN(len(l.scopes))]
-				for range 1 + rand.IntN(4) {
-					l.capture(ctx, scope)
+				// Now and then only a flush, so some find nothing pending (an idle answer must then cover every
+				// Source captured before it).
+				captures := 1 + rand.IntN(4)
+				if rand.IntN(4) == 0 {
+					captures = 0
+				}
+				for range captures {
+					l.capture(ctx, client, scope)
 				}
 				if rand.IntN(3) < 2 {
-					l.flush(ctx, scope, rand.IntN(2) == 0)
+					if op := l.flush(ctx, client, scope, rand.IntN(2) == 0); op != "" && len(pending) < 4 {
+						pending = append(pending, opRef{id: op, scope: scope, due: time.Now().Add(500 * time.Millisecond)})
+					}
+				}
+				if rand.IntN(3) == 0 {
+					l.readRevision(ctx, client, scope)
 				}
 				select {
 				case <-ctx.Done():
@@ -72,14 +106,25 @@ func (l *load) run(ctx context.Context, n int) (wait func()) {
 // post sends body to path on a random API replica, moving to the other replicas on connection errors and 5xx
 // (a killed or restarting API). It returns the status and body of the first answer below 500.
 func (l *load) post(ctx context.Context, path string, body []byte, header http.Header) (int, []byte, bool) {
+	return l.send(ctx, http.MethodPost, path, body, header)
+}
+
+// send is post for any method (a GET has no body).
+func (l *load) send(ctx context.Context, method, path string, body []byte, header http.Header) (int, []byte, bool) {
 	start := rand.IntN(len(l.apis))
 	for try := range 8 {
 		api := l.apis[(start+try)%len(l.apis)]
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, api.baseURL()+path, bytes.NewReader(body))
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, api.baseURL()+path, rd)
 		if err != nil {
 			return 0, nil, false
 		}
-		req.Header.Set("Content-Type", "application/json")
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		for k, v := range header {
 			req.Header[k] = v
 		}
@@ -118,7 +163,9 @@ func errorCode(body []byte) string {
 	return e.Error.Code
 }
 
-func (l *load) capture(ctx context.Context, scope string) {
+// capture sends one Source with a new source id (retried on the other replicas under the same id) and records it in
+// the history: with its position when answered, else as unknown (the checks look it up in the database).
+func (l *load) capture(ctx context.Context, client int, scope string) {
 	l.mu.Lock()
 	l.next[scope]++
 	n := l.next[scope]
@@ -133,7 +180,17 @@ func (l *load) capture(ctx context.Context, scope string) {
 		"content":  fmt.Sprintf("Source %d of %s: the team decided step %d works.", n, scope, n),
 		"metadata": map[string]any{"kind": "task-outcome", "n": n},
 	})
+	call := time.Now()
 	status, resp, ok := l.post(ctx, "/v1/sources", body, nil)
+	op := histOp{Kind: hCapture, Scope: scope, Client: client, Call: call, Return: time.Now(), Note: id}
+	if ok && (status == http.StatusCreated || status == http.StatusOK) {
+		var r struct {
+			Position int64 `json:"journal_position"`
+		}
+		_ = json.Unmarshal(resp, &r)
+		op.Pos = r.Position
+	}
+	l.hist.add(op) // Pos 0: no answer with a position; it may still have landed
 	if !ok {
 		return
 	}
@@ -146,7 +203,9 @@ func (l *load) capture(ctx context.Context, scope string) {
 	}
 }
 
-func (l *load) flush(ctx context.Context, scope string, async bool) {
+// flush asks for the scope's next Memory window (waiting or async) and records a 200 answer in the history; it
+// returns the operation id of a 202 answer.
+func (l *load) flush(ctx context.Context, client int, scope string, async bool) (operationID string) {
 	h := http.Header{}
 	mode := "wait"
 	if async {
@@ -156,22 +215,115 @@ func (l *load) flush(ctx context.Context, scope string, async bool) {
 		h.Set("Prefer", "wait=5")
 	}
 	body, _ := json.Marshal(map[string]string{"scope_id": scope})
+	call := time.Now()
 	status, resp, ok := l.post(ctx, "/v1/memory/flush", body, h)
 	if !ok {
-		return
+		return ""
 	}
+	ret := time.Now()
 	l.flushes.Add(1)
 	key := fmt.Sprintf("flush-%s %d", mode, status)
-	if status == http.StatusOK {
-		var r struct {
-			Status string `json:"status"`
-		}
+	switch status {
+	case http.StatusOK:
+		var r flushAnswer
 		_ = json.Unmarshal(resp, &r)
 		key += " " + r.Status
-	} else {
+		op := histOp{Scope: scope, Client: client, Call: call, Return: ret, Note: r.OperationID}
+		switch r.Status {
+		case "idle":
+			op.Kind = hFlushIdle
+			l.hist.add(op)
+		case "processed":
+			op.Kind, op.Prev, op.Cur, op.HW = hFlushProcessed, r.PreviousCursor, r.CurrentCursor, r.HighWatermark
+			if r.Memory != nil {
+				op.Rev = r.Memory.Revision
+			}
+			l.hist.add(op)
+		}
+	case http.StatusAccepted:
+		var r struct {
+			OperationID string `json:"operation_id"`
+		}
+		_ = json.Unmarshal(resp, &r)
+		operationID = r.OperationID
+		key += " " + errorCode(resp)
+	default:
 		key += " " + errorCode(resp)
 	}
 	l.count(key)
+	return operationID
+}
+
+// flushAnswer is a flush's 200 body, and a memory_flush operation's result.
+type flushAnswer struct {
+	Status         string `json:"status"`
+	PreviousCursor int64  `json:"previous_cursor"`
+	CurrentCursor  int64  `json:"current_cursor"`
+	HighWatermark  int64  `json:"high_watermark"`
+	Memory         *struct {
+		Revision int64 `json:"revision"`
+	} `json:"memory"`
+	OperationID string `json:"operation_id"`
+}
+
+// readOperation reads a flush's operation and records it in the history when it has succeeded; it tells whether
+// the operation is finished (or cannot be read).
+func (l *load) readOperation(ctx context.Context, client int, scope, id string) (finished bool) {
+	call := time.Now()
+	status, resp, ok := l.send(ctx, http.MethodGet, "/v1/operations/"+url.PathEscape(id), nil, nil)
+	if !ok {
+		return true
+	}
+	var r struct {
+		Kind   string       `json:"kind"`
+		Status string       `json:"status"`
+		Result *flushAnswer `json:"result"`
+	}
+	if status != http.StatusOK || json.Unmarshal(resp, &r) != nil {
+		l.count(fmt.Sprintf("operation-read %d %s", status, errorCode(resp)))
+		return true
+	}
+	l.count(fmt.Sprintf("operation-read %d %s", status, r.Status))
+	switch r.Status {
+	case "succeeded":
+	case "failed", "cancelled":
+		return true
+	default:
+		return false
+	}
+	if r.Kind != "memory_flush" || r.Result == nil {
+		return true
+	}
+	op := histOp{Kind: hOperationRead, Scope: scope, Client: client, Call: call, Return: time.Now(), Note: id, Cur: r.Result.CurrentCursor}
+	if r.Result.Memory != nil {
+		op.Rev = r.Result.Memory.Revision
+	}
+	l.hist.add(op)
+	return true
+}
+
+// readRevision reads the scope's latest Memory revision with its window and records it in the history.
+func (l *load) readRevision(ctx context.Context, client int, scope string) {
+	call := time.Now()
+	status, resp, ok := l.send(ctx, http.MethodGet, "/v1/memory/revisions?limit=1&scope_id="+url.QueryEscape(scope), nil, nil)
+	if !ok {
+		return
+	}
+	l.count(fmt.Sprintf("revision-read %d %s", status, errorCode(resp)))
+	var r struct {
+		Items []struct {
+			Revision      int64 `json:"revision"`
+			WindowThrough int64 `json:"window_through"`
+		} `json:"items"`
+	}
+	if status != http.StatusOK || json.Unmarshal(resp, &r) != nil {
+		return
+	}
+	op := histOp{Kind: hRevisionRead, Scope: scope, Client: client, Call: call, Return: time.Now()}
+	if len(r.Items) > 0 {
+		op.Rev, op.Through = r.Items[0].Revision, r.Items[0].WindowThrough
+	}
+	l.hist.add(op)
 }
 
 // sourceCounts returns, per scope, how many distinct source ids were acknowledged and how many were ever sent.

@@ -166,6 +166,7 @@ func (f *fleet) startOnce(p *proc) (lostPort bool, _ error) {
 	cmd := exec.Command(f.bin, "server", "run")
 	cmd.Env = append(append(append([]string{}, f.env...), p.env...),
 		"POWERCONTEXT_DEPLOYMENT_ROLE="+p.role,
+		"POWERCONTEXT_HTTP_MAX_CONNECTIONS_PER_ADDRESS=1024", // the load generator is one address (127.0.0.1)
 		"POWERCONTEXT_HTTP_LISTEN="+fmt.Sprintf("127.0.0.1:%d", p.port.Load()))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// The child dies with the test process even when the test binary is killed.

@@ -147,6 +147,7 @@ type loadRun struct {
 	acked  map[string]map[string]bool
 	tried  map[string]map[string]bool
 	errors []string
+	hist   *history // captures and 200 flush answers, checked with porcupine after the drain (history_test.go)
 }
 
 func (l *loadRun) record(route string, lat time.Duration, status string) {
@@ -196,17 +197,18 @@ func (l *loadRun) generate(ctx context.Context, rate float64, dur time.Duration)
 		l.inflight.Add(1)
 		l.sent.Add(1)
 		wg.Add(1)
+		client := i % clientMemoryCommits // the history's client id: only for porcupine's visualisation
 		go func() {
 			defer wg.Done()
 			defer l.inflight.Add(-1)
-			l.do(ctx, api, route.name)
+			l.do(ctx, api, route.name, client)
 		}()
 	}
 	wg.Wait()
 }
 
-// do sends one request of route to api and records its answer.
-func (l *loadRun) do(ctx context.Context, api *proc, route string) {
+// do sends one request of route to api and records its answer (captures and 200 flushes also in the history).
+func (l *loadRun) do(ctx context.Context, api *proc, route string, client int) {
 	scope := l.scopes[rand.IntN(len(l.scopes))]
 	q := url.Values{"scope_id": {scope}}
 	var method, path string
@@ -263,6 +265,10 @@ func (l *loadRun) do(ctx context.Context, api *proc, route string) {
 	start := time.Now()
 	resp, err := l.client.Do(req)
 	if err != nil {
+		if sourceID != "" {
+			// No answer: the capture may still have landed; the database fills its position in.
+			l.hist.add(histOp{Kind: hCapture, Scope: scope, Client: client, Call: start, Return: time.Now(), Note: sourceID})
+		}
 		l.record(route, time.Since(start), "transport-error")
 		l.mu.Lock()
 		if len(l.errors) < 10 {
@@ -286,10 +292,38 @@ func (l *loadRun) do(ctx context.Context, api *proc, route string) {
 		l.mu.Unlock()
 	}
 	l.record(route, lat, status)
-	if sourceID != "" && (resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK) {
-		l.mu.Lock()
-		l.acked[scope][sourceID] = true
-		l.mu.Unlock()
+	ret := start.Add(lat)
+	switch {
+	case sourceID != "":
+		op := histOp{Kind: hCapture, Scope: scope, Client: client, Call: start, Return: ret, Note: sourceID}
+		if resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK {
+			var a struct {
+				Position int64 `json:"journal_position"`
+			}
+			_ = json.Unmarshal(b, &a)
+			op.Pos = a.Position
+			l.mu.Lock()
+			l.acked[scope][sourceID] = true
+			l.mu.Unlock()
+		}
+		l.hist.add(op) // Pos 0: no position answered; the database fills it in when the capture landed
+	case path == "/v1/memory/flush" && resp.StatusCode == http.StatusOK:
+		var a flushAnswer
+		if json.Unmarshal(b, &a) != nil {
+			return
+		}
+		op := histOp{Scope: scope, Client: client, Call: start, Return: ret, Note: a.OperationID}
+		switch a.Status {
+		case "idle":
+			op.Kind = hFlushIdle
+			l.hist.add(op)
+		case "processed":
+			op.Kind, op.Prev, op.Cur, op.HW = hFlushProcessed, a.PreviousCursor, a.CurrentCursor, a.HighWatermark
+			if a.Memory != nil {
+				op.Rev = a.Memory.Revision
+			}
+			l.hist.add(op)
+		}
 	}
 }
 
@@ -354,7 +388,7 @@ func runLoad(t *testing.T, engine db.Engine, bin string, cfg loadSettings, name 
 	defer tr.CloseIdleConnections()
 	l := &loadRun{apis: r.apis, scopes: scopes, client: &http.Client{Timeout: 30 * time.Second, Transport: tr},
 		maxInflight: 512, stats: map[string]*routeStats{}, next: map[string]int{}, acked: map[string]map[string]bool{},
-		tried: map[string]map[string]bool{}}
+		tried: map[string]map[string]bool{}, hist: &history{}}
 
 	// The scheduler lease, sampled as in the fleet rounds; queue depth and connections every 2 s.
 	stopSampling := r.startSampler(u)
@@ -461,6 +495,20 @@ func runLoad(t *testing.T, engine db.Engine, bin string, cfg loadSettings, name 
 	r.fl.stopAll(15 * time.Second)
 	panics, _ := r.fl.scanLogs()
 
+	// The history, as in the fleet rounds: the load's captures and flush answers, completed with the database's
+	// commits and final state (the fleet is stopped), checked with porcupine.
+	r.setPhase("history check")
+	var hv historyVerdict
+	ops, unanswered, herr := completeHistory(ctx, r.sqlDB, l.hist.list(), loadStart)
+	if herr != nil {
+		hv.Err = herr
+	} else {
+		hv = checkHistory(ops, 2*time.Minute, historyDir(), "load-"+name+"-"+string(engine))
+		hv.Unanswered = unanswered
+	}
+	t.Logf("load %s %s history: %s, checked in %s %s; %s; %d captures landed without an answer", name, engine, hv.line(),
+		hv.Took.Round(time.Millisecond), hv.detail(), kinds(ops), hv.Unanswered)
+
 	// The table.
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -531,10 +579,10 @@ func runLoad(t *testing.T, engine db.Engine, bin string, cfg loadSettings, name 
 	res.errors = append(res.errors, l.errors...)
 	res.dropped = l.dropped.Load()
 	t.Logf("\n%s", res.table)
-	vd.summary(fmt.Sprintf("requests=%d rate=%.0f/s api_5xx=%d lost_sources=%d windows=%d duplicates=%d lost=%d inversions=%d stuck=%d",
-		answered, cfg.rate, res.server5xx, res.lostSources, rep.Windows, rep.Duplicates, rep.Lost, rep.Inversions, rep.Stuck))
+	vd.summary(fmt.Sprintf("requests=%d rate=%.0f/s api_5xx=%d lost_sources=%d windows=%d duplicates=%d lost=%d inversions=%d stuck=%d %s",
+		answered, cfg.rate, res.server5xx, res.lostSources, rep.Windows, rep.Duplicates, rep.Lost, rep.Inversions, rep.Stuck, hv.line()))
 	res.round = roundResult{report: rep, lease: r.sampler.summary(), unexpected: r.unexpectedCopy(), panics: panics,
-		drainCut: drainCut, harness: r.harnessCopy(), providerBad: r.prov.badRequests.Load(), verdict: vd}
+		drainCut: drainCut, harness: r.harnessCopy(), providerBad: r.prov.badRequests.Load(), verdict: vd, history: hv}
 	return res
 }
 

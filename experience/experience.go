@@ -31,6 +31,10 @@ const (
 	StatusWithdrawn = "withdrawn"
 )
 
+// WorkKinds are the work kinds this package runs (incubation); app hands them to telemetry, which labels metrics by
+// them.
+func WorkKinds() []string { return []string{Kind} }
+
 // Consumer returns experience incubation's journal consumer.
 func Consumer(maxAttempts int32) sources.Consumer {
 	return sources.Consumer{Kind: Kind, CursorName: CursorName, LanePrefix: "experience", Limit: WindowLimit, MaxAttempts: maxAttempts}

@@ -51,6 +51,13 @@ func (in *Incubator) Incubate(ctx context.Context, scope string, wait time.Durat
 		out.Result = Result{Type: PublicKind, PreviousCursor: cur.Position, CurrentCursor: cur.Position, HighWatermark: head}
 	case coordinator.TriggerProcessed:
 		_ = json.Unmarshal(t.Item.ResultPayload, &out.Result)
+		// Like a memory flush: the answer's high watermark is the journal head read now, not the joined window's
+		// (which may predate the caller's captures); the operation's stored result keeps the window's.
+		head, err := sources.Head(ctx, in.Ledger.Store(), scope)
+		if err != nil {
+			return IncubateOutcome{}, err
+		}
+		out.Result.HighWatermark = max(out.Result.HighWatermark, head)
 	}
 	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/powercontext/powercontext/auth"
+	"github.com/powercontext/powercontext/internal/connstate"
 	"github.com/powercontext/powercontext/ui"
 )
 
@@ -46,8 +47,9 @@ var adminOnly = map[string]bool{
 // authMiddleware resolves the request's principal (docs/security.md#principals). Health and metrics need nothing.
 // A request with a valid token (bearer header) or dashboard session (its cookie) carries its principal on. A request
 // with a wrong bearer token, or with no credential at all, first spends its client address's budget (429 once
-// spent) and is then refused with 401 — except on the dashboard's paths, which answer anonymous requests
-// themselves (the sign-in page for pages, the assets that page needs); there a stale cookie counts as none.
+// spent) and is then refused with 401 — except on the dashboard's paths, which answer anonymous requests themselves
+// (the sign-in page for pages, the assets that page needs); there a stale cookie counts as none. A sign-in form post
+// with a configured token spends nothing: only failed sign-ins count against the address.
 func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -70,8 +72,15 @@ func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		if valid {
+			connstate.MarkAuthenticated(req.Context()) // the connection keeps the ordinary idle timeout
 			c.Set(ctxPrincipal, p)
 			c.SetRequest(req.WithContext(auth.WithPrincipal(req.Context(), p)))
+			return next(c)
+		}
+		if !isBearer && s.loginWithValidToken(req) {
+			// A sign-in with a configured token is checked before the budget, so it succeeds during a flood of
+			// wrong tokens from the same address or NAT; only failed sign-ins spend it. The dashboard checks the
+			// token (and the role) again and opens the session.
 			return next(c)
 		}
 		if err := s.spendUnauthenticated(c); err != nil {
@@ -83,6 +92,20 @@ func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="powercontext"`)
 		return apiErr(http.StatusUnauthorized, CodeUnauthorized, "missing or invalid bearer token", nil)
 	}
+}
+
+// loginWithValidToken reports whether req is a sign-in form post (POST /ui/login) whose token is configured. The
+// check is one SHA-256 of the submitted token and a map lookup by digest (no comparison of token bytes, so its
+// time says nothing about a stored token) and no database work; the body is already capped by bodyLimitMiddleware.
+func (s *server) loginWithValidToken(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.URL.Path != ui.LoginPath {
+		return false
+	}
+	if req.ParseForm() != nil {
+		return false
+	}
+	_, ok := s.principals.Authenticate(req.PostForm.Get("token"))
+	return ok
 }
 
 // roleMiddleware refuses an agent on the admin-only routes with 403 forbidden.

@@ -106,6 +106,32 @@ func TestDashboardLoginIsRateLimitedPerAddress(t *testing.T) {
 	sessionCookie(t, r)
 }
 
+// TestDashboardLoginDuringFloodFromSameAddress: the token is checked before the address's budget, so a correct
+// admin token signs in from an address whose budget a flood of wrong tokens spent (a NAT shared with an attacker),
+// and it spends nothing itself; wrong tokens from that address stay refused with 429.
+func TestDashboardLoginDuringFloodFromSameAddress(t *testing.T) {
+	t.Parallel()
+	e := dashboardEnv(t)
+	e.deps.UnauthenticatedPerMinute = 2
+	e.e = New(e.deps)
+	const addr = "198.51.100.10:1"
+	post := func(tok string) resp {
+		return e.do(http.MethodPost, "/ui/login", strings.NewReader("token="+tok), from(addr, formCT))
+	}
+	wrong := strings.Repeat("w", 32)
+	require.Equal(t, http.StatusUnauthorized, post(wrong).Code)
+	require.Equal(t, http.StatusUnauthorized, post(wrong).Code)
+	post(wrong).requireError(t, http.StatusTooManyRequests, CodeRateLimited)
+	for range 3 {
+		r := post(adminTok)
+		require.Equal(t, http.StatusSeeOther, r.Code, "a correct token during the flood: %s", r.Body)
+		sessionCookie(t, r)
+	}
+	post(wrong).requireError(t, http.StatusTooManyRequests, CodeRateLimited)
+	// A valid agent token is a credential too: refused by role (403), not by the budget.
+	require.Equal(t, http.StatusForbidden, post(agentTok).Code)
+}
+
 // TestDashboardBeforeSignIn: without credentials /ui shows the sign-in page (HTML, not a JSON 401) and the
 // page's stylesheet and script load; the data pages stay closed.
 func TestDashboardBeforeSignIn(t *testing.T) {
@@ -153,7 +179,8 @@ func (c countingStore) UISessionGetUnexpired(ctx context.Context, digest string)
 }
 
 // TestDashboardSessionCostsOneRead: a dashboard request reads its session once — signed in (the middleware's read
-// serves the page) or not (the page does not read it again) — and a request without a well-formed cookie not at all.
+// serves the page) — and a request without an authentic cookie (missing, malformed, or well-formed with a wrong MAC
+// tag) not at all.
 func TestDashboardSessionCostsOneRead(t *testing.T) {
 	t.Parallel()
 	e := dashboardEnv(t)
@@ -172,7 +199,10 @@ func TestDashboardSessionCostsOneRead(t *testing.T) {
 		reads int64
 	}{
 		{cookie, http.StatusOK, 1},
-		{hdr{"Cookie": ui.CookieName + "=" + strings.Repeat("B", 43)}, http.StatusUnauthorized, 1},
+		// Well-formed but made up (the session id's length, or id + tag length): refused by the MAC tag before any
+		// read, so a flood of random cookies costs no database work.
+		{hdr{"Cookie": ui.CookieName + "=" + strings.Repeat("B", 43)}, http.StatusUnauthorized, 0},
+		{hdr{"Cookie": ui.CookieName + "=" + strings.Repeat("B", 64)}, http.StatusUnauthorized, 0},
 		{hdr{"Cookie": ui.CookieName + "=short"}, http.StatusUnauthorized, 0},
 		{nil, http.StatusUnauthorized, 0},
 	} {

@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -16,8 +18,8 @@ import (
 
 // decodeJSON reads the request body into dst (a pointer to a struct): 415 unless the content type is JSON, 413
 // beyond the body limit, 400 invalid_json for a body that is not one UTF-8 JSON object or that repeats a member
-// name in any object (details.field names it), 422 invalid_request with details.field for a value of the wrong
-// type. Unknown fields are ignored (forward compatible).
+// name in any object or names a member dst does not have (member names match exactly, case-sensitively;
+// details.field names it), 422 invalid_request with details.field for a value of the wrong type.
 func decodeJSON(c echo.Context, dst any) error {
 	req := c.Request()
 	if !jsonContentType(req.Header.Get(echo.HeaderContentType)) {
@@ -50,6 +52,11 @@ func decodeJSON(c echo.Context, dst any) error {
 	if path, dup := duplicateKey(trimmed); dup {
 		return apiErr(http.StatusBadRequest, CodeInvalidJSON,
 			"request body repeats a member name; each name may appear once per object", map[string]any{"field": path})
+	}
+	if field, unknown := unknownMember(trimmed, dst); unknown {
+		return apiErr(http.StatusBadRequest, CodeInvalidJSON,
+			"request body has a member this route does not take; names are matched exactly (case-sensitive)",
+			map[string]any{"field": field})
 	}
 	if err := bodyScopeAllowed(c, trimmed); err != nil {
 		return err
@@ -148,6 +155,73 @@ func checkText(field, s string) error {
 		return invalidField(field, "must not contain NUL characters")
 	}
 	return nil
+}
+
+// memberNames caches, per request struct type, the exact JSON member names it takes.
+var memberNames sync.Map // reflect.Type -> map[string]struct{}
+
+// knownMembers returns the exact json member names of struct type t (a field without a tag takes its Go name).
+func knownMembers(t reflect.Type) map[string]struct{} {
+	if m, ok := memberNames.Load(t); ok {
+		return m.(map[string]struct{})
+	}
+	names := map[string]struct{}{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = struct{}{}
+	}
+	memberNames.Store(t, names)
+	return names
+}
+
+// unknownMember reports the first top-level member name of the JSON object body that is not exactly one of dst's
+// member names. encoding/json matches names case-insensitively, so without this check {"scope_id":"p",
+// "Scope_ID":"q"} would be read as scope q while a gateway (or any case-sensitive parser) reads scope p; an
+// unknown name is refused for the same reason (two readers, one request). Request members are flat: a nested
+// object (metadata) is free-form and not checked. A body that does not tokenize reports nothing (the decoder
+// proper rejects it).
+func unknownMember(body []byte, dst any) (string, bool) {
+	t := reflect.TypeOf(dst)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return "", false
+	}
+	known := knownMembers(t)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return "", false
+		}
+		if _, ok := known[name]; !ok {
+			return name, true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // bodyScopeAllowed refuses a top-level "scope_id" string outside the principal's allowed prefixes with 403

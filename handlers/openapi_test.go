@@ -133,7 +133,7 @@ func TestOpenAPIMatchesRegisteredRoutes(t *testing.T) {
 }
 
 // The ErrorCode enum lists exactly the codes the server can send: the Code* constants of this package and the
-// codes the MCP transport maps its refusals to (mcp/transport.go, transportCodes).
+// codes the MCP transport maps its refusals to (mcp/transport.go, transportCodes and limitCodes).
 func TestOpenAPIErrorCodesAreTheCodeConstants(t *testing.T) {
 	set := map[string]bool{}
 	for _, c := range stringLiterals(t, ".", func(n ast.Node) []ast.Expr {
@@ -153,7 +153,7 @@ func TestOpenAPIErrorCodesAreTheCodeConstants(t *testing.T) {
 	}
 	transport := stringLiterals(t, "../mcp", func(n ast.Node) []ast.Expr {
 		vs, ok := n.(*ast.ValueSpec)
-		if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "transportCodes" || len(vs.Values) != 1 {
+		if !ok || len(vs.Names) != 1 || (vs.Names[0].Name != "transportCodes" && vs.Names[0].Name != "limitCodes") || len(vs.Values) != 1 {
 			return nil
 		}
 		lit, ok := vs.Values[0].(*ast.CompositeLit)

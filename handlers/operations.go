@@ -3,9 +3,11 @@ package handlers
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/sources"
@@ -90,12 +92,16 @@ func (s *server) listOperations(c echo.Context) error {
 		return invalidField("status", "must be one of queued, running, retry_wait, cancelling, succeeded, failed, cancelled")
 	}
 	p.Status = status
+	who := principalOf(c)
+	if who != nil && !who.Admin() { // system kinds are for admins: leave them out of the query
+		p.Kinds = slices.DeleteFunc(p.Kinds, func(k string) bool { return systemKind[k] })
+	}
 	cursor, err := queryString(c, "cursor")
 	if err != nil {
 		return invalidField("cursor", "is malformed")
 	}
 	if cursor != "" {
-		at, id, ok := coordinator.DecodeListCursor(cursor)
+		at, id, ok := s.opCursors.decode(who, cursor)
 		if !ok {
 			return invalidField("cursor", "is malformed")
 		}
@@ -105,30 +111,64 @@ func (s *server) listOperations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p.Limit = int32(limit) + 1 // one more tells whether a next page exists
-	items, err := s.d.Ledger.List(c.Request().Context(), p)
-	if err != nil {
-		return err
-	}
 	pg := s.newPage()
 	var out OperationList
-	for i, w := range items {
-		kept := true
-		if i < int(limit) && visibleOperation(principalOf(c), w) { // a restricted token sees its scopes only
-			if rec, ok := operationRecord(w); ok {
-				if kept, err = pg.add(rec); err != nil {
-					return err
-				}
-			}
+	if len(p.Kinds) > 0 {
+		next, err := s.fillOperationPage(c, who, p, int(limit), pg)
+		if err != nil {
+			return err
 		}
-		if i == int(limit) || !kept { // one more than the limit, or the byte cap: the page ends before items[i]
-			next := coordinator.EncodeListCursor(items[i-1])
-			out.NextCursor = &next
-			break
-		}
+		out.NextCursor = next
 	}
 	out.Items = pg.list()
 	return c.JSON(http.StatusOK, out)
+}
+
+// maxOperationListReads bounds the batches one GET /v1/operations page reads when the caller's scopes hide rows.
+const maxOperationListReads = 8
+
+// fillOperationPage fills pg with up to limit rows visible to who, read from p's position on, and returns the
+// cursor of the next page (nil after the last row). Only visible rows count toward the page: hidden rows are
+// skipped, batch after batch, until the page is full, the list ends, or maxOperationListReads batches were read;
+// the cursor then continues after the last row examined, so it never tells where hidden rows lie.
+func (s *server) fillOperationPage(c echo.Context, who *auth.Principal, p coordinator.ListParams, limit int,
+	pg *page) (*string, error) {
+	p.Limit = int32(limit) + 1 // one more tells whether a next page exists when every row is visible
+	var last *db.WorkItem      // the last row examined
+	cursorAfter := func(w *db.WorkItem) *string {
+		next := s.opCursors.encode(who, w.CreatedAt, w.WorkID)
+		return &next
+	}
+	for range maxOperationListReads {
+		items, err := s.d.Ledger.List(c.Request().Context(), p)
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			w := &items[i]
+			if visibleOperation(who, *w) {
+				rec, ok := operationRecord(*w)
+				if ok {
+					if pg.len() == limit { // the page is full and a next one exists: it starts at w
+						return cursorAfter(last), nil
+					}
+					kept, err := pg.add(rec)
+					if err != nil {
+						return nil, err
+					}
+					if !kept { // the byte cap: the page ends before w
+						return cursorAfter(last), nil
+					}
+				}
+			}
+			last = w
+		}
+		if len(items) < int(p.Limit) { // the list ends here
+			return nil, nil
+		}
+		p.BeforeCreatedAt, p.BeforeWorkID = last.CreatedAt, last.WorkID
+	}
+	return cursorAfter(last), nil // the read budget is spent: continue after the last row examined
 }
 
 func (s *server) cancelOperation(c echo.Context) error { return s.operatorTransition(c, true) }

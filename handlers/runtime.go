@@ -56,6 +56,9 @@ func health(c echo.Context, code int, body any) error {
 }
 
 func (s *server) ready(c echo.Context) error {
+	if err := s.spendProbe(c); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), readinessTimeout)
 	defer cancel()
 	var status string

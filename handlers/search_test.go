@@ -83,14 +83,13 @@ func TestSearchAndContextModes(t *testing.T) {
 	require.Contains(t, first["scores"], "semantic")
 	require.NotContains(t, m["items"].([]any)[1].(map[string]any), "scores", "an item nothing matched has no method scores")
 
-	// The provider stalls: full text answers, marked degraded, within the query timeout.
+	// The provider stalls: full text answers, marked degraded. The stalled embedder never answers before its
+	// caller gives up, so an answer at all shows the query timeout bounded the wait (no wall-clock bound needed).
 	emb.stall = true
 	for _, target := range []string{"/v1/memory/search?scope_id=m&q=deploy", "/v1/memory/search?scope_id=m&q=deploy&mode=semantic",
 		"/v1/context?scope_id=m&q=deploy"} {
-		start := time.Now()
 		r = e.get(target)
 		require.Equal(t, http.StatusOK, r.Code, "%s: %s", target, r.Body)
-		require.Less(t, time.Since(start), 2*time.Second)
 		m = r.json(t)
 		require.Equal(t, "fts", m["mode"], target)
 		require.Equal(t, true, m["degraded"], target)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"crypto/sha256"
 	"net/http"
 	"net/netip"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/internal/serverkey"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/sources"
@@ -67,6 +69,9 @@ type Deps struct {
 	UnauthenticatedPerMinute int
 	// TrustedProxies are the peers whose X-Forwarded-For and X-Forwarded-Proto are believed (default none).
 	TrustedProxies []netip.Prefix
+	// ServerKeys derive the operation cursors' key (POWERCONTEXT_SERVER_SECRET; nil: from the principals' (or
+	// AuthToken's) admin tokens, else random per process).
+	ServerKeys *serverkey.Keys
 
 	FlushDefaultWait time.Duration // default 10 s
 	FlushMaxWait     time.Duration // default 30 s
@@ -86,8 +91,17 @@ type Deps struct {
 	// and its cursor continues after the last item it holds. One item larger than the cap still comes alone.
 	MaxListBytes int
 
-	// Metrics, when non-nil, serves GET /metrics (Prometheus text); otherwise /metrics is 404.
-	Metrics http.Handler
+	// Metrics, when non-nil, serves GET /metrics (Prometheus text); otherwise /metrics is 404. It is called at most
+	// once per MetricsCacheInterval (default DefaultMetricsCacheInterval; < 0 calls it on every request); the
+	// requests in between get the same snapshot.
+	Metrics              http.Handler
+	MetricsCacheInterval time.Duration
+	// MetricsToken, when set, is required on /metrics as "Authorization: Bearer <token>" (no principal token
+	// replaces it).
+	MetricsToken string
+	// ProbesPerMinute limits /metrics and /health/ready per client address, in memory (default
+	// DefaultProbesPerMinute; < 0 turns it off). Loopback clients are exempt.
+	ProbesPerMinute int
 	// MCP, when non-nil, is mounted at /mcp (all methods, roles all and api) behind auth, rate limit and body limit.
 	MCP http.Handler
 	// UISessions are the dashboard's sign-ins (ui.NewSessions, the same value as the dashboard's Deps.Sessions):
@@ -102,20 +116,25 @@ type Deps struct {
 }
 
 type server struct {
-	d            Deps
-	log          zerolog.Logger
-	routes       map[string]bool
-	principals   *auth.Set
-	anon         *addressLimiter
-	limiter      *coordinator.RateLimiter
-	rateEnabled  bool
-	rateRequests int
-	rateWindow   time.Duration
-	bodyLimit    int64
-	maxListBytes int
-	defaultWait  time.Duration
-	maxWait      time.Duration
-	observe      func(route, method string, status int, latency time.Duration)
+	d           Deps
+	log         zerolog.Logger
+	routes      map[string]bool
+	principals  *auth.Set
+	anon        *addressLimiter
+	probes      *addressLimiter
+	metricsSnap *metricsCache
+	// metricsDigest is the SHA-256 of Deps.MetricsToken (nil: /metrics needs no token).
+	metricsDigest []byte
+	limiter       *coordinator.RateLimiter
+	rateEnabled   bool
+	rateRequests  int
+	rateWindow    time.Duration
+	bodyLimit     int64
+	maxListBytes  int
+	opCursors     opCursors
+	defaultWait   time.Duration
+	maxWait       time.Duration
+	observe       func(route, method string, status int, latency time.Duration)
 }
 
 // New builds the HTTP server for d.Role.
@@ -139,11 +158,32 @@ func New(d Deps) *echo.Echo {
 	if s.principals.Empty() {
 		s.principals = auth.AdminToken(d.AuthToken)
 	}
+	keys := d.ServerKeys
+	if keys == nil { // as the application derives them without a server secret: replicas alike agree
+		keys = serverkey.New(s.principals.AdminSecret())
+	}
+	s.opCursors = newOpCursors(keys)
 	switch n := d.UnauthenticatedPerMinute; {
 	case n == 0:
 		s.anon = newAddressLimiter(DefaultUnauthenticatedPerMinute)
 	case n > 0:
 		s.anon = newAddressLimiter(n)
+	}
+	switch n := d.ProbesPerMinute; {
+	case n == 0:
+		s.probes = newAddressLimiter(DefaultProbesPerMinute)
+	case n > 0:
+		s.probes = newAddressLimiter(n)
+	}
+	if d.Metrics != nil {
+		s.metricsSnap = &metricsCache{h: d.Metrics, interval: d.MetricsCacheInterval}
+		if s.metricsSnap.interval == 0 {
+			s.metricsSnap.interval = DefaultMetricsCacheInterval
+		}
+	}
+	if d.MetricsToken != "" {
+		sum := sha256.Sum256([]byte(d.MetricsToken))
+		s.metricsDigest = sum[:]
 	}
 
 	e := echo.New()
@@ -220,12 +260,4 @@ func (s *server) openAPI(c echo.Context) error {
 		return err
 	}
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
-}
-
-func (s *server) metrics(c echo.Context) error {
-	if s.d.Metrics == nil {
-		return echo.ErrNotFound
-	}
-	s.d.Metrics.ServeHTTP(c.Response(), c.Request())
-	return nil
 }

@@ -118,3 +118,30 @@ func TestLoopbackHostOnlyWithoutToken(t *testing.T) {
 	r := tok.do(http.MethodGet, "/v1/sources?scope_id=s", nil, hdr{"Host": "api.example.com", "Authorization": "Bearer " + strings.Repeat("t", 32)})
 	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
 }
+
+// TestJSONMemberNamesMatchExactly: member names are case-sensitive and a name the route does not take is refused,
+// so {"scope_id":"p","Scope_ID":"q"} is never stored in scope q (encoding/json alone matches names
+// case-insensitively and the last one wins) while a gateway reads scope p.
+func TestJSONMemberNamesMatchExactly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct{ path, body, field string }{
+		{"/v1/sources", `{"scope_id":"p","Scope_ID":"q","content":"x"}`, "Scope_ID"},
+		{"/v1/sources", `{"SCOPE_ID":"q","content":"x"}`, "SCOPE_ID"},
+		{"/v1/sources", `{"scope_id":"p","content":"x","extra":1}`, "extra"},
+		{"/v1/sources", `{"scope_id":"p","Content":"x"}`, "Content"},
+		{"/v1/memory/flush", `{"scope_id":"p","Scope_id":"q"}`, "Scope_id"},
+		{"/v1/operations/00000000-0000-4000-8000-000000000000/cancel", `{"Expected_Version":1}`, "Expected_Version"},
+	} {
+		d := e.post(tc.path, tc.body).requireError(t, http.StatusBadRequest, CodeInvalidJSON)
+		require.Equal(t, tc.field, d["field"], tc.body)
+	}
+	for _, scope := range []string{"p", "q"} {
+		r := e.get("/v1/sources?scope_id=" + scope)
+		require.Equal(t, http.StatusOK, r.Code)
+		require.NotContains(t, string(r.Body), `"source_id"`, "nothing was stored in scope %s", scope)
+	}
+	// Free-form metadata keeps any member names; exact names are accepted.
+	r := e.post("/v1/sources", `{"scope_id":"p","content":"x","metadata":{"Scope_ID":"q","Extra":1}}`)
+	require.Equal(t, http.StatusCreated, r.Code, "body: %s", r.Body)
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/sources"
@@ -278,13 +279,13 @@ func TestEraseRacesCaptures(t *testing.T) {
 		}
 		// The capturers are running before the erase is asked for (else a fast erase can finish before any of
 		// them tries, and none is refused).
-		for start := time.Now(); landed.Load() < 4; time.Sleep(time.Millisecond) {
-			require.Less(t, time.Since(start), 20*time.Second, "the capturers never got going")
-		}
+		testutil.Eventually(t, 30*time.Second, func() bool { return landed.Load() >= 4 }, "the capturers never got going")
 		erase, err := (&lifecycle.Eraser{Ledger: l, MaxAttempts: 5}).Erase(ctx, scope, "ops")
 		require.NoError(t, err)
 		waitStatus(t, l, erase.WorkID, db.StatusSucceeded)
-		time.Sleep(50 * time.Millisecond) // some captures after the erase
+		afterErase := landed.Load()
+		testutil.Eventually(t, 30*time.Second, func() bool { return landed.Load() >= afterErase+4 },
+			"no captures landed after the erase")
 		close(done)
 		wg.Wait()
 		close(errs)

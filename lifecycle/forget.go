@@ -25,6 +25,10 @@ const (
 	RedactPayloadVersion = 1
 )
 
+// WorkKinds are the work kinds this package runs (a forgotten Source's Memory redaction and a scope's erase); app
+// hands them to telemetry, which labels metrics by them.
+func WorkKinds() []string { return []string{KindRedact, KindErase} }
+
 // ErrSourceNotFound means there is no Source of that id in that scope (HTTP 404 source_not_found).
 var ErrSourceNotFound = errors.New("lifecycle: no such source")
 

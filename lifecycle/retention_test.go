@@ -11,24 +11,10 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/sources"
 )
-
-// waitDBPast waits until the database clock is after tm (retention cut-offs are on the database clock).
-func waitDBPast(t *testing.T, s db.Store, tm time.Time) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		now, err := s.DBNow(context.Background())
-		require.NoError(t, err)
-		if now.After(tm) {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("database clock did not pass the expected time")
-}
 
 // TestRetentionErasesConsumedSourceContent: maintenance erases the content of Sources older than the setting once
 // every cursor of their scope consumed them — in batches of 500 — and leaves unconsumed Sources and other scopes.
@@ -47,7 +33,7 @@ func TestRetentionErasesConsumedSourceContent(t *testing.T) {
 		now, err := s.DBNow(ctx)
 		require.NoError(t, err)
 		require.NoError(t, s.SourceCursorInsert(ctx, db.SourceCursor{ScopeID: "old", CursorName: "memory-source-window", Position: 610, Generation: 1, UpdatedAt: now}))
-		waitDBPast(t, s, now.Add(20*time.Millisecond))
+		testutil.WaitDBPast(t, s, now.Add(20*time.Millisecond))
 
 		m := coordinator.MaintenanceHandler{Ledger: coordinator.NewLedger(s),
 			Tasks: lifecycle.Retention{Store: s, SourceContentAfter: 10 * time.Millisecond}.Tasks()}

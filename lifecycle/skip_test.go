@@ -14,25 +14,20 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/sources"
 )
 
-// runWorker runs a worker with the memory handler over p until the returned stop is called.
-func runWorker(t *testing.T, l *coordinator.Ledger, s db.Store, p provider.Provider) (stop func()) {
+// memoryWorker is a worker with the memory handler over p; run it with testutil.RunWorker.
+func memoryWorker(t *testing.T, l *coordinator.Ledger, s db.Store, p provider.Provider) *coordinator.Worker {
 	t.Helper()
 	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w-" + p.Name(), Concurrency: 2, Poll: 10 * time.Millisecond,
 		RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, Logger: zerolog.Nop()}, &memory.Handler{Store: s, Provider: p})
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	return func() {
-		cancel()
-		require.NoError(t, <-done)
-	}
+	return w
 }
 
 // waitStatus waits for the item to reach a status (woken by the ledger's change signal, with a poll as the floor
@@ -83,7 +78,7 @@ func TestRejectedWindowFailsOnceAndSkipUnblocks(t *testing.T) {
 		cons := memory.Consumer(5)
 		res, err := l.Enqueue(ctx, cons.EnqueueRequest("team"))
 		require.NoError(t, err)
-		stop := runWorker(t, l, s, rejecting)
+		stop := testutil.RunWorker(t, memoryWorker(t, l, s, rejecting))
 		failed := waitStatus(t, l, res.Item.WorkID, db.StatusFailed)
 		stop()
 		require.Equal(t, int32(1), failed.AttemptCount, "a rejected request is not retried")
@@ -118,7 +113,7 @@ func TestRejectedWindowFailsOnceAndSkipUnblocks(t *testing.T) {
 		require.True(t, next.Created, "the lane moved on: the next window is a new operation")
 		require.Equal(t, sources.WindowPayload{CursorName: memory.CursorName, CursorGeneration: 1, After: 2, Through: 3, HighWatermark: 3},
 			decode(t, next.Item))
-		stop = runWorker(t, l, s, provider.NewLocal())
+		stop = testutil.RunWorker(t, memoryWorker(t, l, s, provider.NewLocal()))
 		done := waitStatus(t, l, next.Item.WorkID, db.StatusSucceeded)
 		stop()
 		require.Equal(t, "processed", done.ResultCode)

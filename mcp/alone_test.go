@@ -15,39 +15,21 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/mcp"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
 )
 
-// runWorker runs memory flushes from the ledger until the test ends, like the worker of a single_node process.
+// runWorker runs memory flushes and experience incubations from the ledger until the test ends, like the worker
+// of a single_node process.
 func runWorker(t *testing.T, s db.Store, ledger *coordinator.Ledger) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	handlers := map[string]coordinator.Handler{}
-	supported := coordinator.Supported{}
-	for _, h := range []coordinator.Handler{&memory.Handler{Store: s, Provider: provider.NewLocal()},
-		&experience.Handler{Store: s, Provider: provider.NewLocal()}} {
-		handlers[h.Kind()], supported[h.Kind()] = h, h.PayloadVersions()
-	}
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			res, err := ledger.Claim(ctx, coordinator.ClaimRequest{Owner: "mcp-test-worker",
-				Supported: supported, Slots: 1, Lease: time.Minute})
-			if err != nil || len(res.Claims) == 0 {
-				select {
-				case <-ctx.Done():
-				case <-time.After(5 * time.Millisecond):
-				}
-				continue
-			}
-			if p, err := handlers[res.Claims[0].Item.Kind].Prepare(ctx, res.Claims[0].Item); err == nil {
-				_, _ = ledger.Complete(ctx, res.Claims[0], p.Result, p.Commit)
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Helper()
+	w, err := coordinator.NewWorker(ledger, coordinator.WorkerConfig{Owner: "mcp-test-worker", Concurrency: 1,
+		Poll: 5 * time.Millisecond, Logger: zerolog.Nop()},
+		&memory.Handler{Store: s, Provider: provider.NewLocal()}, &experience.Handler{Store: s, Provider: provider.NewLocal()})
+	require.NoError(t, err)
+	testutil.RunWorker(t, w)
 }
 
 func call[T any](t *testing.T, session *sdk.ClientSession, name string, args map[string]any) T {
@@ -113,10 +95,10 @@ func TestMCPAloneCapturesFlushesAndReadsContext(t *testing.T) {
 		require.Equal(t, db.StatusQueued, op.Status)
 
 		runWorker(t, s, ledger)
-		require.Eventually(t, func() bool {
+		testutil.Eventually(t, 30*time.Second, func() bool {
 			op = call[mcp.OperationOutput](t, session, "get_operation", map[string]any{"operation_id": *fl.OperationID})
 			return op.Status == db.StatusSucceeded
-		}, 20*time.Second, 20*time.Millisecond)
+		}, "the flush did not succeed")
 		require.Equal(t, map[string]any{"revision": float64(1)}, op.Result["memory"])
 
 		// Nothing pending now: idle with the revision.

@@ -68,9 +68,7 @@ func scopeGuard(next sdk.MethodHandler) sdk.MethodHandler {
 			ScopeID *string `json:"scope_id"`
 		}
 		if json.Unmarshal(call.Params.Arguments, &args) == nil && args.ScopeID != nil && !p.AllowsScope(*args.ScopeID) {
-			res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: errForbiddenScope.Error()}}}
-			res.IsError = true
-			return res, nil
+			return errorResult(errForbiddenScope), nil
 		}
 		return next(ctx, method, req)
 	}

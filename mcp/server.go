@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -36,11 +37,18 @@ type Deps struct {
 	Logger                         zerolog.Logger
 	// Version is announced as the server implementation version (default "dev").
 	Version string
-	// MaxSessions caps the sessions a stateful server keeps (default DefaultMaxSessions); a new session beyond it
-	// closes the least recently used one. Unused when stateless.
-	MaxSessions int
+	// MaxSessions caps the sessions a stateful server keeps (default DefaultMaxSessions) and
+	// MaxSessionsPerPrincipal those of one principal (default DefaultMaxSessionsPerPrincipal): a new session beyond
+	// either closes the same principal's least recently used idle session, or is refused with 429
+	// too_many_sessions. Unused when stateless.
+	MaxSessions, MaxSessionsPerPrincipal int
 	// SessionIdle closes a stateful session after this long without a request (default DefaultSessionIdle).
 	SessionIdle time.Duration
+	// MaxStreams and MaxStreamsPerPrincipal cap a stateful server's open event streams (GET /mcp) in total and
+	// per principal (defaults DefaultMaxStreams, DefaultMaxStreamsPerPrincipal; beyond: 429 too_many_streams);
+	// StreamIdle ends a stream after this long without an event (default DefaultStreamIdle).
+	MaxStreams, MaxStreamsPerPrincipal int
+	StreamIdle                         time.Duration
 }
 
 // Names of the tools.
@@ -70,7 +78,7 @@ func NewHandler(d Deps, stateless bool) http.Handler {
 	if version == "" {
 		version = "dev"
 	}
-	t := &tools{d: d, log: d.Logger.With().Str("component", "mcp").Logger()}
+	t := &tools{d: d, log: d.Logger.With().Str("component", "mcp").Logger(), args: map[string]argSchema{}}
 	server := sdk.NewServer(&sdk.Implementation{Name: "powercontext", Title: "powercontext", Version: version},
 		&sdk.ServerOptions{
 			Instructions: "powercontext keeps durable context per scope: capture sources (evidence) into a scope, " +
@@ -81,30 +89,28 @@ func NewHandler(d Deps, stateless bool) http.Handler {
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		})
 	t.register(server)
-	server.AddReceivingMiddleware(scopeGuard)
+	server.AddReceivingMiddleware(t.checkArguments, scopeGuard)
 	opts := &sdk.StreamableHTTPOptions{Stateless: stateless, JSONResponse: true}
 	if stateless {
 		return errorShape(withPrincipal(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, opts)))
 	}
-	opts.SessionTimeout = d.SessionIdle
-	if opts.SessionTimeout <= 0 {
-		opts.SessionTimeout = DefaultSessionIdle
-	}
-	maxSessions := d.MaxSessions
-	if maxSessions <= 0 {
-		maxSessions = DefaultMaxSessions
-	}
+	opts.SessionTimeout = orDefault(d.SessionIdle, DefaultSessionIdle)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, opts)
-	return errorShape(withPrincipal(newSessionCap(h, server, maxSessions)))
+	capped := newSessionCap(h, server, orDefault(d.MaxSessions, DefaultMaxSessions),
+		orDefault(d.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal))
+	streams := newStreamLimits(capped, orDefault(d.MaxStreams, DefaultMaxStreams),
+		orDefault(d.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal), orDefault(d.StreamIdle, DefaultStreamIdle))
+	return errorShape(withPrincipal(streams))
 }
 
 type tools struct {
-	d   Deps
-	log zerolog.Logger
+	d    Deps
+	log  zerolog.Logger
+	args map[string]argSchema // by tool name: what checkArguments checks
 }
 
 func (t *tools) register(s *sdk.Server) {
-	sdk.AddTool(s, &sdk.Tool{
+	addTool(t, s, &sdk.Tool{
 		Name:  ToolCaptureSource,
 		Title: "Capture a source",
 		Description: "Append one Source (a piece of evidence: a note, a message, a task outcome) to a scope's journal. " +
@@ -113,14 +119,14 @@ func (t *tools) register(s *sdk.Server) {
 		InputSchema: json.RawMessage(captureSourceSchema),
 		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.captureSource)
-	sdk.AddTool(s, &sdk.Tool{
+	addTool(t, s, &sdk.Tool{
 		Name:        ToolGetMemory,
 		Title:       "Get a scope's memory",
 		Description: "Return the current Memory revision of a scope: its entries (facts) with the journal positions of the sources they came from, and each entry's entry_id, which stays the same while the fact is restated or corrected in later revisions. revision is null while nothing was committed; evicted lists the entries the 500-entry cap dropped.",
 		InputSchema: json.RawMessage(getMemorySchema),
 		Annotations: readOnly(),
 	}, t.getMemory)
-	sdk.AddTool(s, &sdk.Tool{
+	addTool(t, s, &sdk.Tool{
 		Name:  ToolSearchMemory,
 		Title: "Search a scope's memory",
 		Description: "Return the entries of a scope's current Memory revision that match q, best first, each with its score and its scores by method. " +
@@ -131,15 +137,16 @@ func (t *tools) register(s *sdk.Server) {
 		InputSchema: json.RawMessage(searchMemorySchema),
 		Annotations: readOnly(),
 	}, t.searchMemory)
-	sdk.AddTool(s, &sdk.Tool{
+	addTool(t, s, &sdk.Tool{
 		Name:        ToolListExperienceCandidates,
 		Title:       "List experience candidates",
 		Description: "List a scope's Experience candidates (lessons proposed from task outcomes, awaiting human review), newest first.",
 		InputSchema: json.RawMessage(listCandidatesSchema),
 		Annotations: readOnly(),
 	}, t.listCandidates)
-	// Schemas inferred from the Go types (MemoryHistoryInput, MemoryHistoryOutput).
-	sdk.AddTool(s, &sdk.Tool{
+	// Schemas inferred from the Go types (MemoryHistoryInput, MemoryHistoryOutput); optional numbers are plain
+	// "integer"/"number" (inputSchemaFor).
+	addTool(t, s, &sdk.Tool{
 		Name:  ToolMemoryHistory,
 		Title: "List a scope's memory revisions",
 		Description: "List a scope's Memory revisions, newest first: revision number, creation time, entry count, the " +
@@ -147,7 +154,7 @@ func (t *tools) register(s *sdk.Server) {
 			"the 500-entry cap evicted. Read one revision with get_memory and its revision argument.",
 		Annotations: readOnly(),
 	}, t.memoryHistory)
-	sdk.AddTool(s, &sdk.Tool{
+	addTool(t, s, &sdk.Tool{
 		Name:  ToolGetContext,
 		Title: "Get the context for a step",
 		Description: "Call before a step: the scope's Memory entries most relevant to q and its approved Experience " +
@@ -160,6 +167,14 @@ func (t *tools) register(s *sdk.Server) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// orDefault is v, or def when v is not positive.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
 
 func readOnly() *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
@@ -614,4 +629,17 @@ func checkTexts(fields ...field) error {
 		}
 	}
 	return nil
+}
+
+// ToolNames lists the names of the tools the server registers, sorted (the documentation's tool lists are checked
+// against it by internal/doccheck).
+func ToolNames() []string {
+	t := &tools{args: map[string]argSchema{}}
+	t.register(sdk.NewServer(&sdk.Implementation{Name: "powercontext", Version: "dev"}, nil))
+	out := make([]string, 0, len(t.args))
+	for name := range t.args {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -264,15 +264,18 @@ func TestValidationErrorsAreToolErrors(t *testing.T) {
 		require.Empty(t, res.StructuredContent)
 	}
 
-	// Arguments that do not match the input schema are tool errors too.
-	for _, args := range []map[string]any{
-		{"scope_id": "team"}, // content missing
-		{"scope_id": "team", "content": "c", "metadata": "no"}, // metadata not an object
-		{"scope_id": "team", "content": "c", "surprise": true}, // unknown argument
+	// Arguments that do not match the input schema are tool errors too, in the same form.
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"scope_id": "team"}, "invalid_request: content: is required"},
+		{map[string]any{"scope_id": "team", "content": "c", "metadata": "no"}, "invalid_request: metadata: must be a JSON object"},
+		{map[string]any{"scope_id": "team", "content": "c", "surprise": true}, "invalid_request: surprise: is not an argument of this tool"},
 	} {
-		res := r.tool(a, "capture_source", args)
+		res := r.tool(a, "capture_source", tc.args)
 		require.True(t, res.IsError)
-		require.Contains(t, res.Content[0].Text, "arguments")
+		require.Equal(t, tc.want, res.Content[0].Text)
 	}
 	var mem mcp.MemoryOutput
 	r.ok(b, "get_memory", map[string]any{"scope_id": "team"}, &mem)
@@ -415,7 +418,7 @@ func TestTransportErrorsUseTheErrorShape(t *testing.T) {
 	status, _, raw := do(http.MethodPost, stateless.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`, both)
 	require.Equal(t, http.StatusOK, status, string(raw))
 	require.Contains(t, string(raw), `"jsonrpc":"2.0"`)
-	require.Contains(t, string(raw), `"error":{"code":-32602`)
+	require.Contains(t, string(raw), `"error":{"code":-32602,"message":"unknown tool"}`)
 }
 
 // TestSessionCapEvictsTheLeastRecentlyUsed: a stateful server keeps at most MaxSessions sessions; a new session

@@ -116,7 +116,7 @@ type Source struct {
 }
 
 func (t *tools) registerWork(s *sdk.Server) {
-	sdk.AddTool(s, &sdk.Tool{
+	addTool(t, s, &sdk.Tool{
 		Name:  ToolFlushMemory,
 		Title: "Flush a scope's memory",
 		Description: "Turn the scope's pending Sources into a new Memory revision. Waits up to wait_seconds: status " +
@@ -124,7 +124,7 @@ func (t *tools) registerWork(s *sdk.Server) {
 			"follow with get_operation. Flushing again while a window is pending joins the same operation.",
 		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.flushMemory)
-	sdk.AddTool(s, &sdk.Tool{
+	addTool(t, s, &sdk.Tool{
 		Name:  ToolIncubateExperience,
 		Title: "Incubate a scope's experience",
 		Description: "Propose Experience lessons from the scope's task outcomes captured since the last incubation, " +
@@ -133,13 +133,13 @@ func (t *tools) registerWork(s *sdk.Server) {
 			"candidates wait for a human review before an agent sees them in get_context.",
 		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.incubateExperience)
-	sdk.AddTool(s, &sdk.Tool{
+	addTool(t, s, &sdk.Tool{
 		Name:        ToolGetOperation,
 		Title:       "Get an operation",
 		Description: "Return one operation (memory_flush, experience_incubation, memory_redact, memory_embed, scope_erase): its status, attempts, result once succeeded and bounded error once failed.",
 		Annotations: readOnly(),
 	}, t.getOperation)
-	sdk.AddTool(s, &sdk.Tool{
+	addTool(t, s, &sdk.Tool{
 		Name:        ToolListSources,
 		Title:       "List a scope's sources",
 		Description: "List the Sources captured into a scope, in journal order, after a journal position.",

@@ -19,6 +19,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/sources"
@@ -232,10 +233,10 @@ func TestEmbeddingOutageDegrades(t *testing.T) {
 		for _, mode := range []string{"fail", "slow"} {
 			fake.mode.Store(mode)
 			for _, want := range []string{"", memory.ModeHybrid, memory.ModeSemantic} {
-				start := time.Now()
+				// "slow" answers correct vectors after 2 s: only a reader that gave up at its query timeout
+				// answers degraded, so Degraded is the proof that the timeout bounded the wait.
 				m, err := r.SearchMode(ctx, "out", "deploy", 10, want)
 				require.NoError(t, err, "%s %q", mode, want)
-				require.Less(t, time.Since(start), 1500*time.Millisecond, "the query timeout bounds the wait")
 				require.Equal(t, memory.ModeFTS, m.Mode)
 				require.True(t, m.Degraded, "%s %q", mode, want)
 				require.Equal(t, []string{paraphraseFacts[0]}, contents(m.Entries), "full text still answers")
@@ -370,14 +371,7 @@ func waitDB(t *testing.T, s db.Store, d time.Duration) {
 	t.Helper()
 	start, err := s.DBNow(context.Background())
 	require.NoError(t, err)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		now, err := s.DBNow(context.Background())
-		require.NoError(t, err)
-		if now.Sub(start) > d {
-			return
-		}
-		require.True(t, time.Now().Before(deadline))
-	}
+	testutil.WaitDBPast(t, s, start.Add(d))
 }
 
 // flakyEmbedder fails every call after the first ok ones.

@@ -51,6 +51,14 @@ func (f *Flusher) Flush(ctx context.Context, scope string, wait time.Duration) (
 	out := FlushOutcome{Status: t.Status, Item: t.Item}
 	if t.Status == FlushProcessed {
 		_ = json.Unmarshal(t.Item.ResultPayload, &out.Result)
+		// The window may have been computed before the caller's own captures (the flush joined it): the answer's
+		// high watermark is the journal head read now, so current_cursor < high_watermark whenever a Source
+		// captured before the request is not yet in Memory (the operation's stored result keeps the window's).
+		head, err := sources.Head(ctx, f.Ledger.Store(), scope)
+		if err != nil {
+			return FlushOutcome{}, err
+		}
+		out.Result.HighWatermark = max(out.Result.HighWatermark, head)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/sources"
 )
@@ -133,5 +134,36 @@ func TestCorrectedFactReplacesTheOldOne(t *testing.T) {
 		old, err := r.At(ctx, "fix", 1)
 		require.NoError(t, err)
 		require.Equal(t, "Staging uses PostgreSQL 16.", old.Entries[0].Content)
+	})
+}
+
+// TestQualifiedCorrectionReplacesTheOldOne: the issue 35 scenario end to end — after "Staging uses PostgreSQL 16.",
+// the Source "Staging uses PostgreSQL 17 now." supersedes the entry, so Memory and the assembled context hold only
+// the corrected fact.
+func TestQualifiedCorrectionReplacesTheOldOne(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s)
+		flush := func(c string) {
+			_, err := e.journal.Capture(ctx, sources.CaptureRequest{ScopeID: "fix", Content: c})
+			require.NoError(t, err)
+			_, err = e.ledger.Enqueue(ctx, e.cons.EnqueueRequest("fix"))
+			require.NoError(t, err)
+			require.Equal(t, "processed", e.runOne(t, e.handler).ResultCode)
+		}
+		flush("Staging uses PostgreSQL 16.")
+		flush("Staging uses PostgreSQL 17 now.")
+
+		m, err := memory.Reader{Store: s}.Current(ctx, "fix")
+		require.NoError(t, err)
+		require.Equal(t, []string{"Staging uses PostgreSQL 17 now."}, contents(m.Entries))
+		got, err := memory.Assembler{Memory: memory.Reader{Store: s}, Lessons: experience.Reviews{Store: s}}.
+			Assemble(ctx, "fix", "staging PostgreSQL", 1000)
+		require.NoError(t, err)
+		var texts []string
+		for _, it := range got.Items {
+			texts = append(texts, it.Content)
+		}
+		require.Equal(t, []string{"Staging uses PostgreSQL 17 now."}, texts)
 	})
 }

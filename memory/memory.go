@@ -20,6 +20,10 @@ const (
 	WindowLimit = 100
 )
 
+// WorkKinds are the work kinds this package runs (the memory flush and the re-embedding of a scope); app hands them
+// to telemetry, which labels metrics by them.
+func WorkKinds() []string { return []string{Kind, KindEmbed} }
+
 // Consumer returns the memory flush's journal consumer with the given retry budget.
 func Consumer(maxAttempts int32) sources.Consumer {
 	return sources.Consumer{Kind: Kind, CursorName: CursorName, LanePrefix: "memory", Limit: WindowLimit, MaxAttempts: maxAttempts}

@@ -20,6 +20,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/sources"
@@ -159,14 +160,7 @@ func TestLostResponseEndsAlreadyCommitted(t *testing.T) {
 			}
 			return p.Commit(ctx, q, res.Claims[0].Item, now)
 		}))
-		for {
-			now, err := s.DBNow(ctx)
-			require.NoError(t, err)
-			if now.After(res.Claims[0].LeaseExpiresAt) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond) // real time: lease expiry is judged on the database clock only
-		}
+		testutil.WaitDBPast(t, s, res.Claims[0].LeaseExpiresAt) // lease expiry is judged on the database clock only
 		exp, err := e.ledger.Claim(ctx, coordinator.ClaimRequest{Owner: "w2", Supported: sup, Slots: 1, Lease: time.Minute})
 		require.NoError(t, err)
 		require.Equal(t, 1, exp.Expired)

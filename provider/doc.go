@@ -19,7 +19,7 @@
 // OpenAI-compatible embeddings endpoint that shares the chat client's request code and error classification.
 // WithEmbedRateLimit gates an Embedder like WithRateLimit a Provider.
 //
-// Errors are *coordinator.HandlerError values carrying only the bounded (category, code, retryable) triple of
+// Errors are *errclass.Error values carrying only the bounded (category, code, retryable) triple of
 // docs/protocol.md#errors: provider/rate_limited, provider/unavailable or provider/invalid_output.
 //
 // Privacy rule (docs/architecture.md#privacy): the API key, request and response bodies, prompts, Source content, model output and

@@ -8,7 +8,7 @@ import (
 )
 
 // Embedder turns texts into vectors of one embedding space (docs/memory.md#embeddings). Errors are
-// *coordinator.HandlerError values (possibly wrapped) with a bounded provider/* pair, exactly as a Provider's, and
+// *errclass.Error values (possibly wrapped) with a bounded provider/* pair, exactly as a Provider's, and
 // follow the same privacy rule: no text, vector, key or upstream error text ever reaches an error.
 type Embedder interface {
 	// Name is a bounded metric label: "local" or "openai".

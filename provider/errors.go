@@ -4,39 +4,39 @@ import (
 	"errors"
 	"time"
 
-	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/internal/errclass"
 )
 
-func errRateLimited() *coordinator.HandlerError {
-	return coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeRateLimited, true)
+func errRateLimited() *errclass.Error {
+	return errclass.New(errclass.CategoryProvider, errclass.CodeRateLimited, true)
 }
 
-func errUnavailable() *coordinator.HandlerError {
-	return coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeUnavailable, true)
+func errUnavailable() *errclass.Error {
+	return errclass.New(errclass.CategoryProvider, errclass.CodeUnavailable, true)
 }
 
 // errRequestRejected is provider/request_rejected, not retryable: the provider refused this request as such (HTTP
 // 400, 413 or 422: too long for the model's context, malformed for this endpoint), so sending it again cannot
 // succeed. The window fails at once and its lane waits for an operator (retry after a fix, skip or cancel).
-func errRequestRejected() *coordinator.HandlerError {
-	return coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeRequestRejected, false)
+func errRequestRejected() *errclass.Error {
+	return errclass.New(errclass.CategoryProvider, errclass.CodeRequestRejected, false)
 }
 
-func errInvalidOutput() *coordinator.HandlerError {
-	return coordinator.NewHandlerError(coordinator.CategoryProvider, coordinator.CodeInvalidOutput, true)
+func errInvalidOutput() *errclass.Error {
+	return errclass.New(errclass.CategoryProvider, errclass.CodeInvalidOutput, true)
 }
 
 // RetryAfterError is a provider/rate_limited failure carrying a retry hint (from a limiter or an upstream
-// Retry-After header). Its text is the bounded pair only; it unwraps to the *coordinator.HandlerError.
+// Retry-After header). Its text is the bounded pair only; it unwraps to the *errclass.Error.
 type RetryAfterError struct {
-	Err        *coordinator.HandlerError
+	Err        *errclass.Error
 	RetryAfter time.Duration
 }
 
 func (e *RetryAfterError) Error() string { return e.Err.Error() }
 func (e *RetryAfterError) Unwrap() error { return e.Err }
 
-// SnoozeAfter implements coordinator.Snoozer: the item waits for the hint without spending an attempt.
+// SnoozeAfter implements errclass.Snoozer: the item waits for the hint without spending an attempt.
 func (e *RetryAfterError) SnoozeAfter() time.Duration { return e.RetryAfter }
 
 func rateLimitedErr(retryAfter time.Duration) error {

@@ -250,3 +250,54 @@ func TestLocalExtractMemoryEvictsLeastRecentlyConfirmed(t *testing.T) {
 	require.EqualValues(t, MaxMemoryEntries+1, applied.Entries[MaxMemoryEntries-1].ID)
 	require.EqualValues(t, MaxMemoryEntries+1, applied.LastID)
 }
+
+// TestLocalExtractMemorySupersedesDespiteQualifiers: a correction with a time qualifier ("now", "as of …", "these
+// days", 现在, 目前 …) before, inside or after it states the same subject as the fact it corrects, so it replaces
+// that entry instead of standing beside it; qualifiers do not make different subjects the same.
+func TestLocalExtractMemorySupersedesDespiteQualifiers(t *testing.T) {
+	cases := []struct {
+		old, new   string
+		supersedes bool
+	}{
+		{"Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17.", true},
+		{"Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17 now.", true},
+		{"Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17 today.", true},
+		{"Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17, as of today.", true},
+		{"Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17 as of March 2026.", true},
+		{"Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17 (as of v2.3).", true},
+		{"Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17 these days.", true},
+		{"Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17 already!", true},
+		{"Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17 at the moment.", true},
+		{"Staging uses PostgreSQL 16.", "Staging now uses PostgreSQL 17.", true},
+		{"Staging uses PostgreSQL 16.", "Staging currently uses PostgreSQL 17.", true},
+		{"Staging uses PostgreSQL 16.", "Currently, staging uses PostgreSQL 17.", true},
+		{"Staging uses PostgreSQL 16.", "As of today, staging uses PostgreSQL 17.", true},
+		{"Staging uses PostgreSQL 16 now.", "Staging uses PostgreSQL 17.", true},
+		{"Snapshot retention is 7.", "Snapshot retention is 30 now.", true},
+		{"The deploy script lives in ops/deploy.sh.", "The deploy script lives in ops/release.sh now.", true},
+		{"Alice owns billing.", "Alice owns billing now.", true},
+		{"用户每天早上八点开会。", "用户现在每天早上九点开会。", true},
+		{"用户每天早上八点开会。", "目前用户每天早上九点开会。", true},
+		{"数据库版本是16。", "数据库版本现在是17了。", true},
+		{"数据库版本是16。", "截至目前，数据库版本是17。", true},
+		{"预发环境使用 PostgreSQL 16。", "预发环境现在使用 PostgreSQL 17。", true},
+		// Qualifiers do not merge different subjects.
+		{"Ticket 42 is blocked.", "Ticket 43 is blocked now.", false},
+		{"Alice owns billing.", "Alice owns payroll now.", false},
+		{"Staging uses PostgreSQL 16.", "Production uses PostgreSQL 17 now.", false},
+		{"The cache holds 10 items.", "Now the queue holds 12 items today.", false},
+	}
+	for _, c := range cases {
+		t.Run(c.new, func(t *testing.T) {
+			entries := extract(t, ExtractMemoryRequest{
+				Existing: []MemoryEntry{{Content: c.old, SourcePositions: []int64{1}}},
+				Window:   []Source{{Position: 2, Content: c.new}},
+			})
+			if c.supersedes {
+				require.Equal(t, []MemoryEntry{{ID: 1, Content: c.new, SourcePositions: []int64{2}}}, entries)
+			} else {
+				require.Len(t, entries, 2, "different subjects stay side by side")
+			}
+		})
+	}
+}

@@ -307,7 +307,7 @@ func decodeStrict(content string, v any) error {
 }
 
 // complete performs one chat-completions call and returns choices[0].message.content. Every error is a bounded
-// *coordinator.HandlerError (wrapped with the caller's context error when the caller cancelled); upstream error
+// *errclass.Error (wrapped with the caller's context error when the caller cancelled); upstream error
 // values and bodies are dropped.
 func (o *OpenAI) complete(ctx context.Context, system, user, schemaName string, schema json.RawMessage) (string, error) {
 	body, err := json.Marshal(chatRequest{

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/internal/errclass"
 )
 
 const testKey = "sk-test-key"
@@ -22,15 +22,39 @@ const testKey = "sk-test-key"
 func requireFailure(t *testing.T, err error, code string) {
 	t.Helper()
 	require.Error(t, err)
-	require.Equal(t, coordinator.Failure{Category: coordinator.CategoryProvider, Code: code, Retryable: code != coordinator.CodeRequestRejected},
-		coordinator.Classify(err))
+	require.Equal(t, errclass.Error{Category: errclass.CategoryProvider, Code: code, Retryable: code != errclass.CodeRequestRejected},
+		errclass.Classify(err))
 }
+
+// testTimeout is the per-call timeout of the test clients: long enough that no answer of a local test server
+// reaches it on a loaded machine. Only the cases about a slow upstream use shortTimeout, because there the timeout
+// is the thing under test (and firing late only makes them slower).
+const (
+	testTimeout  = time.Minute
+	shortTimeout = 200 * time.Millisecond
+)
 
 func newTestOpenAI(t *testing.T, url, key string) *OpenAI {
 	t.Helper()
-	o, err := NewOpenAI(OpenAIConfig{BaseURL: url + "/v1", Model: "test-model", APIKey: key, Timeout: 200 * time.Millisecond})
+	return newTestOpenAIWithin(t, url, key, testTimeout)
+}
+
+func newTestOpenAIWithin(t *testing.T, url, key string, timeout time.Duration) *OpenAI {
+	t.Helper()
+	o, err := NewOpenAI(OpenAIConfig{BaseURL: url + "/v1", Model: "test-model", APIKey: key, Timeout: timeout})
 	require.NoError(t, err)
 	return o
+}
+
+// endless answers 200 with a body that never ends: only a client that stops reading at its byte cap returns
+// before its (long) timeout.
+func endless(w http.ResponseWriter, r *http.Request) {
+	chunk := []byte(strings.Repeat(" ", 32<<10))
+	for r.Context().Err() == nil {
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+	}
 }
 
 // chatBody wraps content as a chat-completions response.
@@ -179,13 +203,13 @@ func TestOpenAIInvalidOperations(t *testing.T) {
 				_, _ = w.Write(chatBody(t, `{"operations":[`+ops+`]}`))
 			})
 			_, err := newTestOpenAI(t, srv.URL, testKey).ExtractMemory(context.Background(), memoryReq())
-			requireFailure(t, err, coordinator.CodeInvalidOutput)
+			requireFailure(t, err, errclass.CodeInvalidOutput)
 		})
 	}
 	t.Run("missing operations", func(t *testing.T) {
 		srv := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, `{"entries":[]}`)) })
 		_, err := newTestOpenAI(t, srv.URL, testKey).ExtractMemory(context.Background(), memoryReq())
-		requireFailure(t, err, coordinator.CodeInvalidOutput)
+		requireFailure(t, err, errclass.CodeInvalidOutput)
 	})
 	t.Run("no operations", func(t *testing.T) {
 		srv := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, `{"operations":[]}`)) })
@@ -216,7 +240,7 @@ func TestOpenAIIncubateExperience(t *testing.T) {
 		_, _ = w.Write(chatBody(t, `{"candidates":[{"title":"t","lesson":"l","cited_positions":[99]}]}`))
 	})
 	_, err = newTestOpenAI(t, srv2.URL, testKey).IncubateExperience(context.Background(), IncubateRequest{Window: []Source{{Position: 3}}})
-	requireFailure(t, err, coordinator.CodeInvalidOutput)
+	requireFailure(t, err, errclass.CodeInvalidOutput)
 }
 
 func TestOpenAIEmptyWindowMakesNoCall(t *testing.T) {
@@ -241,45 +265,50 @@ func TestOpenAIErrorMapping(t *testing.T) {
 			_, _ = io.Copy(io.Discard, r.Body) // lets the server notice the client hanging up
 			select {
 			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
+			case <-time.After(time.Minute): // far past shortTimeout, so only the timeout ends the call
 			}
-		}, coordinator.CodeUnavailable},
-		{"429", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) }, coordinator.CodeRateLimited},
-		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }, coordinator.CodeUnavailable},
-		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }, coordinator.CodeUnavailable},
-		{"400", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadRequest) }, coordinator.CodeRequestRejected},
-		{"413", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusRequestEntityTooLarge) }, coordinator.CodeRequestRejected},
-		{"422", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnprocessableEntity) }, coordinator.CodeRequestRejected},
-		{"401", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) }, coordinator.CodeUnavailable},
-		{"garbage body", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("<html>oops")) }, coordinator.CodeInvalidOutput},
-		{"no choices", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{"choices":[]}`)) }, coordinator.CodeInvalidOutput},
-		{"empty content", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, "  ")) }, coordinator.CodeInvalidOutput},
-		{"content not json", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, "Sure! Here are facts")) }, coordinator.CodeInvalidOutput},
-		{"missing operations", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, `{"facts":[]}`)) }, coordinator.CodeInvalidOutput},
+		}, errclass.CodeUnavailable},
+		{"429", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTooManyRequests) }, errclass.CodeRateLimited},
+		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) }, errclass.CodeUnavailable},
+		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }, errclass.CodeUnavailable},
+		{"400", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadRequest) }, errclass.CodeRequestRejected},
+		{"413", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusRequestEntityTooLarge) }, errclass.CodeRequestRejected},
+		{"422", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnprocessableEntity) }, errclass.CodeRequestRejected},
+		{"401", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) }, errclass.CodeUnavailable},
+		{"garbage body", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("<html>oops")) }, errclass.CodeInvalidOutput},
+		{"no choices", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(`{"choices":[]}`)) }, errclass.CodeInvalidOutput},
+		{"empty content", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, "  ")) }, errclass.CodeInvalidOutput},
+		{"content not json", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, "Sure! Here are facts")) }, errclass.CodeInvalidOutput},
+		{"missing operations", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(chatBody(t, `{"facts":[]}`)) }, errclass.CodeInvalidOutput},
 		{"missing positions", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(chatBody(t, `{"operations":[{"op":"add","entry_id":null,"content":"a fact"}]}`))
-		}, coordinator.CodeInvalidOutput},
+		}, errclass.CodeInvalidOutput},
 		{"position outside window", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(chatBody(t, `{"operations":[{"op":"add","entry_id":null,"content":"a fact","source_positions":[5,7]}]}`))
-		}, coordinator.CodeInvalidOutput},
+		}, errclass.CodeInvalidOutput},
 		{"unknown id", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(chatBody(t, `{"operations":[{"op":"remove","entry_id":404,"content":null,"source_positions":[5]}]}`))
-		}, coordinator.CodeInvalidOutput},
+		}, errclass.CodeInvalidOutput},
 		{"oversized body", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(strings.Repeat(" ", maxResponseBytes+10)))
-		}, coordinator.CodeInvalidOutput},
+		}, errclass.CodeInvalidOutput},
+		{"endless body", endless, errclass.CodeInvalidOutput},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serve(t, tc.handler)
-			_, err := newTestOpenAI(t, srv.URL, testKey).ExtractMemory(context.Background(), memoryReq())
+			timeout := testTimeout
+			if tc.name == "slow" {
+				timeout = shortTimeout
+			}
+			_, err := newTestOpenAIWithin(t, srv.URL, testKey, timeout).ExtractMemory(context.Background(), memoryReq())
 			requireFailure(t, err, tc.code)
 			// What retrying can change (docs/protocol.md#errors): a rejected request fails at once, a rate limit
 			// snoozes, everything else is retried within the budget.
-			f := coordinator.Classify(err)
-			_, snoozes := coordinator.SnoozeHint(err)
-			require.Equal(t, tc.code != coordinator.CodeRequestRejected, f.Retryable)
-			require.Equal(t, tc.code == coordinator.CodeRateLimited, snoozes)
+			f := errclass.Classify(err)
+			_, snoozes := errclass.SnoozeHint(err)
+			require.Equal(t, tc.code != errclass.CodeRequestRejected, f.Retryable)
+			require.Equal(t, tc.code == errclass.CodeRateLimited, snoozes)
 		})
 	}
 
@@ -288,9 +317,9 @@ func TestOpenAIErrorMapping(t *testing.T) {
 		url := srv.URL
 		srv.Close()
 		_, err := newTestOpenAI(t, url, testKey).ExtractMemory(context.Background(), memoryReq())
-		requireFailure(t, err, coordinator.CodeUnavailable)
+		requireFailure(t, err, errclass.CodeUnavailable)
 		require.NotContains(t, err.Error(), url)
-		var he *coordinator.HandlerError
+		var he *errclass.Error
 		require.ErrorAs(t, err, &he)
 	})
 
@@ -299,7 +328,7 @@ func TestOpenAIErrorMapping(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := newTestOpenAI(t, srv.URL, testKey).ExtractMemory(ctx, memoryReq())
-		requireFailure(t, err, coordinator.CodeUnavailable)
+		requireFailure(t, err, errclass.CodeUnavailable)
 		require.ErrorIs(t, err, context.Canceled)
 	})
 
@@ -309,11 +338,11 @@ func TestOpenAIErrorMapping(t *testing.T) {
 			w.WriteHeader(http.StatusTooManyRequests)
 		})
 		_, err := newTestOpenAI(t, srv.URL, testKey).ExtractMemory(context.Background(), memoryReq())
-		requireFailure(t, err, coordinator.CodeRateLimited)
+		requireFailure(t, err, errclass.CodeRateLimited)
 		d, ok := RetryAfter(err)
 		require.True(t, ok)
 		require.Equal(t, 7*time.Second, d)
-		d, ok = coordinator.SnoozeHint(err)
+		d, ok = errclass.SnoozeHint(err)
 		require.True(t, ok)
 		require.Equal(t, 7*time.Second, d, "the ledger snoozes the item for the named delay")
 	})
@@ -366,7 +395,7 @@ func TestOpenAICanary(t *testing.T) {
 		errs = append(errs, err)
 		for _, err := range errs {
 			require.Error(t, err, "handler %d", i)
-			require.Equal(t, coordinator.CategoryProvider, coordinator.Classify(err).Category, "handler %d", i)
+			require.Equal(t, errclass.CategoryProvider, errclass.Classify(err).Category, "handler %d", i)
 			for e := err; e != nil; e = errors.Unwrap(e) {
 				require.NotContains(t, e.Error(), canary, "handler %d", i)
 				require.NotContains(t, e.Error(), contentCanary, "handler %d", i)

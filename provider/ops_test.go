@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/internal/errclass"
 )
 
 func opsReq(existing ...MemoryEntry) ExtractMemoryRequest {
@@ -68,7 +68,7 @@ func TestApplyOpsUpdateOntoAnotherEntry(t *testing.T) {
 		{Op: OpRemove, EntryID: 2, SourcePositions: []int64{10}},
 		{Op: OpUpdate, EntryID: 1, Content: "Staging uses PostgreSQL 18.", SourcePositions: []int64{11}},
 	}, 2)
-	requireFailure(t, err, coordinator.CodeInvalidOutput)
+	requireFailure(t, err, errclass.CodeInvalidOutput)
 }
 
 // TestApplyOpsEvicts: past MaxMemoryEntries the least recently confirmed entries leave, and Evicted names them,
@@ -118,11 +118,11 @@ func TestApplyOpsRejects(t *testing.T) {
 		"unknown kind":   {{Op: "upsert", EntryID: 4, Content: "x y", SourcePositions: []int64{10}}},
 	} {
 		_, err := ApplyOps(req, ops, 4)
-		requireFailure(t, err, coordinator.CodeInvalidOutput)
+		requireFailure(t, err, errclass.CodeInvalidOutput)
 		require.Error(t, CheckOps(req, ops), name)
 	}
 	_, err := ApplyOps(opsReq(MemoryEntry{Content: "No id yet.", SourcePositions: []int64{1}}), nil, 0)
-	requireFailure(t, err, coordinator.CodeInvalidOutput)
+	requireFailure(t, err, errclass.CodeInvalidOutput)
 }
 
 // TestLocalOpsKeepIDs: the local extractor's operations, applied over two windows, keep an entry's id through a

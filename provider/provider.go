@@ -49,7 +49,7 @@ type IncubateResponse struct {
 	Candidates []Lesson
 }
 
-// Provider extracts memory and proposes lessons. Errors are *coordinator.HandlerError (possibly wrapped) with a
+// Provider extracts memory and proposes lessons. Errors are *errclass.Error (possibly wrapped) with a
 // bounded provider/* pair.
 type Provider interface {
 	// Name is a bounded metric label: "local" or "openai".

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/internal/errclass"
 )
 
 type countingProvider struct {
@@ -39,22 +39,22 @@ func TestWithRateLimit(t *testing.T) {
 
 	allowed, retryAfter = false, 3*time.Second
 	_, err = p.ExtractMemory(context.Background(), ExtractMemoryRequest{})
-	requireFailure(t, err, coordinator.CodeRateLimited)
+	requireFailure(t, err, errclass.CodeRateLimited)
 	d, ok := RetryAfter(err)
 	require.True(t, ok)
 	require.Equal(t, 3*time.Second, d)
 	_, err = p.IncubateExperience(context.Background(), IncubateRequest{})
-	requireFailure(t, err, coordinator.CodeRateLimited)
+	requireFailure(t, err, errclass.CodeRateLimited)
 
 	retryAfter = 0
 	_, err = p.IncubateExperience(context.Background(), IncubateRequest{})
-	requireFailure(t, err, coordinator.CodeRateLimited)
+	requireFailure(t, err, errclass.CodeRateLimited)
 	_, ok = RetryAfter(err)
 	require.False(t, ok)
 
 	limiterErr = errors.New("limiter database said something secret")
 	_, err = p.ExtractMemory(context.Background(), ExtractMemoryRequest{})
-	requireFailure(t, err, coordinator.CodeUnavailable)
+	requireFailure(t, err, errclass.CodeUnavailable)
 	require.NotContains(t, err.Error(), "secret")
 	require.Equal(t, 1, inner.calls, "denied calls never reach the provider")
 

@@ -207,7 +207,10 @@ func mergeOps(existing, facts []MemoryEntry) []MemoryOp {
 }
 
 // SubjectKeys are the keys under which two facts are taken to state the same subject, so the later one supersedes
-// the earlier (docs/memory.md#merge-rule). Two keys, each only where it is a fair guess:
+// the earlier (docs/memory.md#merge-rule). The keys are taken from the fact key without its time qualifiers
+// (stripQualifiers: "now", "as of …", 现在, 目前 …), so "Staging uses PostgreSQL 17 now" corrects "… 16" like "… 17"
+// does. The qualifier-free key itself is one key (a fact restated with or without "now" is the same fact); two more,
+// each only where it is a fair guess:
 //   - the value key: the fact key with every run of numerals (any script's digits, Chinese numerals) replaced by
 //     "#" — for a fact written without spaces (Chinese, Japanese) wherever the numerals are ("每天早上八点开会"
 //     and "九点"), for other text only when they all sit in the last of at least three words ("Staging uses
@@ -216,9 +219,9 @@ func mergeOps(existing, facts []MemoryEntry) []MemoryOp {
 //     "The deploy script lives in ops/deploy.sh" and "… in ops/release.sh" (three-word facts such as "Alice owns
 //     billing" and "Alice owns payroll" are too short to tell a change from a second fact).
 func SubjectKeys(content string) []string {
-	key := factKey(normalizeText(content))
+	key := stripQualifiers(factKey(normalizeText(content)))
 	words := strings.Fields(key)
-	var keys []string
+	keys := []string{"q:" + key}
 	if valueKeyApplies(words) {
 		var b strings.Builder
 		inRun := false
@@ -241,6 +244,100 @@ func SubjectKeys(content string) []string {
 		keys = append(keys, "w:"+strings.Join(words[:len(words)-1], " "))
 	}
 	return keys
+}
+
+// Time qualifiers that say when a fact holds, not what it states (stripQualifiers). Single words are dropped
+// wherever they stand ("Staging now uses …"); phrases only at the start or the end of the fact.
+var (
+	qualifierWords   = []string{"now", "currently", "already", "nowadays", "presently", "still"}
+	qualifierPhrases = [][]string{{"today"}, {"again"}, {"these", "days"}, {"right", "now"}, {"for", "now"},
+		{"at", "the", "moment"}, {"at", "present"}, {"from", "now", "on"}, {"going", "forward"}, {"as", "of", "now"}}
+	// cjkQualifiers are removed wherever they stand in Chinese text (longest first). 现在 is kept after a character
+	// with which it forms another word (出现在 "appears in", 表现在, 体现在, 实现在 …).
+	cjkQualifiers    = []string{"到目前为止", "截至目前", "截止目前", "截至今天", "截止今天", "现在", "目前", "当前", "如今", "眼下", "已经"}
+	cjkBeforeXianZai = "出表体实发展"
+)
+
+// qualifierPunct is trimmed from the edges of the key and of its words when matching qualifiers.
+const qualifierPunct = "()[],;:—-，、：；（） "
+
+// stripQualifiers removes time qualifiers from a fact key (factKey): the CJK ones above, a trailing 了/啦, the
+// single words anywhere, the phrases and "as of …" (to the end, or up to a comma when it opens the fact) at either
+// end. A key that would be left empty is returned as it was.
+func stripQualifiers(key string) string {
+	orig := key
+	var b strings.Builder
+	prev := rune(0)
+outer:
+	for i := 0; i < len(key); {
+		for _, q := range cjkQualifiers {
+			if strings.HasPrefix(key[i:], q) && (q != "现在" || !strings.ContainsRune(cjkBeforeXianZai, prev)) {
+				i += len(q)
+				prev = 0
+				continue outer
+			}
+		}
+		r, size := utf8.DecodeRuneInString(key[i:])
+		b.WriteRune(r)
+		prev = r
+		i += size
+	}
+	key = strings.Trim(b.String(), qualifierPunct+".!?。！？")
+	for _, p := range []string{"了", "啦"} {
+		key = strings.TrimRight(strings.TrimSuffix(key, p), qualifierPunct)
+	}
+
+	bare := func(w string) string { return strings.Trim(w, qualifierPunct) }
+	var words []string
+	for _, w := range strings.Fields(key) {
+		if !slices.Contains(qualifierWords, bare(w)) {
+			words = append(words, w)
+		}
+	}
+	// is reports whether ws, matched word by word without edge punctuation, is the phrase.
+	is := func(ws []string, phrase []string) bool {
+		if len(ws) != len(phrase) {
+			return false
+		}
+		for i, p := range phrase {
+			if bare(ws[i]) != p {
+				return false
+			}
+		}
+		return true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, p := range qualifierPhrases {
+			if len(words) > len(p) && is(words[:len(p)], p) {
+				words, changed = words[len(p):], true
+			}
+			if len(words) > len(p) && is(words[len(words)-len(p):], p) {
+				words, changed = words[:len(words)-len(p)], true
+			}
+		}
+		// "as of …" to the end, when it is among the last six words.
+		for i := max(1, len(words)-6); i+1 < len(words); i++ {
+			if bare(words[i]) == "as" && bare(words[i+1]) == "of" {
+				words, changed = words[:i], true
+				break
+			}
+		}
+		// "As of …, " opening the fact.
+		if len(words) > 3 && bare(words[0]) == "as" && bare(words[1]) == "of" {
+			for i := 2; i < min(len(words)-1, 7); i++ {
+				if strings.HasSuffix(words[i], ",") {
+					words, changed = words[i+1:], true
+					break
+				}
+			}
+		}
+	}
+	key = strings.Trim(strings.Join(words, " "), qualifierPunct)
+	if key == "" {
+		return orig
+	}
+	return key
 }
 
 // valueKeyApplies: the fact has numerals, and either no spaces or numerals only in the last of three or more words.

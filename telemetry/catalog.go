@@ -42,11 +42,12 @@ func MetricFamilies() map[string][]string {
 	return out
 }
 
-// LabelValues is every value each label can take (the bounded sets of labels.go). A route label is any registered
-// route template, so it is not listed.
-func LabelValues() map[string][]string {
+// LabelValues is every value each label can take in a process built with these work kinds (Config.Kinds): the
+// bounded sets of labels.go and KindLabels(kinds). A route label is any registered route template, so it is not
+// listed.
+func LabelValues(kinds []string) map[string][]string {
 	return map[string][]string{
-		"kind": Kinds, "status": QueueStatuses, "role": Roles, "method": Methods, "status_class": StatusClasses,
+		"kind": KindLabels(kinds), "status": QueueStatuses, "role": Roles, "method": Methods, "status_class": StatusClasses,
 		"provider": ProviderNames, "error_category": ErrorCategories,
 		"outcome": union(EnqueueOutcomes, AttemptOutcomes, LeaseOutcomes, LeadershipOutcomes, ProviderOutcomes),
 	}

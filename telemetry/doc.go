@@ -30,7 +30,8 @@ err.Error(). No label or attribute carries a scope, principal, work id or raw re
 	provider_call_duration_seconds{provider, outcome}   unavailable | invalid_output | request_rejected | canceled |
 	                                                    error
 
-kind is one of the known kinds (memory.Kind, experience.Kind, coordinator.KindMaintenance); error_category is
+kind is one of the work kinds the process is built with (Config.Kinds: app hands in the kinds each domain package
+declares with its WorkKinds, so this package imports none of them; KindLabels is the set); error_category is
 "none" or a docs/protocol.md#errors category (internal, payload, conflict, retention, configuration, provider) or lease or
 cancellation. Any value outside its set is reported as "other". Go runtime and process collectors are registered too.
 

@@ -8,8 +8,6 @@ import (
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
-	"github.com/powercontext/powercontext/experience"
-	"github.com/powercontext/powercontext/memory"
 )
 
 // Other is the label value of anything outside a label's bounded set.
@@ -35,9 +33,10 @@ const (
 	ProviderError    = "error"
 )
 
-// The documented label sets (every value a label can take; Other is in each where unknown inputs are possible).
+// The documented label sets (every value a label can take; Other is in each where unknown inputs are possible). The
+// kind label's set is not among them: it is the work kinds the process is built with (Config.Kinds, see KindLabels),
+// which the domain packages declare and app hands in, so this package names no domain package.
 var (
-	Kinds           = []string{memory.Kind, experience.Kind, coordinator.KindMaintenance, Other}
 	EnqueueOutcomes = []string{EnqueueCreated, EnqueueJoined}
 	AttemptOutcomes = []string{db.OutcomeSucceeded, db.OutcomeRetryWait, db.OutcomeSnoozed, db.OutcomeFailed, db.OutcomeCancelled,
 		OutcomeAbandoned, OutcomeStale, OutcomeError, Other}
@@ -65,7 +64,19 @@ func bounded(v string, set []string) string {
 	return Other
 }
 
-func kindLabel(kind string) string { return bounded(kind, Kinds) }
+// KindLabels is the kind label's set for a process built with these work kinds (Config.Kinds): each kind once, in
+// order, then Other. An empty kind or Other itself is never a kind of its own.
+func KindLabels(kinds []string) []string {
+	out := make([]string, 0, len(kinds)+1)
+	for _, k := range kinds {
+		if k != "" && k != Other && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return append(out, Other)
+}
+
+func (t *Telemetry) kindLabel(kind string) string { return bounded(kind, t.kinds) }
 
 func attemptOutcomeLabel(o string) string { return bounded(o, AttemptOutcomes) }
 

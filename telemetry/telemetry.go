@@ -28,6 +28,9 @@ type Config struct {
 	SpanExporter sdktrace.SpanExporter
 	// Getenv reads the environment (default os.Getenv).
 	Getenv func(string) string
+	// Kinds are the work kinds the kind label names; every other kind is reported as "other". app passes the kinds
+	// the domain packages declare (memory.WorkKinds, experience.WorkKinds, …), so this package imports none of them.
+	Kinds []string
 }
 
 // Telemetry owns one process's metric registry and tracer provider.
@@ -39,6 +42,7 @@ type Telemetry struct {
 	prop    propagation.TextMapPropagator
 	tracing bool
 	log     zerolog.Logger
+	kinds   []string // KindLabels(Config.Kinds)
 
 	leader        atomic.Bool
 	providerState atomic.Value // string: last provider call outcome, "unknown" before the first call
@@ -48,7 +52,7 @@ type Telemetry struct {
 // turns it on; metrics are always on.
 func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	t := &Telemetry{reg: prometheus.NewRegistry(), prop: propagation.TraceContext{},
-		log: cfg.Logger.With().Str("component", "telemetry").Logger()}
+		log: cfg.Logger.With().Str("component", "telemetry").Logger(), kinds: KindLabels(cfg.Kinds)}
 	t.providerState.Store("unknown")
 	t.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	t.m = newMetrics(t.reg)
@@ -102,7 +106,7 @@ func (t *Telemetry) SetMembers(members []db.RuntimeMember) {
 func (t *Telemetry) SetQueue(stats []coordinator.QueueStat) {
 	type key struct{ kind, status string }
 	depth, oldest := map[key]float64{}, map[key]float64{}
-	for _, k := range Kinds {
+	for _, k := range t.kinds {
 		for _, s := range QueueStatuses {
 			if k != Other && s != Other {
 				depth[key{k, s}], oldest[key{k, s}] = 0, 0
@@ -110,7 +114,7 @@ func (t *Telemetry) SetQueue(stats []coordinator.QueueStat) {
 		}
 	}
 	for _, s := range stats {
-		k := key{kindLabel(s.Kind), statusLabel(s.Status)}
+		k := key{t.kindLabel(s.Kind), statusLabel(s.Status)}
 		depth[k] += float64(s.Count)
 		oldest[k] = max(oldest[k], s.OldestAge.Seconds())
 	}

@@ -5,9 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,16 +29,22 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
-	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/telemetry"
+)
+
+// The work kinds the tests' telemetry is built with: the kind label names them, and every other kind is "other".
+const (
+	testKind   = "test.telemetry.kind"
+	secondKind = "test.telemetry.second"
 )
 
 func newTelemetry(t *testing.T) (*telemetry.Telemetry, *tracetest.InMemoryExporter) {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
 	tel, err := telemetry.New(context.Background(), telemetry.Config{ServiceVersion: "test", InstanceID: "test-member",
-		Logger: zerolog.Nop(), SpanExporter: exp})
+		Logger: zerolog.Nop(), SpanExporter: exp, Kinds: []string{testKind, secondKind}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	return tel, exp
@@ -49,7 +59,7 @@ func enqueue(t *testing.T, l *coordinator.Ledger, lane string) coordinator.Enque
 	t.Helper()
 	res, err := l.Enqueue(context.Background(), coordinator.EnqueueRequest{LaneKey: hash(lane),
 		Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
-			return &coordinator.EnqueueSpec{Kind: memory.Kind, PayloadVersion: 1, ScopeID: lane, LogicalKey: hash(lane + "/w"),
+			return &coordinator.EnqueueSpec{Kind: testKind, PayloadVersion: 1, ScopeID: lane, LogicalKey: hash(lane + "/w"),
 				Payload: map[string]any{}, MaxAttempts: 5}, nil
 		}})
 	require.NoError(t, err)
@@ -62,7 +72,7 @@ type flakyHandler struct {
 	calls atomic.Int32
 }
 
-func (h *flakyHandler) Kind() string { return memory.Kind }
+func (h *flakyHandler) Kind() string { return testKind }
 func (h *flakyHandler) PayloadVersions() coordinator.VersionRange {
 	return coordinator.VersionRange{Min: 1, Max: 1}
 }
@@ -73,21 +83,18 @@ func (h *flakyHandler) Prepare(context.Context, db.WorkItem) (coordinator.Prepar
 	return coordinator.Prepared{Result: coordinator.Result{Code: "processed"}}, nil
 }
 
-// runWorker runs a worker with tel's hooks until the item succeeds, then stops it (every attempt has ended).
-func runWorker(t *testing.T, l *coordinator.Ledger, tel *telemetry.Telemetry, h coordinator.Handler, workID string) {
+// workUntilSucceeded runs a worker with tel's hooks until the item succeeds, then stops it (every attempt has ended).
+func workUntilSucceeded(t *testing.T, l *coordinator.Ledger, tel *telemetry.Telemetry, h coordinator.Handler, workID string) {
 	t.Helper()
 	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "telemetry-test-worker", Poll: 10 * time.Millisecond,
 		RetryBase: time.Millisecond, RetryMax: time.Millisecond, Logger: zerolog.Nop(), Hooks: tel.WorkerHooks()}, h)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	require.Eventually(t, func() bool {
+	stop := testutil.RunWorker(t, w)
+	testutil.Eventually(t, 30*time.Second, func() bool {
 		item, err := l.Get(context.Background(), workID)
 		return err == nil && item.Status == db.StatusSucceeded
-	}, 20*time.Second, 10*time.Millisecond)
-	cancel()
-	require.NoError(t, <-done)
+	}, "item %s did not succeed", workID)
+	stop()
 }
 
 func spansNamed(exp *tracetest.InMemoryExporter, name string) tracetest.SpanStubs {
@@ -154,7 +161,7 @@ func TestRetriedAttemptSpanLinksToPreviousAttempt(t *testing.T) {
 		l := coordinator.NewLedger(s)
 		l.SetHooks(tel.LedgerHooks())
 		res := enqueue(t, l, "scope-link")
-		runWorker(t, l, tel, &flakyHandler{fails: 1}, res.Item.WorkID)
+		workUntilSucceeded(t, l, tel, &flakyHandler{fails: 1}, res.Item.WorkID)
 
 		attempts, err := l.Attempts(context.Background(), res.Item.WorkID)
 		require.NoError(t, err)
@@ -191,12 +198,12 @@ func TestRetriedAttemptSpanLinksToPreviousAttempt(t *testing.T) {
 		require.ElementsMatch(t, []trace.SpanID{execs[0].SpanContext.SpanID(), execs[1].SpanContext.SpanID()}, claimLinks)
 
 		reg := tel.Registry()
-		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_work_enqueues_total", map[string]string{"kind": memory.Kind, "outcome": "created"}))
+		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_work_enqueues_total", map[string]string{"kind": testKind, "outcome": "created"}))
 		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_work_attempts_total",
-			map[string]string{"kind": memory.Kind, "outcome": "retry_wait", "error_category": "provider"}))
+			map[string]string{"kind": testKind, "outcome": "retry_wait", "error_category": "provider"}))
 		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_work_attempts_total",
-			map[string]string{"kind": memory.Kind, "outcome": "succeeded", "error_category": "none"}))
-		require.Equal(t, 2.0, metricValue(t, reg, "powercontext_work_claim_latency_seconds", map[string]string{"kind": memory.Kind}))
+			map[string]string{"kind": testKind, "outcome": "succeeded", "error_category": "none"}))
+		require.Equal(t, 2.0, metricValue(t, reg, "powercontext_work_claim_latency_seconds", map[string]string{"kind": testKind}))
 	})
 }
 
@@ -207,14 +214,14 @@ func TestLeaseExpirationCountedAndLinked(t *testing.T) {
 		l := coordinator.NewLedger(s)
 		res := enqueue(t, l, "scope-expiry")
 		dead, err := l.Claim(context.Background(), coordinator.ClaimRequest{Owner: "crashed-worker",
-			Supported: coordinator.Supported{memory.Kind: {Min: 1, Max: 1}}, Slots: 1, Lease: 200 * time.Millisecond,
+			Supported: coordinator.Supported{testKind: {Min: 1, Max: 1}}, Slots: 1, Lease: 200 * time.Millisecond,
 			NewTrace: telemetry.NewTrace})
 		require.NoError(t, err)
 		require.Len(t, dead.Claims, 1)
-		runWorker(t, l, tel, &flakyHandler{}, res.Item.WorkID)
+		workUntilSucceeded(t, l, tel, &flakyHandler{}, res.Item.WorkID)
 
 		require.Equal(t, 1.0, metricValue(t, tel.Registry(), "powercontext_work_lease_expirations_total",
-			map[string]string{"kind": memory.Kind, "outcome": db.OutcomeLeaseExpiredRetry}))
+			map[string]string{"kind": testKind, "outcome": db.OutcomeLeaseExpiredRetry}))
 		execs := spansNamed(exp, "work.execute")
 		require.Len(t, execs, 1)
 		require.Len(t, execs[0].Links, 1)
@@ -237,9 +244,9 @@ func TestSchedulerLeadershipAndQueueGauges(t *testing.T) {
 		reg := tel.Registry()
 		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_scheduler_leader", map[string]string{}))
 		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_scheduler_leadership_changes_total", map[string]string{"outcome": "acquired"}))
-		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": memory.Kind, "status": "queued"}))
-		require.Equal(t, 0.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": memory.Kind, "status": "running"}))
-		require.GreaterOrEqual(t, metricValue(t, reg, "powercontext_work_queue_oldest_age_seconds", map[string]string{"kind": memory.Kind, "status": "queued"}), 0.0)
+		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": testKind, "status": "queued"}))
+		require.Equal(t, 0.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": testKind, "status": "running"}))
+		require.GreaterOrEqual(t, metricValue(t, reg, "powercontext_work_queue_oldest_age_seconds", map[string]string{"kind": testKind, "status": "queued"}), 0.0)
 		ticks := spansNamed(exp, "scheduler.tick")
 		require.Len(t, ticks, 1)
 		require.Contains(t, ticks[0].Attributes, attribute.Bool("scheduler.leader", true))
@@ -249,7 +256,7 @@ func TestSchedulerLeadershipAndQueueGauges(t *testing.T) {
 		require.NoError(t, sched.Run(ctx)) // one tick, then release: leadership lost
 		require.Equal(t, 0.0, metricValue(t, reg, "powercontext_scheduler_leader", map[string]string{}))
 		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_scheduler_leadership_changes_total", map[string]string{"outcome": "lost"}))
-		require.Equal(t, -1.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": memory.Kind, "status": "queued"}),
+		require.Equal(t, -1.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": testKind, "status": "queued"}),
 			"a process that does not lead reports no queue gauges")
 	})
 }
@@ -259,13 +266,13 @@ func TestSetQueueAndMembersBoundLabels(t *testing.T) {
 	tel.SetQueue([]coordinator.QueueStat{
 		{Kind: "tenant-supplied.kind", Status: db.StatusQueued, Count: 2, OldestAge: 3 * time.Second},
 		{Kind: "another.kind", Status: db.StatusQueued, Count: 1, OldestAge: 5 * time.Second},
-		{Kind: memory.Kind, Status: db.StatusRetryWait, Count: 4, OldestAge: time.Second},
+		{Kind: testKind, Status: db.StatusRetryWait, Count: 4, OldestAge: time.Second},
 	})
 	reg := tel.Registry()
 	require.Equal(t, 3.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": "other", "status": "queued"}))
 	require.Equal(t, 5.0, metricValue(t, reg, "powercontext_work_queue_oldest_age_seconds", map[string]string{"kind": "other", "status": "queued"}))
-	require.Equal(t, 4.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": memory.Kind, "status": "retry_wait"}))
-	require.Equal(t, 0.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": coordinator.KindMaintenance, "status": "failed"}))
+	require.Equal(t, 4.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": testKind, "status": "retry_wait"}))
+	require.Equal(t, 0.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": secondKind, "status": "failed"}))
 
 	tel.SetMembers([]db.RuntimeMember{{Role: "api"}, {Role: "api"}, {Role: "worker"}, {Role: "weird"}})
 	require.Equal(t, 2.0, metricValue(t, reg, "powercontext_runtime_members", map[string]string{"role": "api"}))
@@ -406,4 +413,39 @@ func TestMetricFamiliesListsEveryMetric(t *testing.T) {
 	require.Equal(t, []string{"kind", "status"}, f["powercontext_work_queue_depth"])
 	require.Equal(t, []string(nil), f["powercontext_scheduler_leader"])
 	require.Equal(t, []string{"method", "route", "status_class"}, f["powercontext_http_requests_total"])
+}
+
+// The kind label names exactly the kinds the process was built with, each once, then "other".
+func TestKindLabelsAreTheConfiguredKinds(t *testing.T) {
+	require.Equal(t, []string{"a", "b", telemetry.Other}, telemetry.KindLabels([]string{"a", "", "b", "a", telemetry.Other}))
+	require.Equal(t, []string{telemetry.Other}, telemetry.KindLabels(nil))
+	require.Equal(t, []string{testKind, telemetry.Other}, telemetry.LabelValues([]string{testKind})["kind"])
+
+	tel, err := telemetry.New(context.Background(), telemetry.Config{Logger: zerolog.Nop(), Kinds: []string{secondKind}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	tel.SetQueue([]coordinator.QueueStat{{Kind: testKind, Status: db.StatusQueued, Count: 2}})
+	reg := tel.Registry()
+	require.Equal(t, 2.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": "other", "status": "queued"}),
+		"a kind the process was not built with is other")
+	require.Equal(t, 0.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": secondKind, "status": "queued"}))
+}
+
+// telemetry is handed its kinds (app.WorkKinds): it imports no domain package, not even in its tests (also a depguard
+// rule of .golangci.yml).
+func TestTelemetryImportsNoDomainPackage(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, spec := range parsed.Imports {
+			p, err := strconv.Unquote(spec.Path.Value)
+			require.NoError(t, err)
+			for _, domain := range []string{"sources", "memory", "experience", "lifecycle"} {
+				require.NotEqual(t, "github.com/powercontext/powercontext/"+domain, p, "%s imports a domain package", f)
+			}
+		}
+	}
 }

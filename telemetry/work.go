@@ -48,7 +48,7 @@ func (t *Telemetry) enqueue(ctx context.Context) (context.Context, func(coordina
 		if res.Created {
 			outcome = EnqueueCreated
 		}
-		kind := kindLabel(res.Item.Kind)
+		kind := t.kindLabel(res.Item.Kind)
 		span.SetAttributes(attrKind.String(kind), attrOutcome.String(outcome))
 		t.m.enqueues.WithLabelValues(kind, outcome).Inc()
 	}
@@ -56,7 +56,7 @@ func (t *Telemetry) enqueue(ctx context.Context) (context.Context, func(coordina
 
 func (t *Telemetry) commit(ctx context.Context, c coordinator.Claim) (context.Context, func(error)) {
 	ctx, span := t.tracer.Start(ctx, "work.commit",
-		trace.WithAttributes(attrKind.String(kindLabel(c.Item.Kind)), attrAttempt.Int(int(c.AttemptNo))))
+		trace.WithAttributes(attrKind.String(t.kindLabel(c.Item.Kind)), attrAttempt.Int(int(c.AttemptNo))))
 	return ctx, func(err error) {
 		defer span.End()
 		switch {
@@ -84,7 +84,7 @@ func (t *Telemetry) claimPass(d time.Duration, claimed []coordinator.Claim, expi
 	t.m.claimPass.Observe(d.Seconds())
 	for _, c := range claimed {
 		wait := c.Item.UpdatedAt.Sub(c.Item.AvailableAt) // claim time and availability, both database time
-		t.m.claimLatency.WithLabelValues(kindLabel(c.Item.Kind)).Observe(max(wait, 0).Seconds())
+		t.m.claimLatency.WithLabelValues(t.kindLabel(c.Item.Kind)).Observe(max(wait, 0).Seconds())
 	}
 	if len(claimed) == 0 && expired == 0 {
 		return // idle polls make no span
@@ -102,13 +102,13 @@ func (t *Telemetry) claimPass(d time.Duration, claimed []coordinator.Claim, expi
 }
 
 func (t *Telemetry) leaseExpired(e coordinator.LeaseExpiration) {
-	t.m.leaseExpirations.WithLabelValues(kindLabel(e.Kind), leaseOutcomeLabel(e.Outcome)).Inc()
+	t.m.leaseExpirations.WithLabelValues(t.kindLabel(e.Kind), leaseOutcomeLabel(e.Outcome)).Inc()
 }
 
 // startAttempt starts the attempt's work.execute span: a new root whose ids are the ones the claim stored on the
 // attempt row, with a link to the previous attempt's stored span.
 func (t *Telemetry) startAttempt(ctx context.Context, c coordinator.Claim) (context.Context, func(outcome, errorCategory string)) {
-	kind := kindLabel(c.Item.Kind)
+	kind := t.kindLabel(c.Item.Kind)
 	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attrKind.String(kind), attrAttempt.Int(int(c.AttemptNo)))}
 	if prev, ok := spanContextFromHex(c.PreviousTraceID, c.PreviousSpanID, true); ok {

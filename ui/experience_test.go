@@ -22,6 +22,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/sources"
 	"github.com/powercontext/powercontext/ui"
 )
@@ -195,8 +196,8 @@ func TestExperienceListOffersRecentScopes(t *testing.T) {
 	require.Contains(t, body, "No experience incubations on record")
 	for _, scope := range []string{"alpha", "beta"} {
 		f.capture(scope, "The queue is durable.", map[string]any{"kind": "task-outcome"})
-		f.enqueueExperience(scope)
-		time.Sleep(2 * time.Millisecond) // distinct created_at makes "newest first" observable
+		w := f.enqueueExperience(scope)
+		testutil.WaitDBPast(t, f.store, w.CreatedAt) // distinct created_at makes "newest first" observable
 	}
 	now := time.Now()
 	for range 3 {

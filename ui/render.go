@@ -67,7 +67,7 @@ func (u *ui) render(w http.ResponseWriter, r *http.Request, status int, name str
 		f.Title = "Not found"
 	}
 	if name != "login" {
-		_, f.SignOut = sessionCookie(r)
+		_, f.SignOut = u.sessions.sessionCookie(r)
 	}
 	var buf bytes.Buffer
 	if err := u.pages.byName[name].ExecuteTemplate(&buf, "layout.html", f); err != nil {

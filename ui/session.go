@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -15,25 +16,33 @@ import (
 
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/internal/serverkey"
 )
 
 // DefaultSessionTTL is a dashboard sign-in's lifetime when none is configured (POWERCONTEXT_UI_SESSION_TTL_SECONDS).
 const DefaultSessionTTL = 12 * time.Hour
 
-// sessionIDBytes is the length of a session id: 256 random bits (crypto/rand), base64url in the cookie.
+// sessionIDBytes is the length of a session id: 256 random bits (crypto/rand).
 const sessionIDBytes = 32
+
+// sessionTagBytes is the length of the cookie's MAC tag: the first 128 bits of HMAC-SHA256 over the id. The cookie
+// value is base64url(id || tag); a cookie whose tag does not verify is refused before any database read.
+const sessionTagBytes = 16
 
 // Sessions are the dashboard's sign-ins (docs/security.md#dashboard-sessions). Signing in exchanges a token for a
 // random session id; the browser keeps the id in the cookie pc_ui_session, the database keeps only its SHA-256 in
 // pc_ui_sessions with the principal's name, a binding to the token (auth.Principal.Binding) and an expiry on the
 // database clock. Every API replica on the same database therefore accepts every session, and a logout on one ends
 // it on all. A session is refused once it expired, was deleted, or its principal's token is no longer configured
-// (removed or replaced: the binding no longer matches). Resolving one costs one primary-key read.
+// (removed or replaced: the binding no longer matches). The cookie carries the id with an HMAC tag under a key
+// derived from the server secret, so a made-up cookie is refused at the cost of one HMAC; resolving a genuine one
+// costs one primary-key read.
 type Sessions struct {
 	store      db.Store
 	principals *auth.Set
 	ttl        time.Duration
 	proxies    []netip.Prefix
+	macKey     []byte
 }
 
 // SessionConfig configures NewSessions.
@@ -45,6 +54,9 @@ type SessionConfig struct {
 	// TrustedProxies are the peers whose X-Forwarded-Proto is believed when deciding the cookie's Secure flag
 	// (POWERCONTEXT_HTTP_TRUSTED_PROXIES).
 	TrustedProxies []netip.Prefix
+	// Keys derive the cookie's MAC key (POWERCONTEXT_SERVER_SECRET; default: from the admin tokens, else random
+	// per process).
+	Keys *serverkey.Keys
 }
 
 // NewSessions returns the session store over c.Store.
@@ -52,7 +64,11 @@ func NewSessions(c SessionConfig) *Sessions {
 	if c.TTL <= 0 {
 		c.TTL = DefaultSessionTTL
 	}
-	return &Sessions{store: c.Store, principals: c.Principals, ttl: c.TTL, proxies: c.TrustedProxies}
+	if c.Keys == nil {
+		c.Keys = serverkey.New(c.Principals.AdminSecret())
+	}
+	return &Sessions{store: c.Store, principals: c.Principals, ttl: c.TTL, proxies: c.TrustedProxies,
+		macKey: c.Keys.Derive(serverkey.PurposeSessionCookie, 32)}
 }
 
 // sessionDigest is the stored key of a session id: SHA-256, hex.
@@ -61,25 +77,43 @@ func sessionDigest(id []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// parseSessionID decodes a cookie value; false unless it is exactly a base64url-encoded 32-byte id.
-func parseSessionID(v string) ([]byte, bool) {
-	if len(v) != base64.RawURLEncoding.EncodedLen(sessionIDBytes) {
+// tag is the MAC of a session id.
+func (s *Sessions) tag(id []byte) []byte {
+	m := hmac.New(sha256.New, s.macKey)
+	m.Write([]byte("pc_ui_session:"))
+	m.Write(id)
+	return m.Sum(nil)[:sessionTagBytes]
+}
+
+// cookieValue is base64url(id || tag).
+func (s *Sessions) cookieValue(id []byte) string {
+	return base64.RawURLEncoding.EncodeToString(append(append([]byte(nil), id...), s.tag(id)...))
+}
+
+// parseSessionID decodes a cookie value; false unless it is exactly base64url(32-byte id || 16-byte tag) and the
+// tag verifies (compared in constant time). No database work.
+func (s *Sessions) parseSessionID(v string) ([]byte, bool) {
+	if len(v) != base64.RawURLEncoding.EncodedLen(sessionIDBytes+sessionTagBytes) {
 		return nil, false
 	}
 	b, err := base64.RawURLEncoding.DecodeString(v)
-	return b, err == nil && len(b) == sessionIDBytes
+	if err != nil || len(b) != sessionIDBytes+sessionTagBytes {
+		return nil, false
+	}
+	id, tag := b[:sessionIDBytes], b[sessionIDBytes:]
+	return id, hmac.Equal(tag, s.tag(id))
 }
 
-// sessionCookie returns the request's well-formed session id, if any.
-func sessionCookie(r *http.Request) ([]byte, bool) {
+// sessionCookie returns the request's authentic session id, if any.
+func (s *Sessions) sessionCookie(r *http.Request) ([]byte, bool) {
 	c, err := r.Cookie(CookieName)
 	if err != nil {
 		return nil, false
 	}
-	return parseSessionID(c.Value)
+	return s.parseSessionID(c.Value)
 }
 
-// create opens a session for p and returns the cookie value (the session id, base64url).
+// create opens a session for p and returns the cookie value (the session id and its tag, base64url).
 func (s *Sessions) create(ctx context.Context, p *auth.Principal) (string, error) {
 	id := make([]byte, sessionIDBytes)
 	if _, err := rand.Read(id); err != nil {
@@ -94,7 +128,7 @@ func (s *Sessions) create(ctx context.Context, p *auth.Principal) (string, error
 	if err != nil {
 		return "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(id), nil
+	return s.cookieValue(id), nil
 }
 
 type checkedKey struct{}
@@ -115,7 +149,7 @@ func (s *Sessions) Principal(r *http.Request) (*auth.Principal, error) {
 	if checked, _ := r.Context().Value(checkedKey{}).(bool); checked {
 		return nil, nil
 	}
-	id, ok := sessionCookie(r)
+	id, ok := s.sessionCookie(r)
 	if !ok {
 		return nil, nil
 	}
@@ -135,8 +169,11 @@ func (s *Sessions) Principal(r *http.Request) (*auth.Principal, error) {
 
 // revoke deletes the request's session, if it carries one.
 func (s *Sessions) revoke(r *http.Request) error {
-	id, ok := sessionCookie(r)
-	if !ok || s == nil || s.store == nil {
+	if s == nil || s.store == nil {
+		return nil
+	}
+	id, ok := s.sessionCookie(r)
+	if !ok {
 		return nil
 	}
 	_, err := s.store.UISessionDelete(r.Context(), sessionDigest(id))

@@ -20,6 +20,7 @@ import (
 
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/internal/serverkey"
 	"github.com/powercontext/powercontext/ui"
 )
 
@@ -90,13 +91,14 @@ func login(h http.Handler, tok string) resp {
 	return serveUI(h, exchange{method: http.MethodPost, target: "/ui/login", form: "token=" + url.QueryEscape(tok)})
 }
 
-// digestOf is the stored key of a cookie value: SHA-256 of the decoded session id.
+// digestOf is the stored key of a cookie value: SHA-256 of the decoded session id (the value is the id followed
+// by a 16-byte MAC tag).
 func digestOf(t testing.TB, value string) string {
 	t.Helper()
-	id, err := base64.RawURLEncoding.DecodeString(value)
+	b, err := base64.RawURLEncoding.DecodeString(value)
 	require.NoError(t, err)
-	require.Len(t, id, 32, "a 256-bit session id")
-	sum := sha256.Sum256(id)
+	require.Len(t, b, 32+16, "a 256-bit session id and a 128-bit tag")
+	sum := sha256.Sum256(b[:32])
 	return hex.EncodeToString(sum[:])
 }
 
@@ -132,7 +134,7 @@ func TestLoginCreatesSession(t *testing.T) {
 	require.NotNil(t, c)
 	require.NotContains(t, c.Value, adminToken)
 	require.NotContains(t, r.Header.Get("Set-Cookie"), adminToken, "the raw token is never in the cookie")
-	require.Len(t, c.Value, 43)
+	require.Len(t, c.Value, 64)
 	require.True(t, c.HttpOnly)
 	require.Equal(t, http.SameSiteStrictMode, c.SameSite)
 	require.Equal(t, "/", c.Path)
@@ -154,7 +156,7 @@ func TestLoginCreatesSession(t *testing.T) {
 	c2 := sessionCookieOf(login(h, adminToken))
 	require.NotEqual(t, c.Value, c2.Value)
 	// A tampered id (same shape) is no session.
-	tampered := &http.Cookie{Name: ui.CookieName, Value: strings.Repeat("A", 43)}
+	tampered := &http.Cookie{Name: ui.CookieName, Value: strings.Repeat("A", 64)}
 	require.Equal(t, http.StatusUnauthorized, serveUI(h, exchange{method: http.MethodGet, target: "/ui/blocked", cookie: tampered}).Code)
 	// The raw token as a cookie value is no credential either.
 	raw := &http.Cookie{Name: ui.CookieName, Value: adminToken}
@@ -239,7 +241,7 @@ func TestSessionReplicasLogoutExpiryAndRevokedTokens(t *testing.T) {
 		sum := sha256.Sum256(id)
 		require.NoError(t, f.store.UISessionInsert(context.Background(), db.UISession{SessionDigest: hex.EncodeToString(sum[:]),
 			PrincipalName: p.Name, PrincipalBinding: p.Binding(), CreatedAt: now.Add(-time.Hour), ExpiresAt: tc.expires}))
-		ck := &http.Cookie{Name: ui.CookieName, Value: base64.RawURLEncoding.EncodeToString(id)}
+		ck := &http.Cookie{Name: ui.CookieName, Value: ui.CookieValue(serverkey.New(set.AdminSecret()), id)}
 		require.Equal(t, tc.code, get(one, ck), "expires %v (now %v)", tc.expires, now)
 		require.Equal(t, tc.code, get(two, ck))
 	}
@@ -296,4 +298,34 @@ func TestLoginWithoutTokens(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.Code)
 	require.Equal(t, "/ui/", r.Header.Get("Location"))
 	require.Nil(t, sessionCookieOf(r))
+}
+
+// TestSessionCookieTag: the cookie carries the session id with an HMAC tag under a key derived from the server
+// secret. A genuine id with a wrong tag, an id alone (the format before tags: sign in again), or a cookie made
+// under another secret is refused; replicas sharing POWERCONTEXT_SERVER_SECRET accept each other's cookies.
+func TestSessionCookieTag(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	set := tokenSet(t, adminToken)
+	secret := serverkey.New([]byte("a server secret of at least 32 characters"))
+	one := sessionHandler(f, set, ui.SessionConfig{Keys: secret})
+	two := sessionHandler(f, set, ui.SessionConfig{Keys: serverkey.New([]byte("a server secret of at least 32 characters"))})
+	other := sessionHandler(f, set, ui.SessionConfig{Keys: serverkey.New([]byte("another secret, also 32 characters long"))})
+	get := func(h http.Handler, value string) int {
+		return serveUI(h, exchange{method: http.MethodGet, target: "/ui/operations",
+			cookie: &http.Cookie{Name: ui.CookieName, Value: value}}).Code
+	}
+	c := sessionCookieOf(login(one, adminToken))
+	require.NotNil(t, c)
+	require.Equal(t, http.StatusOK, get(one, c.Value))
+	require.Equal(t, http.StatusOK, get(two, c.Value), "same secret, same key")
+	require.Equal(t, http.StatusUnauthorized, get(other, c.Value), "another secret")
+
+	b, err := base64.RawURLEncoding.DecodeString(c.Value)
+	require.NoError(t, err)
+	flipped := append([]byte(nil), b...)
+	flipped[len(flipped)-1] ^= 1
+	require.Equal(t, http.StatusUnauthorized, get(one, base64.RawURLEncoding.EncodeToString(flipped)), "wrong tag")
+	require.Equal(t, http.StatusUnauthorized, get(one, base64.RawURLEncoding.EncodeToString(b[:32])), "id without tag")
+	require.Equal(t, http.StatusOK, get(one, ui.CookieValue(secret, b[:32])), "the tag is a function of the id and key")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/sources"
@@ -273,7 +274,7 @@ func TestOperationsFiltersAndPaging(t *testing.T) {
 			kinds[w.WorkID] = memory.PublicKind
 		}
 		ids = append(ids, w.WorkID)
-		time.Sleep(2 * time.Millisecond) // distinct created_at makes "newest first" observable
+		testutil.WaitDBPast(t, f.store, w.CreatedAt) // distinct created_at makes "newest first" observable
 	}
 	maint := f.enqueue(coordinator.MaintenanceRequest())
 	ids = append(ids, maint.WorkID)

@@ -206,7 +206,8 @@ func (s *Spec) Check(x Exchange) string {
 				req2.Header.Set("Content-Type", "application/json")
 			}
 		}
-		// Requests are checked without strict mode: the server ignores unknown fields (forward compatible).
+		// Requests are checked without strict mode; the request schemas carry additionalProperties: false, as the server
+		// refuses a member it does not take.
 		if ok, errs := s.lax.ValidateHttpRequestSync(req2); !ok {
 			out = append(out, "the server accepted a request the document refuses: "+describe(errs))
 		}

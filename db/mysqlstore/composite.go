@@ -52,17 +52,13 @@ func joinedLaneItem(laneKey string, next int64, head *int64, it mysqlgen.PcWorkI
 	return lane, conv.WorkItemFromGen(it), conv.TimeFromGen(now), nil
 }
 
-func (q queries) WorkItemUpdateStateInsertAttempt(ctx context.Context, p db.WorkItemUpdateStateInsertAttemptParams) (int64, error) {
-	return db.ChainWorkItemUpdateStateInsertAttempt(ctx, q, p)
-}
-
 // WorkItemUpdateStateFinishAttempt writes the item and finishes its attempt in one multi-table UPDATE, then advances
 // the head if asked. The UPDATE joins the item's unfinished attempt: the chain's result differs only when another
 // attempt of the item is unfinished, which the protocol never leaves (every path that starts an attempt finishes
 // the previous one); it then matches nothing and the caller fails the transaction instead of finishing the wrong
 // attempt. An attempt of another item (never asked for) runs the chain.
 //
-// On MariaDB the head advance joins the same UPDATE (WorkItemUpdateStateFinishAttemptAdvanceJoined): one statement
+// On MariaDB the head advance joins the same UPDATE (WorkItemFinishAdvanceJoined): one statement
 // for the whole finish. When that matches nothing (a stale version, or a missing lane, never left by the protocol)
 // it wrote nothing, and the two statements below run to report which (0, or db.ErrNotFound from the advance). MySQL
 // 8 documents the same form as allowed (the derived table is materialised), but there is no MySQL 8 here to test
@@ -74,7 +70,7 @@ func (q queries) WorkItemUpdateStateFinishAttempt(ctx context.Context, p db.Work
 	st := conv.WorkItemUpdateStateToGen[mysqlgen.WorkItemUpdateStateParams](p.State)
 	at := conv.WorkAttemptFinishToGen[mysqlgen.WorkAttemptFinishParams](p.Attempt)
 	if p.AdvanceHead != nil && q.flavor.mariaDB {
-		n, err := q.q.WorkItemUpdateStateFinishAttemptAdvanceJoined(ctx, mysqlgen.WorkItemUpdateStateFinishAttemptAdvanceJoinedParams{
+		n, err := q.q.WorkItemFinishAdvanceJoined(ctx, mysqlgen.WorkItemFinishAdvanceJoinedParams{
 			Status: st.Status, AvailableAt: st.AvailableAt, LeaseOwner: st.LeaseOwner, LeaseFence: st.LeaseFence,
 			LeaseExpiresAt: st.LeaseExpiresAt, AttemptCount: st.AttemptCount, GenerationAttemptCount: st.GenerationAttemptCount,
 			RecoveryGeneration: st.RecoveryGeneration, MaxAttempts: st.MaxAttempts, CancelRequested: st.CancelRequested,
@@ -91,7 +87,7 @@ func (q queries) WorkItemUpdateStateFinishAttempt(ctx context.Context, p db.Work
 			return 1, nil
 		}
 	}
-	n, err := q.q.WorkItemUpdateStateFinishAttemptJoined(ctx, mysqlgen.WorkItemUpdateStateFinishAttemptJoinedParams{
+	n, err := q.q.WorkItemFinishJoined(ctx, mysqlgen.WorkItemFinishJoinedParams{
 		Status: st.Status, AvailableAt: st.AvailableAt, LeaseOwner: st.LeaseOwner, LeaseFence: st.LeaseFence,
 		LeaseExpiresAt: st.LeaseExpiresAt, AttemptCount: st.AttemptCount, GenerationAttemptCount: st.GenerationAttemptCount,
 		RecoveryGeneration: st.RecoveryGeneration, MaxAttempts: st.MaxAttempts, CancelRequested: st.CancelRequested,
@@ -127,7 +123,7 @@ func nullable(s *string) any {
 // WorkKeyItemInsert inserts the key, the lane position and the item, or writes nothing when the key exists. An
 // INSERT IGNORE that finds the key would take a shared lock on it, and two such transactions (of two lanes) asking
 // for the exclusive lock afterwards would deadlock (docs/protocol.md#creating-rows). So on MariaDB and MySQL 8 the
-// key is inserted only when a consistent read finds it absent (WorkKeyInsertIfNotExists: one statement, no lock on
+// key is inserted only when a consistent read finds it absent (WorkKeyInsertIfAbsentUnlocked: one statement, no lock on
 // an existing key); a key committed by a concurrent transaction of another lane meanwhile (which the protocol
 // refuses as an identity mismatch) fails it as a duplicate, and it is joined like any existing key. OceanBase locks
 // an existing key first (WorkKeyLock) and then inserts. Either way the caller's WorkKeyLock takes the exclusive lock.
@@ -141,7 +137,7 @@ func (q queries) WorkKeyItemInsert(ctx context.Context, p db.WorkKeyItemInsertPa
 		}
 		return db.ChainWorkKeyItemInsert(ctx, q, p)
 	}
-	n, err := q.q.WorkKeyInsertIfNotExists(ctx, mysqlgen.WorkKeyInsertIfNotExistsParams{
+	n, err := q.q.WorkKeyInsertIfAbsentUnlocked(ctx, mysqlgen.WorkKeyInsertIfAbsentUnlockedParams{
 		LogicalKey: p.Key.LogicalKey, WorkID: p.Key.WorkID, LaneKey: p.Key.LaneKey, CreatedAt: conv.TimeToGen[time.Time](p.Key.CreatedAt),
 	})
 	switch err = errs(err); {
@@ -174,19 +170,4 @@ func (q queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q d
 func (q queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
 	r, err := q.q.WorkLaneItemLockJoinedSkipLocked(ctx, mysqlgen.WorkLaneItemLockJoinedSkipLockedParams{WorkID: p.WorkID, LaneKey: p.LaneKey})
 	return joinedLaneItem(r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
-}
-
-// WorkKeyItemInsertAtCommit runs at once: the driver sends one statement per round trip anyway.
-func (q queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItemInsertParams, inserted *bool) error {
-	return db.ChainWorkKeyItemInsertAtCommit(ctx, q, p, inserted)
-}
-
-// MemoryEntryInsertMany runs the inserts one by one.
-func (q queries) MemoryEntryInsertMany(ctx context.Context, es []db.MemoryEntry) error {
-	return db.ChainMemoryEntryInsertMany(ctx, q, es)
-}
-
-// MemoryEmbeddingUpsertMany runs the upserts one by one.
-func (q queries) MemoryEmbeddingUpsertMany(ctx context.Context, es []db.MemoryEmbedding) error {
-	return db.ChainMemoryEmbeddingUpsertMany(ctx, q, es)
 }

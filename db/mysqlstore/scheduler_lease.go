@@ -5,13 +5,9 @@ import (
 	"time"
 
 	"github.com/powercontext/powercontext/db"
-	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
-
-func (q queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error) {
-	return errs.Inserted(q.q.SchedulerLeaseInsertIfAbsent(ctx, leaseName))
-}
 
 // SchedulerLeaseLock runs the no-op SchedulerLeaseTouch first on OceanBase (touch), so that the transaction and the row lock really start
 // (OceanBase), then the SELECT ... FOR UPDATE.
@@ -21,13 +17,4 @@ func (q queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (db.S
 	}
 	r, err := q.q.SchedulerLeaseLock(ctx, leaseName)
 	return conv.Locked(errs, r.PcSchedulerLease, r.DbNow, err, conv.SchedulerLeaseFromGen)
-}
-
-func (q queries) SchedulerLeaseUpdate(ctx context.Context, lease db.SchedulerLease) error {
-	return errs.Found(q.q.SchedulerLeaseUpdate(ctx, conv.SchedulerLeaseUpdateToGen[mysqlgen.SchedulerLeaseUpdateParams](lease)))
-}
-
-func (q queries) SchedulerLeaseGet(ctx context.Context, leaseName string) (db.SchedulerLease, error) {
-	r, err := q.q.SchedulerLeaseGet(ctx, leaseName)
-	return conv.One(errs, r, err, conv.SchedulerLeaseFromGen)
 }

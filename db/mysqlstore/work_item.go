@@ -9,10 +9,6 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func (q queries) WorkItemInsert(ctx context.Context, item db.WorkItem) error {
-	return errs.Err(q.q.WorkItemInsert(ctx, conv.WorkItemToGen[mysqlgen.WorkItemInsertParams](item)))
-}
-
 // WorkItemLock runs the no-op WorkItemTouch first on OceanBase (touch), so that the transaction and the row lock really start
 // (OceanBase), then the SELECT ... FOR UPDATE.
 func (q queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
@@ -23,30 +19,12 @@ func (q queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, 
 	return conv.Locked(errs, r.PcWorkItem, r.DbNow, err, conv.WorkItemFromGen)
 }
 
-func (q queries) WorkItemGet(ctx context.Context, workID string) (db.WorkItem, error) {
-	r, err := q.q.WorkItemGet(ctx, workID)
-	return conv.One(errs, r, err, conv.WorkItemFromGen)
-}
-
-func (q queries) WorkItemUpdateState(ctx context.Context, p db.WorkItemUpdateStateParams) (int64, error) {
-	return errs.Rows(q.q.WorkItemUpdateState(ctx, conv.WorkItemUpdateStateToGen[mysqlgen.WorkItemUpdateStateParams](p)))
-}
-
-func (q queries) WorkItemExtendLease(ctx context.Context, p db.WorkItemExtendLeaseParams) (int64, error) {
-	return errs.Rows(q.q.WorkItemExtendLease(ctx, conv.WorkItemExtendLeaseToGen[mysqlgen.WorkItemExtendLeaseParams](p)))
-}
-
 // WorkItemClaimCandidates passes the limit to each branch of the query and to the outer LIMIT.
 func (q queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaimCandidatesParams) ([]db.ClaimCandidate, error) {
 	rs, err := q.q.WorkItemClaimCandidates(ctx, mysqlgen.WorkItemClaimCandidatesParams{
 		Kinds: p.Kinds, Limit: p.Limit, Limit_2: p.Limit, Limit_3: p.Limit, Limit_4: p.Limit,
 	})
 	return conv.Many(errs, rs, err, conv.ClaimCandidateFromGen)
-}
-
-func (q queries) WorkItemHeadKindVersions(ctx context.Context) ([]db.KindVersionCount, error) {
-	rs, err := q.q.WorkItemHeadKindVersions(ctx)
-	return conv.Many(errs, rs, err, conv.KindVersionCountFromGen)
 }
 
 // WorkItemList passes absent filters as "" and an absent keyset position as NULL.
@@ -66,18 +44,9 @@ func (q queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]d
 	return conv.Many(errs, rs, err, conv.WorkItemFromGen)
 }
 
-func (q queries) WorkItemPurgeCandidates(ctx context.Context, p db.WorkItemPurgeCandidatesParams) ([]string, error) {
-	return errs.Strings(q.q.WorkItemPurgeCandidates(ctx, conv.WorkItemPurgeCandidatesToGen[mysqlgen.WorkItemPurgeCandidatesParams](p)))
-}
-
 func (q queries) WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error) {
 	if len(workIDs) == 0 {
 		return 0, nil
 	}
 	return errs.Rows(q.q.WorkItemDeleteTerminal(ctx, workIDs))
-}
-
-func (q queries) WorkItemQueueStatistics(ctx context.Context) ([]db.QueueStatistic, error) {
-	rs, err := q.q.WorkItemQueueStatistics(ctx)
-	return conv.Many(errs, rs, err, conv.QueueStatisticFromGen)
 }

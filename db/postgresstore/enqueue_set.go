@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
@@ -14,8 +13,6 @@ import (
 
 // The set-based enqueue of a batch (docs/protocol.md#enqueue-many): the lanes locked in one statement, the keys
 // inserted in one, and the lanes' allocators and the items written in one.
-
-var _ db.SetEnqueue = queries{}
 
 // WorkLaneLockMany locks the lanes in one statement (ascending lane_key: the ORDER BY sits under the row locks, so
 // they are taken in that order) pipelined with the clock read that follows the locks.
@@ -28,7 +25,7 @@ func (q queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]db.
 		now  time.Time
 	)
 	res := q.tx.pipeline(ctx,
-		func(g *postgresgen.Queries) (err error) { rows, err = g.WorkLaneLockSet(ctx, laneKeys); return err },
+		func(g *postgresgen.Queries) (err error) { rows, err = g.WorkLaneLockMany(ctx, laneKeys); return err },
 		func(g *postgresgen.Queries) (err error) { now, err = g.DBNow(ctx); return err },
 	)
 	if err := errors.Join(res...); err != nil {
@@ -49,7 +46,7 @@ func (q queries) WorkKeyInsertMany(ctx context.Context, keys []db.WorkKey) ([]st
 	if len(keys) == 0 {
 		return []string{}, nil
 	}
-	arg := postgresgen.WorkKeyInsertSetParams{
+	arg := postgresgen.WorkKeyInsertManyParams{
 		LogicalKeys: make([]string, len(keys)), WorkIds: make([]string, len(keys)), LaneKeys: make([]string, len(keys)),
 		CreatedAt: keys[0].CreatedAt,
 	}
@@ -59,7 +56,7 @@ func (q queries) WorkKeyInsertMany(ctx context.Context, keys []db.WorkKey) ([]st
 		}
 		arg.LogicalKeys[i], arg.WorkIds[i], arg.LaneKeys[i] = k.LogicalKey, k.WorkID, k.LaneKey
 	}
-	ids, err := q.q.WorkKeyInsertSet(ctx, arg)
+	ids, err := q.q.WorkKeyInsertMany(ctx, arg)
 	return errs.Strings(ids, err)
 }
 
@@ -71,7 +68,7 @@ func (q queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes [
 	if len(items) == 0 && len(lanes) == 0 {
 		return 0, 0, nil
 	}
-	arg := postgresgen.WorkItemEnqueueSetParams{Now: now}
+	arg := postgresgen.WorkItemEnqueueManyParams{Now: now}
 	for _, l := range lanes {
 		if l.HeadSequence == 0 {
 			return 0, 0, fmt.Errorf("postgresstore: WorkItemEnqueueMany: lane %s without a head", l.LaneKey)
@@ -81,7 +78,7 @@ func (q queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes [
 		arg.HeadSequences = append(arg.HeadSequences, l.HeadSequence)
 	}
 	for _, it := range items {
-		if !enqueuedShape(it, now) {
+		if !db.IsEnqueued(it, now) {
 			return 0, 0, fmt.Errorf("postgresstore: WorkItemEnqueueMany: item %s is not as an enqueue creates it", it.WorkID)
 		}
 		arg.WorkIds = append(arg.WorkIds, it.WorkID)
@@ -94,20 +91,9 @@ func (q queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes [
 		arg.Payloads = append(arg.Payloads, it.Payload)
 		arg.MaxAttempts = append(arg.MaxAttempts, it.MaxAttempts)
 	}
-	r, err := q.q.WorkItemEnqueueSet(ctx, arg)
+	r, err := q.q.WorkItemEnqueueMany(ctx, arg)
 	if err != nil {
 		return 0, 0, interpretError(err)
 	}
 	return r.LanesUpdated, r.ItemsInserted, nil
-}
-
-// enqueuedShape reports whether it is an item exactly as an enqueue creates it at now (the columns
-// WorkItemEnqueueSet writes as constants).
-func enqueuedShape(it db.WorkItem, now time.Time) bool {
-	created := db.WorkItem{
-		WorkID: it.WorkID, LogicalKey: it.LogicalKey, LaneKey: it.LaneKey, LaneSequence: it.LaneSequence, Kind: it.Kind,
-		PayloadVersion: it.PayloadVersion, ScopeID: it.ScopeID, Payload: it.Payload, MaxAttempts: it.MaxAttempts,
-		Status: db.StatusQueued, AvailableAt: now, StateVersion: 1, CreatedAt: now, UpdatedAt: now,
-	}
-	return it.Payload != nil && reflect.DeepEqual(it, created)
 }

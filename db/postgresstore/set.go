@@ -14,49 +14,44 @@ import (
 // The set-based ledger steps (docs/protocol.md#set-based-claim, #set-based-completion): a claim pass is one
 // statement, and a batch's completion is one pipelined batch of lock statements plus one finishing statement.
 
-var (
-	_ db.SetLedger     = (*Store)(nil)
-	_ db.SetCompletion = queries{}
-)
-
-// WorkItemClaimSet runs the whole claim pass as one statement (data-modifying CTEs) in a transaction of its own,
-// after WorkItemSetPlan: BEGIN, the plan settings, the claim and COMMIT go in one pipelined batch, one round trip.
-func (s *Store) WorkItemClaimSet(ctx context.Context, p db.WorkItemClaimSetParams) (db.WorkItemClaimSetResult, error) {
-	var rows []postgresgen.WorkItemClaimSetRow
+// WorkItemClaimMany runs the whole claim pass as one statement (data-modifying CTEs) in a transaction of its own,
+// after WorkItemPinPlan: BEGIN, the plan settings, the claim and COMMIT go in one pipelined batch, one round trip.
+func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (db.WorkItemClaimManyResult, error) {
+	var rows []postgresgen.WorkItemClaimManyRow
 	err := s.oneShot(ctx,
-		func(g *postgresgen.Queries) error { return g.WorkItemSetPlan(ctx) },
+		func(g *postgresgen.Queries) error { return g.WorkItemPinPlan(ctx) },
 		func(g *postgresgen.Queries) (err error) {
-			rows, err = g.WorkItemClaimSet(ctx, claimSetArg(p))
+			rows, err = g.WorkItemClaimMany(ctx, claimSetArg(p))
 			return err
 		},
 	)
 	if err != nil {
-		return db.WorkItemClaimSetResult{}, err
+		return db.WorkItemClaimManyResult{}, err
 	}
 	return claimSetResult(p, rows)
 }
 
-// WorkItemClaimSet inside InTx: the plan settings and the claim in one pipelined batch of the transaction.
-func (q queries) WorkItemClaimSet(ctx context.Context, p db.WorkItemClaimSetParams) (db.WorkItemClaimSetResult, error) {
+// WorkItemClaimMany inside InTx: the plan settings and the claim in one pipelined batch of the transaction.
+func (q queries) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (db.WorkItemClaimManyResult, error) {
 	if q.tx == nil {
-		return db.WorkItemClaimSetResult{}, db.ErrNoTransaction
+		return db.WorkItemClaimManyResult{}, db.ErrNoTransaction
 	}
-	var rows []postgresgen.WorkItemClaimSetRow
+	var rows []postgresgen.WorkItemClaimManyRow
 	res := q.tx.pipeline(ctx,
-		func(g *postgresgen.Queries) error { return g.WorkItemSetPlan(ctx) },
+		func(g *postgresgen.Queries) error { return g.WorkItemPinPlan(ctx) },
 		func(g *postgresgen.Queries) (err error) {
-			rows, err = g.WorkItemClaimSet(ctx, claimSetArg(p))
+			rows, err = g.WorkItemClaimMany(ctx, claimSetArg(p))
 			return err
 		},
 	)
 	if err := errors.Join(res...); err != nil {
-		return db.WorkItemClaimSetResult{}, interpretError(err)
+		return db.WorkItemClaimManyResult{}, interpretError(err)
 	}
 	return claimSetResult(p, rows)
 }
 
-func claimSetArg(p db.WorkItemClaimSetParams) postgresgen.WorkItemClaimSetParams {
-	arg := postgresgen.WorkItemClaimSetParams{
+func claimSetArg(p db.WorkItemClaimManyParams) postgresgen.WorkItemClaimManyParams {
+	arg := postgresgen.WorkItemClaimManyParams{
 		Kinds: make([]string, 0, len(p.Supported)), MinVersions: make([]int32, 0, len(p.Supported)),
 		MaxVersions: make([]int32, 0, len(p.Supported)), Candidates: p.Candidates, Slots: p.Slots, Owner: p.Owner,
 		LeaseMicros: p.Lease.Microseconds(), TraceIds: nonNil(p.TraceIDs), SpanIds: nonNil(p.SpanIDs),
@@ -67,8 +62,8 @@ func claimSetArg(p db.WorkItemClaimSetParams) postgresgen.WorkItemClaimSetParams
 	return arg
 }
 
-func claimSetResult(p db.WorkItemClaimSetParams, rows []postgresgen.WorkItemClaimSetRow) (db.WorkItemClaimSetResult, error) {
-	var res db.WorkItemClaimSetResult
+func claimSetResult(p db.WorkItemClaimManyParams, rows []postgresgen.WorkItemClaimManyRow) (db.WorkItemClaimManyResult, error) {
+	var res db.WorkItemClaimManyResult
 	claimed := countClaimed(rows)
 	for _, r := range rows {
 		res.Now = conv.TimeFromGen(r.DbNow)
@@ -89,7 +84,7 @@ func claimSetResult(p db.WorkItemClaimSetParams, rows []postgresgen.WorkItemClai
 			continue
 		}
 		if r.AttemptsInserted != int64(claimed) {
-			return db.WorkItemClaimSetResult{}, fmt.Errorf("postgresstore: claim set inserted %d attempts for %d claims", r.AttemptsInserted, claimed)
+			return db.WorkItemClaimManyResult{}, fmt.Errorf("postgresstore: claim set inserted %d attempts for %d claims", r.AttemptsInserted, claimed)
 		}
 		slot := int32(0)
 		if int(r.Slot) <= len(p.TraceIDs) {
@@ -101,7 +96,7 @@ func claimSetResult(p db.WorkItemClaimSetParams, rows []postgresgen.WorkItemClai
 	return res, nil
 }
 
-func countClaimed(rows []postgresgen.WorkItemClaimSetRow) int {
+func countClaimed(rows []postgresgen.WorkItemClaimManyRow) int {
 	n := 0
 	for _, r := range rows {
 		if r.Claimed {
@@ -118,11 +113,11 @@ func deref(s *string) string {
 	return *s
 }
 
-// WorkLaneKeyItemLockSet sends the plan settings (WorkItemSetPlan, for the rest of the transaction), the lane, key
+// WorkLaneKeyItemLockMany sends the plan settings (WorkItemPinPlan, for the rest of the transaction), the lane, key
 // and item lock statements and a clock read in one pipelined batch: they run one after the other on the server, so
 // every lane is locked (ascending) before any key, and every key before any item, and the clock is read once all are
 // held.
-func (q queries) WorkLaneKeyItemLockSet(ctx context.Context, refs []db.WorkItemRef) ([]db.LockedItem, time.Time, error) {
+func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItemRef) ([]db.LockedItem, time.Time, error) {
 	if q.tx == nil {
 		return nil, time.Time{}, db.ErrNoTransaction
 	}
@@ -133,14 +128,14 @@ func (q queries) WorkLaneKeyItemLockSet(ctx context.Context, refs []db.WorkItemR
 	var (
 		lanes []postgresgen.PcWorkLane
 		keys  []postgresgen.PcWorkKey
-		items []postgresgen.WorkItemLockSetRow
+		items []postgresgen.WorkItemLockManyRow
 		now   time.Time
 	)
 	res := q.tx.pipeline(ctx,
-		func(g *postgresgen.Queries) error { return g.WorkItemSetPlan(ctx) },
-		func(g *postgresgen.Queries) (err error) { lanes, err = g.WorkLaneLockSet(ctx, lanesIn); return err },
-		func(g *postgresgen.Queries) (err error) { keys, err = g.WorkKeyLockSet(ctx, keysIn); return err },
-		func(g *postgresgen.Queries) (err error) { items, err = g.WorkItemLockSet(ctx, itemsIn); return err },
+		func(g *postgresgen.Queries) error { return g.WorkItemPinPlan(ctx) },
+		func(g *postgresgen.Queries) (err error) { lanes, err = g.WorkLaneLockMany(ctx, lanesIn); return err },
+		func(g *postgresgen.Queries) (err error) { keys, err = g.WorkKeyLockMany(ctx, keysIn); return err },
+		func(g *postgresgen.Queries) (err error) { items, err = g.WorkItemLockMany(ctx, itemsIn); return err },
 		func(g *postgresgen.Queries) (err error) { now, err = g.DBNow(ctx); return err },
 	)
 	if err := errors.Join(res...); err != nil {
@@ -168,16 +163,16 @@ func (q queries) WorkLaneKeyItemLockSet(ctx context.Context, refs []db.WorkItemR
 	return out, conv.TimeFromGen(now), nil
 }
 
-// WorkItemSucceedSet finishes the batch in one statement and checks that every part of it matched every item.
-func (q queries) WorkItemSucceedSet(ctx context.Context, p db.WorkItemSucceedSetParams) (int64, error) {
-	arg := postgresgen.WorkItemSucceedSetParams{Now: conv.TimeToGen[time.Time](p.Now)}
+// WorkItemSucceedMany finishes the batch in one statement and checks that every part of it matched every item.
+func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedManyParams) (int64, error) {
+	arg := postgresgen.WorkItemSucceedManyParams{Now: conv.TimeToGen[time.Time](p.Now)}
 	for _, it := range p.Items {
 		arg.WorkIds = append(arg.WorkIds, it.WorkID)
 		arg.ExpectedVersions = append(arg.ExpectedVersions, it.ExpectedVersion)
 		arg.ResultCodes = append(arg.ResultCodes, it.ResultCode)
 		arg.ResultPayloads = append(arg.ResultPayloads, it.ResultPayload)
 	}
-	r, err := q.q.WorkItemSucceedSet(ctx, arg)
+	r, err := q.q.WorkItemSucceedMany(ctx, arg)
 	if err != nil {
 		return 0, interpretError(err)
 	}

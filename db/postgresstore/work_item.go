@@ -9,36 +9,14 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func (q queries) WorkItemInsert(ctx context.Context, item db.WorkItem) error {
-	return errs.Err(q.q.WorkItemInsert(ctx, conv.WorkItemToGen[postgresgen.WorkItemInsertParams](item)))
-}
-
 func (q queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
 	r, err := q.q.WorkItemLock(ctx, workID)
 	return conv.Locked(errs, r.PcWorkItem, r.DbNow, err, conv.WorkItemFromGen)
 }
 
-func (q queries) WorkItemGet(ctx context.Context, workID string) (db.WorkItem, error) {
-	r, err := q.q.WorkItemGet(ctx, workID)
-	return conv.One(errs, r, err, conv.WorkItemFromGen)
-}
-
-func (q queries) WorkItemUpdateState(ctx context.Context, p db.WorkItemUpdateStateParams) (int64, error) {
-	return errs.Rows(q.q.WorkItemUpdateState(ctx, conv.WorkItemUpdateStateToGen[postgresgen.WorkItemUpdateStateParams](p)))
-}
-
-func (q queries) WorkItemExtendLease(ctx context.Context, p db.WorkItemExtendLeaseParams) (int64, error) {
-	return errs.Rows(q.q.WorkItemExtendLease(ctx, conv.WorkItemExtendLeaseToGen[postgresgen.WorkItemExtendLeaseParams](p)))
-}
-
 func (q queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaimCandidatesParams) ([]db.ClaimCandidate, error) {
 	rs, err := q.q.WorkItemClaimCandidates(ctx, postgresgen.WorkItemClaimCandidatesParams{Kinds: nonNil(p.Kinds), Limit: p.Limit})
 	return conv.Many(errs, rs, err, conv.ClaimCandidateFromGen)
-}
-
-func (q queries) WorkItemHeadKindVersions(ctx context.Context) ([]db.KindVersionCount, error) {
-	rs, err := q.q.WorkItemHeadKindVersions(ctx)
-	return conv.Many(errs, rs, err, conv.KindVersionCountFromGen)
 }
 
 // WorkItemList passes absent filters as NULL.
@@ -57,20 +35,11 @@ func (q queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]d
 	return conv.Many(errs, rs, err, conv.WorkItemFromGen)
 }
 
-func (q queries) WorkItemPurgeCandidates(ctx context.Context, p db.WorkItemPurgeCandidatesParams) ([]string, error) {
-	return errs.Strings(q.q.WorkItemPurgeCandidates(ctx, conv.WorkItemPurgeCandidatesToGen[postgresgen.WorkItemPurgeCandidatesParams](p)))
-}
-
 func (q queries) WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error) {
 	if len(workIDs) == 0 {
 		return 0, nil
 	}
 	return errs.Rows(q.q.WorkItemDeleteTerminal(ctx, workIDs))
-}
-
-func (q queries) WorkItemQueueStatistics(ctx context.Context) ([]db.QueueStatistic, error) {
-	rs, err := q.q.WorkItemQueueStatistics(ctx)
-	return conv.Many(errs, rs, err, conv.QueueStatisticFromGen)
 }
 
 // nonNil sends an empty array rather than NULL for a nil slice (both match nothing in = ANY).

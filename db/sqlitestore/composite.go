@@ -37,18 +37,6 @@ func (q *queries) WorkLaneKeyDeleteItemLock(ctx context.Context, p db.WorkLaneKe
 	return lane, item, now, nil
 }
 
-func (q *queries) WorkItemUpdateStateInsertAttempt(ctx context.Context, p db.WorkItemUpdateStateInsertAttemptParams) (int64, error) {
-	return db.ChainWorkItemUpdateStateInsertAttempt(ctx, q, p)
-}
-
-func (q *queries) WorkItemUpdateStateFinishAttempt(ctx context.Context, p db.WorkItemUpdateStateFinishAttemptParams) (int64, error) {
-	return db.ChainWorkItemUpdateStateFinishAttempt(ctx, q, p)
-}
-
-func (q *queries) WorkKeyItemInsert(ctx context.Context, p db.WorkKeyItemInsertParams) (bool, error) {
-	return db.ChainWorkKeyItemInsert(ctx, q, p)
-}
-
 // Savepoint runs SAVEPOINT, fn and RELEASE (or ROLLBACK TO and RELEASE) as plain statements of the transaction.
 func (q *queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) (error, error) {
 	if q.tx == nil {
@@ -63,19 +51,4 @@ func (q *queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q 
 // WorkLaneItemLockSkipLocked is WorkLaneItemLock: inside BEGIN IMMEDIATE no other transaction holds a row.
 func (q *queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
 	return q.WorkLaneItemLock(ctx, p)
-}
-
-// WorkKeyItemInsertAtCommit runs at once (in-process calls: nothing to pipeline).
-func (q *queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItemInsertParams, inserted *bool) error {
-	return db.ChainWorkKeyItemInsertAtCommit(ctx, q, p, inserted)
-}
-
-// MemoryEntryInsertMany runs the inserts one by one.
-func (q *queries) MemoryEntryInsertMany(ctx context.Context, es []db.MemoryEntry) error {
-	return db.ChainMemoryEntryInsertMany(ctx, q, es)
-}
-
-// MemoryEmbeddingUpsertMany runs the upserts one by one.
-func (q *queries) MemoryEmbeddingUpsertMany(ctx context.Context, es []db.MemoryEmbedding) error {
-	return db.ChainMemoryEmbeddingUpsertMany(ctx, q, es)
 }

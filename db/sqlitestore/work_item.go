@@ -11,26 +11,9 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func (q *queries) WorkItemInsert(ctx context.Context, item db.WorkItem) error {
-	return errs.Err(q.w.WorkItemInsert(ctx, conv.WorkItemToGen[sqlitegen.WorkItemInsertParams](item)))
-}
-
 func (q *queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
 	r, err := q.w.WorkItemLock(ctx, workID)
 	return conv.Locked(errs, r.PcWorkItem, r.DbNow, err, conv.WorkItemFromGen)
-}
-
-func (q *queries) WorkItemGet(ctx context.Context, workID string) (db.WorkItem, error) {
-	r, err := q.r.WorkItemGet(ctx, workID)
-	return conv.One(errs, r, err, conv.WorkItemFromGen)
-}
-
-func (q *queries) WorkItemUpdateState(ctx context.Context, p db.WorkItemUpdateStateParams) (int64, error) {
-	return errs.Rows(q.w.WorkItemUpdateState(ctx, conv.WorkItemUpdateStateToGen[sqlitegen.WorkItemUpdateStateParams](p)))
-}
-
-func (q *queries) WorkItemExtendLease(ctx context.Context, p db.WorkItemExtendLeaseParams) (int64, error) {
-	return errs.Rows(q.w.WorkItemExtendLease(ctx, conv.WorkItemExtendLeaseToGen[sqlitegen.WorkItemExtendLeaseParams](p)))
 }
 
 func (q *queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaimCandidatesParams) ([]db.ClaimCandidate, error) {
@@ -40,11 +23,6 @@ func (q *queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClai
 	}
 	rs, err := q.r.WorkItemClaimCandidates(ctx, sqlitegen.WorkItemClaimCandidatesParams{KindsJson: kinds, Limit: p.Limit})
 	return conv.Many(errs, rs, err, conv.ClaimCandidateFromGen)
-}
-
-func (q *queries) WorkItemHeadKindVersions(ctx context.Context) ([]db.KindVersionCount, error) {
-	rs, err := q.r.WorkItemHeadKindVersions(ctx)
-	return conv.Many(errs, rs, err, conv.KindVersionCountFromGen)
 }
 
 // WorkItemList passes absent filters and an absent keyset position as NULL.
@@ -68,20 +46,11 @@ func (q *queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]
 	return conv.Many(errs, rs, err, conv.WorkItemFromGen)
 }
 
-func (q *queries) WorkItemPurgeCandidates(ctx context.Context, p db.WorkItemPurgeCandidatesParams) ([]string, error) {
-	return errs.Strings(q.r.WorkItemPurgeCandidates(ctx, conv.WorkItemPurgeCandidatesToGen[sqlitegen.WorkItemPurgeCandidatesParams](p)))
-}
-
 func (q *queries) WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error) {
 	if len(workIDs) == 0 {
 		return 0, nil
 	}
 	return errs.Rows(q.w.WorkItemDeleteTerminal(ctx, workIDs))
-}
-
-func (q *queries) WorkItemQueueStatistics(ctx context.Context) ([]db.QueueStatistic, error) {
-	rs, err := q.r.WorkItemQueueStatistics(ctx)
-	return conv.Many(errs, rs, err, conv.QueueStatisticFromGen)
 }
 
 // kindsJSON encodes kinds as the JSON array the queries read with json_each (sqlc.slice cannot sit beside named

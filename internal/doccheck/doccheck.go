@@ -7,7 +7,9 @@
 //     document (docs/x.md, CONTRIBUTING.md) points at nothing;
 //   - a document under docs/ or CONTRIBUTING.md names, in backticks, a test function that no test file declares or a
 //     repository path that does not exist;
-//   - a file cites a reference outside the repository (see Forbidden).
+//   - a file cites a reference outside the repository (see Forbidden);
+//   - a document states how many MCP tools, HTTP routes, work kinds or CLI commands the code has as a number
+//     (see StatedCounts), which nothing keeps true.
 //
 // Anchors are computed the way GitHub renders headings: the heading text lowercased, everything but letters,
 // digits, spaces, '-' and '_' removed, spaces turned into '-', and a repeated anchor suffixed -1, -2, …
@@ -326,6 +328,72 @@ func isBinary(b []byte) bool {
 		b = b[:8000]
 	}
 	return bytes.IndexByte(b, 0) >= 0
+}
+
+// countedRE matches a count of things the code defines, stated as a number in prose: "four tools", "6 HTTP routes",
+// "six kinds", "five CLI commands". Such a number drifts silently when the code adds one; the documents name the
+// things (or link to the list) instead. A bare "commands" is not matched ("Two commands" to start a server are
+// shell lines, not the code's commands).
+var countedRE = regexp.MustCompile(`(?i)\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|` +
+	`fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|\d+) (?:(?:MCP |HTTP |API )?tools|(?:HTTP |API )?` +
+	`(?:routes|endpoints)|(?:work |operation )?kinds|(?:CLI|client|server) (?:sub)?commands)\b`)
+
+// StatedCounts returns every line of the documentation (IsDocumentation) that states how many MCP tools, HTTP
+// routes, work kinds or CLI commands the code has as a number: a count the code does not check and that went
+// stale before (the architecture once said four MCP tools while the server registered ten).
+func (r *Repo) StatedCounts() []Problem {
+	var out []Problem
+	for _, p := range r.sortedPaths() {
+		if !IsDocumentation(p) {
+			continue
+		}
+		for i, line := range strings.Split(string(r.files[p]), "\n") {
+			for _, m := range countedRE.FindAllString(line, -1) {
+				out = append(out, Problem{Path: p, Line: i + 1, Message: fmt.Sprintf("%q states a count of the code's "+
+					"tools, routes, kinds or commands: name them or link to their list instead", m)})
+			}
+		}
+	}
+	return out
+}
+
+// listSpanRE matches a marked list in a document: <!-- list:NAME --> … <!-- /list --> (HTML comments, invisible
+// when rendered), possibly spanning lines.
+var listSpanRE = regexp.MustCompile(`(?s)<!-- list:([a-z-]+) -->(.*?)<!-- /list -->`)
+
+// Listed is one marked list of a document: its name, where it starts and the names it gives.
+type Listed struct {
+	Path  string
+	Line  int
+	Names []string
+}
+
+// Lists returns every marked list named name in the documentation. Its names are the backticked tokens between
+// the markers; in a table row only the first cell's count (the other cells may mention other names).
+func (r *Repo) Lists(name string) []Listed {
+	var out []Listed
+	for _, p := range r.sortedPaths() {
+		if !IsDocumentation(p) {
+			continue
+		}
+		content := r.files[p]
+		for _, m := range listSpanRE.FindAllSubmatchIndex(content, -1) {
+			if string(content[m[2]:m[3]]) != name {
+				continue
+			}
+			l := Listed{Path: p, Line: bytes.Count(content[:m[0]], []byte("\n")) + 1}
+			for _, line := range strings.Split(string(content[m[4]:m[5]]), "\n") {
+				if t := strings.TrimSpace(line); strings.HasPrefix(t, "|") {
+					line = strings.SplitN(strings.TrimPrefix(t, "|"), "|", 2)[0]
+				}
+				for _, b := range backtickRE.FindAllStringSubmatch(line, -1) {
+					l.Names = append(l.Names, b[1])
+				}
+			}
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Forbidden patterns: citations of documents that live outside the repository. They are assembled from parts so

@@ -2,6 +2,7 @@ package doccheck
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/cli"
+	"github.com/powercontext/powercontext/mcp"
 )
 
 // repoRoot finds the repository root: the nearest directory above the test's working directory with a go.mod.
@@ -95,6 +99,63 @@ func TestReferencesResolve(t *testing.T) {
 func TestNothingCitesOutsideTheRepository(t *testing.T) {
 	r := NewRepo(repoFiles(t, repoRoot(t)))
 	report(t, "citations outside the repository", r.Forbidden())
+}
+
+// TestNoStatedCounts: no document states the number of the code's MCP tools, routes, kinds or CLI commands.
+func TestNoStatedCounts(t *testing.T) {
+	r := NewRepo(repoFiles(t, repoRoot(t)))
+	report(t, "counts of the code stated in the documentation", r.StatedCounts())
+}
+
+func TestStatedCountsAreReported(t *testing.T) {
+	r := NewRepo([]File{
+		{Path: "docs/architecture.md", Content: []byte("| `mcp` | the MCP server with four tools |\n" +
+			"Operations of six kinds; 12 HTTP routes.\n## Two commands\nthree tool errors, one per route, " +
+			"five CLI commands\n")},
+		{Path: "mcp/doc.go", Content: []byte("// Package mcp registers ten tools.\n")},
+	})
+	var msgs []string
+	for _, p := range r.StatedCounts() {
+		msgs = append(msgs, fmt.Sprintf("%s:%d %s", p.Path, p.Line, strings.SplitN(p.Message, " states", 2)[0]))
+	}
+	require.ElementsMatch(t, []string{`docs/architecture.md:1 "four tools"`, `docs/architecture.md:2 "six kinds"`,
+		`docs/architecture.md:2 "12 HTTP routes"`, `docs/architecture.md:4 "five CLI commands"`}, msgs)
+}
+
+// TestDocumentedMCPToolsAreRegistered: every marked list of MCP tools (the README's, docs/api.md's table) names
+// exactly the tools the server registers.
+func TestDocumentedMCPToolsAreRegistered(t *testing.T) {
+	r := NewRepo(repoFiles(t, repoRoot(t)))
+	lists := r.Lists("mcp-tools")
+	require.GreaterOrEqual(t, len(lists), 2, "the README and docs/api.md mark their MCP tool lists")
+	for _, l := range lists {
+		require.ElementsMatch(t, mcp.ToolNames(), l.Names, "%s:%d lists other MCP tools than the server registers", l.Path, l.Line)
+	}
+}
+
+// TestDocumentedCLICommandsExist: every marked list of the client commands names exactly the command groups of
+// package cli ("powercontext " in front of a name is allowed).
+func TestDocumentedCLICommandsExist(t *testing.T) {
+	var want []string
+	for _, c := range cli.Commands() {
+		want = append(want, c.Name())
+	}
+	lists := NewRepo(repoFiles(t, repoRoot(t))).Lists("cli-commands")
+	require.NotEmpty(t, lists)
+	for _, l := range lists {
+		var got []string
+		for _, n := range l.Names {
+			got = append(got, strings.TrimPrefix(n, "powercontext "))
+		}
+		require.ElementsMatch(t, want, got, "%s:%d lists other client commands than package cli has", l.Path, l.Line)
+	}
+}
+
+func TestListsReadMarkedSpans(t *testing.T) {
+	r := NewRepo([]File{{Path: "docs/api.md", Content: []byte("Tools <!-- list:mcp-tools -->`a` and `b`\n" +
+		"<!-- /list -->, not `c`.\n<!-- list:mcp-tools -->\n| tool | args |\n| --- | --- |\n| `x` | `y` |\n<!-- /list -->\n")}})
+	require.Equal(t, []Listed{{Path: "docs/api.md", Line: 1, Names: []string{"a", "b"}},
+		{Path: "docs/api.md", Line: 3, Names: []string{"x"}}}, r.Lists("mcp-tools"))
 }
 
 // TestRequiredAnchors: the anchors that code comments are written against exist.

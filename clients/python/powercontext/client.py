@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.message
 import json
 import socket
 import time
@@ -17,6 +18,7 @@ from .errors import (
     OperationFailedError,
     OperationPendingError,
 )
+from .tls import ssl_context
 from .types import (
     Candidate,
     CaptureResult,
@@ -52,10 +54,17 @@ Progress = Callable[[OperationRecord], None]
 class _Response:
     __slots__ = ("status", "headers", "body")
 
-    def __init__(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
+    def __init__(self, status: int, headers: email.message.Message, body: bytes) -> None:
         self.status = status
-        self.headers = headers
+        # Header names are case-insensitive: keep them lower-cased (the first of a repeated header wins).
+        self.headers: Dict[str, str] = {}
+        for name, value in headers.items():
+            self.headers.setdefault(name.lower(), str(value))
         self.body = body
+
+    def header(self, name: str) -> str:
+        """The value of header ``name`` (any case), "" when absent."""
+        return self.headers.get(name.lower(), "")
 
     def json(self, method: str, path: str) -> Any:
         try:
@@ -63,7 +72,7 @@ class _Response:
         except (UnicodeDecodeError, ValueError) as exc:
             raise APIError(self.status, CODE_UNEXPECTED_RESPONSE,
                            f"unexpected answer to {method} {path} (status {self.status}): {exc}",
-                           request_id=self.headers.get("X-Request-ID", "")) from None
+                           request_id=self.header("X-Request-ID")) from None
 
 
 class Client:
@@ -83,8 +92,10 @@ class Client:
         timeout: Optional[float] = DEFAULT_TIMEOUT,
         operation_deadline: float = DEFAULT_OPERATION_DEADLINE,
         poll_interval: float = DEFAULT_POLL_INTERVAL,
+        ca_file: Optional[str] = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self._ssl_context = ssl_context(ca_file)  # a PEM CA bundle to trust for https:// (default: the system's)
         self._token = token
         self.timeout = timeout
         self.operation_deadline = operation_deadline
@@ -124,7 +135,8 @@ class Client:
         req = urllib.request.Request(url, data=data, headers=h, method=method)
         t = self.timeout if timeout is None else timeout
         try:
-            with urllib.request.urlopen(req, timeout=t) as resp:  # noqa: S310 - the caller chose the URL
+            ctx = self._ssl_context
+            with urllib.request.urlopen(req, timeout=t, context=ctx) as resp:  # noqa: S310 - the caller chose the URL
                 return _Response(resp.status, resp.headers, resp.read(_MAX_RESPONSE_BYTES))
         except urllib.error.HTTPError as err:
             with err:
@@ -219,10 +231,11 @@ class Client:
                     raise failed from None
             raise
         if resp.status == 200:
-            return resp.json("POST", path)
+            answered: Dict[str, Any] = resp.json("POST", path)
+            return answered
         if resp.status != 202:
             raise APIError(resp.status, CODE_UNEXPECTED_RESPONSE, f"unexpected answer to POST {path}",
-                           request_id=resp.headers.get("X-Request-ID", ""))
+                           request_id=resp.header("X-Request-ID"))
         accepted = resp.json("POST", path)
         first = OperationRecord(operation_id=accepted["operation_id"], kind=kind, scope_id=scope_id,
                                 status=accepted["status"])
@@ -250,12 +263,12 @@ class Client:
         return MemoryRevisionList.from_json(self._call("GET", "/v1/memory/revisions",
                                                        {"scope_id": scope_id, "cursor": cursor, "limit": limit}))
 
-    def diff_memory(self, scope_id: str, *, from_revision: Optional[int] = None,
-                    to_revision: Optional[int] = None) -> MemoryDiff:
-        """What changed between two revisions (GET /v1/memory/diff): ``to_revision`` defaults to the current one,
-        ``from_revision`` to the one before it (0 is the empty Memory)."""
+    def diff_memory(self, scope_id: str, *, from_: Optional[int] = None, to: Optional[int] = None) -> MemoryDiff:
+        """What changed between two revisions (GET /v1/memory/diff): ``to`` defaults to the current revision,
+        ``from_`` to the one before it (0 is the empty Memory). The names are the wire's ``from`` and ``to``
+        (``from`` is a Python keyword, hence ``from_``)."""
         return MemoryDiff.from_json(self._call("GET", "/v1/memory/diff",
-                                               {"scope_id": scope_id, "from": from_revision, "to": to_revision}))
+                                               {"scope_id": scope_id, "from": from_, "to": to}))
 
     def get_context(self, scope_id: str, *, q: Optional[str] = None, max_tokens: Optional[int] = None,
                     mode: Optional[str] = None) -> Context:
@@ -434,9 +447,9 @@ def _raise_if_failed(rec: OperationRecord) -> None:
 
 
 def _api_error(resp: _Response) -> APIError:
-    request_id = resp.headers.get("X-Request-ID", "") or ""
+    request_id = resp.header("X-Request-ID")
     retry_after: Optional[float] = None
-    raw = resp.headers.get("Retry-After")
+    raw = resp.header("Retry-After")
     if raw:
         try:
             retry_after = float(int(raw.strip()))

@@ -277,19 +277,21 @@ class MemoryRevisionList:
 @dataclass(frozen=True)
 class MemoryChange:
     """An entry matched in both revisions (by ``entry_id`` when both have ids) whose text or source positions
-    differ."""
+    differ: ``from_`` is the entry in the older revision, ``to`` in the newer one. The names are the wire's
+    (``from``/``to``, as in the TypeScript client); ``from`` is a Python keyword, hence ``from_``."""
 
-    before: MemoryEntry
-    after: MemoryEntry
+    from_: MemoryEntry
+    to: MemoryEntry
 
 
 @dataclass(frozen=True)
 class MemoryDiff:
-    """What changed from revision ``from_revision`` (0: the empty Memory) to ``to_revision``."""
+    """What changed from revision ``from_`` (0: the empty Memory) to revision ``to``: the wire's ``from`` and
+    ``to`` (``from`` is a Python keyword, hence ``from_``)."""
 
     scope_id: str
-    from_revision: int
-    to_revision: int
+    from_: int
+    to: int
     added: List[MemoryEntry]
     removed: List[MemoryEntry]
     changed: List[MemoryChange]

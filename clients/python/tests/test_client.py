@@ -195,11 +195,11 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(current.evicted, Eviction(0, []))
 
         diff = self.pc.diff_memory(scope)
-        self.assertEqual((diff.from_revision, diff.to_revision), (first.memory.revision, second.memory.revision))
+        self.assertEqual((diff.from_, diff.to), (first.memory.revision, second.memory.revision))
         self.assertIn("Alice", " ".join(e.content for e in diff.added))
         self.assertEqual([e.entry_id for e in diff.added], [3])
         self.assertEqual(diff.removed, [])
-        everything = self.pc.diff_memory(scope, from_revision=0)
+        everything = self.pc.diff_memory(scope, from_=0)
         self.assertEqual(len(everything.added), len(self.pc.get_memory(scope).entries))
 
         found = self.pc.search_memory(scope, "八点")
@@ -239,6 +239,21 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(APIError) as ctx:
             self.pc.get_context(scope, max_tokens=0)
         self.assertEqual(ctx.exception.status, 422)
+
+    def test_diff_changed_pairs_use_the_wire_names(self) -> None:
+        # A changed entry is a (from_, to) pair like the wire's {"from", "to"} and the TypeScript client's.
+        scope = new_scope()
+        self.pc.capture_source(scope, "Staging uses PostgreSQL 16.")
+        first = self.pc.flush_memory(scope)
+        self.pc.capture_source(scope, "Staging uses PostgreSQL 17.")
+        second = self.pc.flush_memory(scope)
+        diff = self.pc.diff_memory(scope, from_=first.memory.revision, to=second.memory.revision)
+        self.assertEqual((diff.from_, diff.to), (first.memory.revision, second.memory.revision))
+        self.assertEqual(len(diff.changed), 1)
+        change = diff.changed[0]
+        self.assertEqual((change.from_.content, change.to.content),
+                         ("Staging uses PostgreSQL 16.", "Staging uses PostgreSQL 17."))
+        self.assertEqual(change.from_.entry_id, change.to.entry_id)
 
     def test_forget_source_and_erase_scope(self) -> None:
         scope = new_scope() + "/sub"

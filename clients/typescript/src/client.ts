@@ -5,6 +5,7 @@ import {
   OperationFailedError,
   OperationPendingError,
 } from "./errors.js";
+import { caFileFetch } from "./tls.js";
 import {
   TERMINAL_STATUSES,
   type Candidate,
@@ -23,7 +24,6 @@ import {
   type Memory,
   type MemoryDiff,
   type MemoryRevisionList,
-  type OperationKind,
   type OperationList,
   type OperationRecord,
   type SearchMode,
@@ -46,10 +46,15 @@ export interface ClientOptions {
   pollIntervalMs?: number;
   /** The fetch implementation (default globalThis.fetch). */
   fetch?: typeof fetch;
+  /** Node.js: a PEM CA bundle to trust for an https:// server instead of the system's (see tls.ts; not with fetch). */
+  caFile?: string;
 }
 
-export type Progress = (record: Pick<OperationRecord, "operation_id" | "kind" | "scope_id" | "status"> &
-  Partial<OperationRecord>) => void;
+/**
+ * Sees an operation's full record while flushMemory, incubateExperience or waitOperation follows it: a handler typed
+ * `(op: OperationRecord) => void` fits.
+ */
+export type Progress = (record: OperationRecord) => void;
 
 interface Answer {
   status: number;
@@ -82,7 +87,8 @@ export class Client {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#deadlineMs = options.operationDeadlineMs ?? DEFAULT_OPERATION_DEADLINE_MS;
     this.#pollMs = options.pollIntervalMs && options.pollIntervalMs > 0 ? options.pollIntervalMs : DEFAULT_POLL_INTERVAL_MS;
-    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#fetch = options.fetch ??
+      (options.caFile ? caFileFetch(options.caFile) : globalThis.fetch.bind(globalThis));
     let display = this.baseURL;
     try {
       const u = new URL(this.baseURL);
@@ -177,10 +183,11 @@ export class Client {
    * polls GET /v1/operations/{id} (any replica may answer) until the operation is done or the operation deadline
    * passes. Resolves to the FlushResult; rejects with OperationFailedError when it failed, was cancelled or is
    * blocked by a failed operation, and OperationPendingError at the deadline (the operation keeps running).
-   * onProgress sees the record after the 202 answer and after every poll that is not final.
+   * onProgress gets the full OperationRecord: once right after the 202 answer (the client reads the operation at
+   * once, whatever its status), then after every poll that is not final.
    */
   async flushMemory(scopeId: string, options: { onProgress?: Progress } = {}): Promise<FlushResult> {
-    const answer = await this.#trigger<FlushResult>("/v1/memory/flush", "memory_flush", scopeId, options.onProgress);
+    const answer = await this.#trigger<FlushResult>("/v1/memory/flush", scopeId, options.onProgress);
     if (answer.kind === "answered") return answer.body;
     const rec = answer.record;
     const r = rec.result && rec.result.type === "memory_flush" ? rec.result : null;
@@ -199,7 +206,7 @@ export class Client {
    * The flush and incubation protocol: POST with "Prefer: respond-async"; a 200 answer's body is returned as is; a
    * 202 answer is followed until the operation is terminal and its succeeded record is returned.
    */
-  async #trigger<T>(path: string, kind: OperationKind, scopeId: string, onProgress: Progress | undefined):
+  async #trigger<T>(path: string, scopeId: string, onProgress: Progress | undefined):
     Promise<{ kind: "answered"; body: T } | { kind: "operation"; record: OperationRecord }> {
     const deadline = Date.now() + this.#deadlineMs;
     let a: Answer;
@@ -218,9 +225,7 @@ export class Client {
         a.headers.get("X-Request-ID") ?? "");
     }
     const acc = decode<FlushAccepted>(a, "POST", path);
-    const first = { operation_id: acc.operation_id, kind, scope_id: scopeId, status: acc.status };
-    onProgress?.(first);
-    return { kind: "operation", record: await this.#wait(first.operation_id, first.status, deadline, onProgress) };
+    return { kind: "operation", record: await this.#wait(acc.operation_id, acc.status, deadline, onProgress, true) };
   }
 
   /**
@@ -325,14 +330,18 @@ export class Client {
     return this.#wait(operationId, rec.status, deadline, options.onProgress);
   }
 
-  /** Polls until terminal or the deadline; transient failures (no answer, 429, 5xx) are retried. */
-  async #wait(id: string, status: string, deadline: number, onProgress?: Progress): Promise<OperationRecord> {
-    let pause = this.#pollMs;
+  /**
+   * Polls until terminal or the deadline; transient failures (no answer, 429, 5xx) are retried. With announce, the
+   * first poll is immediate and its record goes to onProgress even when it is final (the record after the 202).
+   */
+  async #wait(id: string, status: string, deadline: number, onProgress?: Progress, announce = false):
+    Promise<OperationRecord> {
+    let pause = announce ? 0 : this.#pollMs;
     let lastError: unknown;
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw new OperationPendingError(id, status, this.#deadlineMs, lastError);
-      await sleep(Math.min(pause, remaining));
+      if (pause > 0) await sleep(Math.min(pause, remaining));
       pause = this.#pollMs;
       let budget = Math.max(deadline - Date.now(), MIN_POLL_BUDGET_MS);
       if (this.#timeoutMs > 0) budget = Math.min(budget, this.#timeoutMs);
@@ -350,9 +359,11 @@ export class Client {
         throw err;
       }
       lastError = undefined;
-      if (TERMINAL_STATUSES.has(rec.status)) return finished(rec);
+      const terminal = TERMINAL_STATUSES.has(rec.status);
+      if (!terminal || announce) onProgress?.(rec);
+      announce = false;
+      if (terminal) return finished(rec);
       status = rec.status;
-      onProgress?.(rec);
     }
   }
 
@@ -384,8 +395,7 @@ export class Client {
    * (nothing new, operation_id null) or processed.
    */
   async incubateExperience(scopeId: string, options: { onProgress?: Progress } = {}): Promise<IncubateResult> {
-    const answer = await this.#trigger<IncubateResult>("/v1/experience/incubate", "experience_incubation", scopeId,
-      options.onProgress);
+    const answer = await this.#trigger<IncubateResult>("/v1/experience/incubate", scopeId, options.onProgress);
     if (answer.kind === "answered") return answer.body;
     const rec = answer.record;
     const r = rec.result && rec.result.type === "experience_incubation" ? rec.result : null;

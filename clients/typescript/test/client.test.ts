@@ -72,8 +72,9 @@ describe("powercontext client against a real server", () => {
     const scope = newScope();
     await pc.captureSource({ scope_id: scope, content: "The user prefers metric units." });
     await pc.captureSource({ scope_id: scope, content: "用户每天早上八点开会。" });
-    const seen: Partial<OperationRecord>[] = [];
-    const result = await pc.flushMemory(scope, { onProgress: (r) => seen.push(r) });
+    const seen: OperationRecord[] = [];
+    const onProgress = (op: OperationRecord): void => { seen.push(op); }; // a handler typed with the full record
+    const result = await pc.flushMemory(scope, { onProgress });
     assert.equal(result.status, "processed");
     assert.equal(result.processed_source_count, 2);
     assert.equal(result.current_cursor, 2);
@@ -81,6 +82,13 @@ describe("powercontext client against a real server", () => {
     // respond-async: the server answered 202 first and the client polled.
     assert.ok(seen.length >= 1);
     assert.equal(seen[0]?.operation_id, result.operation_id);
+    // Every progress record is a full OperationRecord, the first one included (read right after the 202).
+    for (const op of seen) {
+      assert.deepEqual([op.kind, op.scope_id], ["memory_flush", scope]);
+      assert.equal(typeof op.state_version, "number");
+      assert.equal(typeof op.attempt_count, "number");
+      assert.match(op.created_at, /^\d{4}-/);
+    }
 
     const memory = await pc.getMemory(scope);
     assert.equal(memory.revision, result.memory?.revision);
@@ -117,8 +125,8 @@ describe("powercontext client against a real server", () => {
     // A task outcome (metadata kind "task-outcome") proposes one pending lesson citing it.
     const outcome = "Retrying the flaky test twice hid a real race. Always run with -race.";
     const captured = await pc.captureSource({ scope_id: scope, content: outcome, metadata: { kind: "task-outcome" } });
-    const seen: Partial<OperationRecord>[] = [];
-    const result = await pc.incubateExperience(scope, { onProgress: (r) => seen.push(r) });
+    const seen: OperationRecord[] = [];
+    const result = await pc.incubateExperience(scope, { onProgress: (op: OperationRecord) => seen.push(op) });
     assert.equal(result.status, "processed");
     assert.deepEqual([result.previous_cursor, result.current_cursor, result.high_watermark], [1, 2, 2]);
     assert.deepEqual([result.processed_source_count, result.candidate_count], [1, 1]);

@@ -182,6 +182,205 @@ func (q *Queries) WorkItemExtendLease(ctx context.Context, arg WorkItemExtendLea
 	return result.RowsAffected()
 }
 
+const workItemFinishAdvanceJoined = `-- name: WorkItemFinishAdvanceJoined :execrows
+UPDATE pc_work_items
+JOIN pc_work_lanes
+LEFT JOIN pc_work_attempts
+  ON pc_work_attempts.work_id = pc_work_items.work_id AND pc_work_attempts.finished_at IS NULL
+SET pc_work_items.status = ?,
+    pc_work_items.available_at = ?,
+    pc_work_items.lease_owner = ?,
+    pc_work_items.lease_fence = ?,
+    pc_work_items.lease_expires_at = ?,
+    pc_work_items.attempt_count = ?,
+    pc_work_items.generation_attempt_count = ?,
+    pc_work_items.recovery_generation = ?,
+    pc_work_items.max_attempts = ?,
+    pc_work_items.cancel_requested = ?,
+    pc_work_items.result_code = ?,
+    pc_work_items.result_payload = ?,
+    pc_work_items.error_category = ?,
+    pc_work_items.error_code = ?,
+    pc_work_items.state_version = ?,
+    pc_work_items.updated_at = ?,
+    pc_work_items.completed_at = ?,
+    pc_work_attempts.finished_at = CAST(? AS DATETIME(6)),
+    pc_work_attempts.outcome = CAST(? AS CHAR),
+    pc_work_attempts.error_category = CAST(? AS CHAR),
+    pc_work_attempts.error_code = CAST(? AS CHAR),
+    pc_work_lanes.head_sequence = (
+        SELECT nxt.lane_sequence
+        FROM (
+            SELECT i.lane_sequence
+            FROM pc_work_items i
+            WHERE i.lane_key = ?
+              AND i.lane_sequence > ?
+              AND i.status NOT IN ('succeeded', 'cancelled')
+            ORDER BY i.lane_sequence
+            LIMIT 1) AS nxt)
+WHERE pc_work_items.work_id = ?
+  AND pc_work_lanes.lane_key = ?
+  AND pc_work_items.state_version = ?
+  AND (pc_work_attempts.attempt_no = CAST(? AS SIGNED) OR pc_work_attempts.work_id IS NULL)
+`
+
+type WorkItemFinishAdvanceJoinedParams struct {
+	Status                 string
+	AvailableAt            time.Time
+	LeaseOwner             *string
+	LeaseFence             int64
+	LeaseExpiresAt         *time.Time
+	AttemptCount           int32
+	GenerationAttemptCount int32
+	RecoveryGeneration     int32
+	MaxAttempts            int32
+	CancelRequested        bool
+	ResultCode             *string
+	ResultPayload          []byte
+	ErrorCategory          *string
+	ErrorCode              *string
+	StateVersion           int64
+	UpdatedAt              time.Time
+	CompletedAt            *time.Time
+	FinishedAt             *time.Time
+	Outcome                interface{}
+	AttemptErrorCategory   interface{}
+	AttemptErrorCode       interface{}
+	LaneKey                string
+	AfterSequence          int64
+	WorkID                 string
+	ExpectedVersion        int64
+	AttemptNo              int64
+}
+
+// Engine-only (mysql): MariaDB only (the adapter runs it when the server is MariaDB). Requires the lane and item locks; guard: state_version equals the expected version (CAS); WorkItemFinishJoined plus WorkLaneAdvanceHead in one statement: the lane named by lane_key is joined (missing: nothing matches) and its head set from a derived table (the form MySQL allows over a table being updated); the finishing item is excluded by lane_sequence > after_sequence, so the head is the same whether the server reads the item before or after writing it (docs/protocol.md#round-trips).
+func (q *Queries) WorkItemFinishAdvanceJoined(ctx context.Context, arg WorkItemFinishAdvanceJoinedParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workItemFinishAdvanceJoined,
+		arg.Status,
+		arg.AvailableAt,
+		arg.LeaseOwner,
+		arg.LeaseFence,
+		arg.LeaseExpiresAt,
+		arg.AttemptCount,
+		arg.GenerationAttemptCount,
+		arg.RecoveryGeneration,
+		arg.MaxAttempts,
+		arg.CancelRequested,
+		arg.ResultCode,
+		arg.ResultPayload,
+		arg.ErrorCategory,
+		arg.ErrorCode,
+		arg.StateVersion,
+		arg.UpdatedAt,
+		arg.CompletedAt,
+		arg.FinishedAt,
+		arg.Outcome,
+		arg.AttemptErrorCategory,
+		arg.AttemptErrorCode,
+		arg.LaneKey,
+		arg.AfterSequence,
+		arg.WorkID,
+		arg.LaneKey,
+		arg.ExpectedVersion,
+		arg.AttemptNo,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const workItemFinishJoined = `-- name: WorkItemFinishJoined :execrows
+UPDATE pc_work_items
+LEFT JOIN pc_work_attempts
+  ON pc_work_attempts.work_id = pc_work_items.work_id AND pc_work_attempts.finished_at IS NULL
+SET pc_work_items.status = ?,
+    pc_work_items.available_at = ?,
+    pc_work_items.lease_owner = ?,
+    pc_work_items.lease_fence = ?,
+    pc_work_items.lease_expires_at = ?,
+    pc_work_items.attempt_count = ?,
+    pc_work_items.generation_attempt_count = ?,
+    pc_work_items.recovery_generation = ?,
+    pc_work_items.max_attempts = ?,
+    pc_work_items.cancel_requested = ?,
+    pc_work_items.result_code = ?,
+    pc_work_items.result_payload = ?,
+    pc_work_items.error_category = ?,
+    pc_work_items.error_code = ?,
+    pc_work_items.state_version = ?,
+    pc_work_items.updated_at = ?,
+    pc_work_items.completed_at = ?,
+    pc_work_attempts.finished_at = CAST(? AS DATETIME(6)),
+    pc_work_attempts.outcome = CAST(? AS CHAR),
+    pc_work_attempts.error_category = CAST(? AS CHAR),
+    pc_work_attempts.error_code = CAST(? AS CHAR)
+WHERE pc_work_items.work_id = ?
+  AND pc_work_items.state_version = ?
+  AND (pc_work_attempts.attempt_no = CAST(? AS SIGNED) OR pc_work_attempts.work_id IS NULL)
+`
+
+type WorkItemFinishJoinedParams struct {
+	Status                 string
+	AvailableAt            time.Time
+	LeaseOwner             *string
+	LeaseFence             int64
+	LeaseExpiresAt         *time.Time
+	AttemptCount           int32
+	GenerationAttemptCount int32
+	RecoveryGeneration     int32
+	MaxAttempts            int32
+	CancelRequested        bool
+	ResultCode             *string
+	ResultPayload          []byte
+	ErrorCategory          *string
+	ErrorCode              *string
+	StateVersion           int64
+	UpdatedAt              time.Time
+	CompletedAt            *time.Time
+	FinishedAt             *time.Time
+	Outcome                interface{}
+	AttemptErrorCategory   interface{}
+	AttemptErrorCode       interface{}
+	WorkID                 string
+	ExpectedVersion        int64
+	AttemptNo              int64
+}
+
+// Engine-only (mysql): Requires the item lock; guard: state_version equals the expected version (CAS); WorkItemUpdateState and WorkAttemptFinish in one statement: the item's unfinished attempt is LEFT JOINed (none: only the item is written) and must be attempt_no (another one: nothing matches, the caller fails); rows matched count both tables (docs/protocol.md#round-trips).
+func (q *Queries) WorkItemFinishJoined(ctx context.Context, arg WorkItemFinishJoinedParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workItemFinishJoined,
+		arg.Status,
+		arg.AvailableAt,
+		arg.LeaseOwner,
+		arg.LeaseFence,
+		arg.LeaseExpiresAt,
+		arg.AttemptCount,
+		arg.GenerationAttemptCount,
+		arg.RecoveryGeneration,
+		arg.MaxAttempts,
+		arg.CancelRequested,
+		arg.ResultCode,
+		arg.ResultPayload,
+		arg.ErrorCategory,
+		arg.ErrorCode,
+		arg.StateVersion,
+		arg.UpdatedAt,
+		arg.CompletedAt,
+		arg.FinishedAt,
+		arg.Outcome,
+		arg.AttemptErrorCategory,
+		arg.AttemptErrorCode,
+		arg.WorkID,
+		arg.ExpectedVersion,
+		arg.AttemptNo,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const workItemGet = `-- name: WorkItemGet :one
 SELECT work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
        lease_owner, lease_fence, lease_expires_at, attempt_count, generation_attempt_count, recovery_generation,
@@ -649,205 +848,6 @@ func (q *Queries) WorkItemUpdateState(ctx context.Context, arg WorkItemUpdateSta
 		arg.CompletedAt,
 		arg.WorkID,
 		arg.ExpectedVersion,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const workItemUpdateStateFinishAttemptAdvanceJoined = `-- name: WorkItemUpdateStateFinishAttemptAdvanceJoined :execrows
-UPDATE pc_work_items
-JOIN pc_work_lanes
-LEFT JOIN pc_work_attempts
-  ON pc_work_attempts.work_id = pc_work_items.work_id AND pc_work_attempts.finished_at IS NULL
-SET pc_work_items.status = ?,
-    pc_work_items.available_at = ?,
-    pc_work_items.lease_owner = ?,
-    pc_work_items.lease_fence = ?,
-    pc_work_items.lease_expires_at = ?,
-    pc_work_items.attempt_count = ?,
-    pc_work_items.generation_attempt_count = ?,
-    pc_work_items.recovery_generation = ?,
-    pc_work_items.max_attempts = ?,
-    pc_work_items.cancel_requested = ?,
-    pc_work_items.result_code = ?,
-    pc_work_items.result_payload = ?,
-    pc_work_items.error_category = ?,
-    pc_work_items.error_code = ?,
-    pc_work_items.state_version = ?,
-    pc_work_items.updated_at = ?,
-    pc_work_items.completed_at = ?,
-    pc_work_attempts.finished_at = CAST(? AS DATETIME(6)),
-    pc_work_attempts.outcome = CAST(? AS CHAR),
-    pc_work_attempts.error_category = CAST(? AS CHAR),
-    pc_work_attempts.error_code = CAST(? AS CHAR),
-    pc_work_lanes.head_sequence = (
-        SELECT nxt.lane_sequence
-        FROM (
-            SELECT i.lane_sequence
-            FROM pc_work_items i
-            WHERE i.lane_key = ?
-              AND i.lane_sequence > ?
-              AND i.status NOT IN ('succeeded', 'cancelled')
-            ORDER BY i.lane_sequence
-            LIMIT 1) AS nxt)
-WHERE pc_work_items.work_id = ?
-  AND pc_work_lanes.lane_key = ?
-  AND pc_work_items.state_version = ?
-  AND (pc_work_attempts.attempt_no = CAST(? AS SIGNED) OR pc_work_attempts.work_id IS NULL)
-`
-
-type WorkItemUpdateStateFinishAttemptAdvanceJoinedParams struct {
-	Status                 string
-	AvailableAt            time.Time
-	LeaseOwner             *string
-	LeaseFence             int64
-	LeaseExpiresAt         *time.Time
-	AttemptCount           int32
-	GenerationAttemptCount int32
-	RecoveryGeneration     int32
-	MaxAttempts            int32
-	CancelRequested        bool
-	ResultCode             *string
-	ResultPayload          []byte
-	ErrorCategory          *string
-	ErrorCode              *string
-	StateVersion           int64
-	UpdatedAt              time.Time
-	CompletedAt            *time.Time
-	FinishedAt             *time.Time
-	Outcome                interface{}
-	AttemptErrorCategory   interface{}
-	AttemptErrorCode       interface{}
-	LaneKey                string
-	AfterSequence          int64
-	WorkID                 string
-	ExpectedVersion        int64
-	AttemptNo              int64
-}
-
-// Engine-only (mysql): MariaDB only (the adapter runs it when the server is MariaDB). Requires the lane and item locks; guard: state_version equals the expected version (CAS); WorkItemUpdateStateFinishAttemptJoined plus WorkLaneAdvanceHead in one statement: the lane named by lane_key is joined (missing: nothing matches) and its head set from a derived table (the form MySQL allows over a table being updated); the finishing item is excluded by lane_sequence > after_sequence, so the head is the same whether the server reads the item before or after writing it (docs/protocol.md#round-trips).
-func (q *Queries) WorkItemUpdateStateFinishAttemptAdvanceJoined(ctx context.Context, arg WorkItemUpdateStateFinishAttemptAdvanceJoinedParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, workItemUpdateStateFinishAttemptAdvanceJoined,
-		arg.Status,
-		arg.AvailableAt,
-		arg.LeaseOwner,
-		arg.LeaseFence,
-		arg.LeaseExpiresAt,
-		arg.AttemptCount,
-		arg.GenerationAttemptCount,
-		arg.RecoveryGeneration,
-		arg.MaxAttempts,
-		arg.CancelRequested,
-		arg.ResultCode,
-		arg.ResultPayload,
-		arg.ErrorCategory,
-		arg.ErrorCode,
-		arg.StateVersion,
-		arg.UpdatedAt,
-		arg.CompletedAt,
-		arg.FinishedAt,
-		arg.Outcome,
-		arg.AttemptErrorCategory,
-		arg.AttemptErrorCode,
-		arg.LaneKey,
-		arg.AfterSequence,
-		arg.WorkID,
-		arg.LaneKey,
-		arg.ExpectedVersion,
-		arg.AttemptNo,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const workItemUpdateStateFinishAttemptJoined = `-- name: WorkItemUpdateStateFinishAttemptJoined :execrows
-UPDATE pc_work_items
-LEFT JOIN pc_work_attempts
-  ON pc_work_attempts.work_id = pc_work_items.work_id AND pc_work_attempts.finished_at IS NULL
-SET pc_work_items.status = ?,
-    pc_work_items.available_at = ?,
-    pc_work_items.lease_owner = ?,
-    pc_work_items.lease_fence = ?,
-    pc_work_items.lease_expires_at = ?,
-    pc_work_items.attempt_count = ?,
-    pc_work_items.generation_attempt_count = ?,
-    pc_work_items.recovery_generation = ?,
-    pc_work_items.max_attempts = ?,
-    pc_work_items.cancel_requested = ?,
-    pc_work_items.result_code = ?,
-    pc_work_items.result_payload = ?,
-    pc_work_items.error_category = ?,
-    pc_work_items.error_code = ?,
-    pc_work_items.state_version = ?,
-    pc_work_items.updated_at = ?,
-    pc_work_items.completed_at = ?,
-    pc_work_attempts.finished_at = CAST(? AS DATETIME(6)),
-    pc_work_attempts.outcome = CAST(? AS CHAR),
-    pc_work_attempts.error_category = CAST(? AS CHAR),
-    pc_work_attempts.error_code = CAST(? AS CHAR)
-WHERE pc_work_items.work_id = ?
-  AND pc_work_items.state_version = ?
-  AND (pc_work_attempts.attempt_no = CAST(? AS SIGNED) OR pc_work_attempts.work_id IS NULL)
-`
-
-type WorkItemUpdateStateFinishAttemptJoinedParams struct {
-	Status                 string
-	AvailableAt            time.Time
-	LeaseOwner             *string
-	LeaseFence             int64
-	LeaseExpiresAt         *time.Time
-	AttemptCount           int32
-	GenerationAttemptCount int32
-	RecoveryGeneration     int32
-	MaxAttempts            int32
-	CancelRequested        bool
-	ResultCode             *string
-	ResultPayload          []byte
-	ErrorCategory          *string
-	ErrorCode              *string
-	StateVersion           int64
-	UpdatedAt              time.Time
-	CompletedAt            *time.Time
-	FinishedAt             *time.Time
-	Outcome                interface{}
-	AttemptErrorCategory   interface{}
-	AttemptErrorCode       interface{}
-	WorkID                 string
-	ExpectedVersion        int64
-	AttemptNo              int64
-}
-
-// Engine-only (mysql): Requires the item lock; guard: state_version equals the expected version (CAS); WorkItemUpdateState and WorkAttemptFinish in one statement: the item's unfinished attempt is LEFT JOINed (none: only the item is written) and must be attempt_no (another one: nothing matches, the caller fails); rows matched count both tables (docs/protocol.md#round-trips).
-func (q *Queries) WorkItemUpdateStateFinishAttemptJoined(ctx context.Context, arg WorkItemUpdateStateFinishAttemptJoinedParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, workItemUpdateStateFinishAttemptJoined,
-		arg.Status,
-		arg.AvailableAt,
-		arg.LeaseOwner,
-		arg.LeaseFence,
-		arg.LeaseExpiresAt,
-		arg.AttemptCount,
-		arg.GenerationAttemptCount,
-		arg.RecoveryGeneration,
-		arg.MaxAttempts,
-		arg.CancelRequested,
-		arg.ResultCode,
-		arg.ResultPayload,
-		arg.ErrorCategory,
-		arg.ErrorCode,
-		arg.StateVersion,
-		arg.UpdatedAt,
-		arg.CompletedAt,
-		arg.FinishedAt,
-		arg.Outcome,
-		arg.AttemptErrorCategory,
-		arg.AttemptErrorCode,
-		arg.WorkID,
-		arg.ExpectedVersion,
-		arg.AttemptNo,
 	)
 	if err != nil {
 		return 0, err

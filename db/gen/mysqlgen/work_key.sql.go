@@ -49,7 +49,7 @@ func (q *Queries) WorkKeyInsertIfAbsent(ctx context.Context, arg WorkKeyInsertIf
 	return result.RowsAffected()
 }
 
-const workKeyInsertIfNotExists = `-- name: WorkKeyInsertIfNotExists :execrows
+const workKeyInsertIfAbsentUnlocked = `-- name: WorkKeyInsertIfAbsentUnlocked :execrows
 INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 SELECT CAST(? AS CHAR), CAST(? AS CHAR), CAST(? AS CHAR),
        CAST(? AS DATETIME(6))
@@ -57,7 +57,7 @@ FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM pc_work_keys k WHERE k.logical_key = ?)
 `
 
-type WorkKeyInsertIfNotExistsParams struct {
+type WorkKeyInsertIfAbsentUnlockedParams struct {
 	LogicalKey string
 	WorkID     interface{}
 	LaneKey    interface{}
@@ -65,8 +65,8 @@ type WorkKeyInsertIfNotExistsParams struct {
 }
 
 // Engine-only (mysql): Guard: primary key (and unique work_id), under the lane lock; inserts the key when no committed row has it. Under READ COMMITTED the NOT EXISTS is a consistent read, so an existing key takes no lock here (INSERT IGNORE would take a shared one, see WorkKeyItemInsert) and the caller's WorkKeyLock takes the exclusive lock first. A key another transaction inserted and has not committed makes the insert wait, then fail as a duplicate (db.ErrConflict). Inserted = rows == 1.
-func (q *Queries) WorkKeyInsertIfNotExists(ctx context.Context, arg WorkKeyInsertIfNotExistsParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, workKeyInsertIfNotExists,
+func (q *Queries) WorkKeyInsertIfAbsentUnlocked(ctx context.Context, arg WorkKeyInsertIfAbsentUnlockedParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workKeyInsertIfAbsentUnlocked,
 		arg.LogicalKey,
 		arg.WorkID,
 		arg.LaneKey,

@@ -93,7 +93,7 @@ func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaim
 	return items, nil
 }
 
-const workItemClaimSet = `-- name: WorkItemClaimSet :many
+const workItemClaimMany = `-- name: WorkItemClaimMany :many
 WITH clock AS MATERIALIZED (
     SELECT clock_timestamp()::timestamptz AS db_now
 ), supported AS MATERIALIZED (
@@ -182,7 +182,7 @@ UNION ALL
  LIMIT $4)
 `
 
-type WorkItemClaimSetParams struct {
+type WorkItemClaimManyParams struct {
 	Kinds       []string
 	MinVersions []int32
 	MaxVersions []int32
@@ -194,7 +194,7 @@ type WorkItemClaimSetParams struct {
 	SpanIds     []string
 }
 
-type WorkItemClaimSetRow struct {
+type WorkItemClaimManyRow struct {
 	Claimed                bool
 	Slot                   int32
 	WorkID                 string
@@ -230,8 +230,8 @@ type WorkItemClaimSetRow struct {
 }
 
 // Engine-only (postgres): Lock: due lane heads, then their lanes (FOR UPDATE SKIP LOCKED: it never waits, so no lock order is needed), oldest first, at most slots; claims them in the same statement (fence + 1, an attempt row) and returns them with the clock they were checked against, then up to candidates expired heads (unlocked; recovered one by one) (docs/protocol.md#set-based-claim).
-func (q *Queries) WorkItemClaimSet(ctx context.Context, arg WorkItemClaimSetParams) ([]WorkItemClaimSetRow, error) {
-	rows, err := q.db.Query(ctx, workItemClaimSet,
+func (q *Queries) WorkItemClaimMany(ctx context.Context, arg WorkItemClaimManyParams) ([]WorkItemClaimManyRow, error) {
+	rows, err := q.db.Query(ctx, workItemClaimMany,
 		arg.Kinds,
 		arg.MinVersions,
 		arg.MaxVersions,
@@ -246,9 +246,9 @@ func (q *Queries) WorkItemClaimSet(ctx context.Context, arg WorkItemClaimSetPara
 		return nil, err
 	}
 	defer rows.Close()
-	var items []WorkItemClaimSetRow
+	var items []WorkItemClaimManyRow
 	for rows.Next() {
-		var i WorkItemClaimSetRow
+		var i WorkItemClaimManyRow
 		if err := rows.Scan(
 			&i.Claimed,
 			&i.Slot,
@@ -308,7 +308,7 @@ func (q *Queries) WorkItemDeleteTerminal(ctx context.Context, workIds []string) 
 	return result.RowsAffected(), nil
 }
 
-const workItemEnqueueSet = `-- name: WorkItemEnqueueSet :one
+const workItemEnqueueMany = `-- name: WorkItemEnqueueMany :one
 WITH l AS (
     UPDATE pc_work_lanes wl
     SET next_sequence = u.next_sequence,
@@ -343,7 +343,7 @@ SELECT (SELECT count(*) FROM l)::bigint AS lanes_updated,
        (SELECT count(*) FROM i)::bigint AS items_inserted
 `
 
-type WorkItemEnqueueSetParams struct {
+type WorkItemEnqueueManyParams struct {
 	LaneKeys        []string
 	NextSequences   []int64
 	HeadSequences   []int64
@@ -359,14 +359,14 @@ type WorkItemEnqueueSetParams struct {
 	MaxAttempts     []int32
 }
 
-type WorkItemEnqueueSetRow struct {
+type WorkItemEnqueueManyRow struct {
 	LanesUpdated  int64
 	ItemsInserted int64
 }
 
 // Engine-only (postgres): Requires the batch's lane locks (held by the caller): writes each lane's allocator and head, then inserts the items as an enqueue creates them (queued, due now, no lease, state_version 1), in one statement (docs/protocol.md#enqueue-many).
-func (q *Queries) WorkItemEnqueueSet(ctx context.Context, arg WorkItemEnqueueSetParams) (WorkItemEnqueueSetRow, error) {
-	row := q.db.QueryRow(ctx, workItemEnqueueSet,
+func (q *Queries) WorkItemEnqueueMany(ctx context.Context, arg WorkItemEnqueueManyParams) (WorkItemEnqueueManyRow, error) {
+	row := q.db.QueryRow(ctx, workItemEnqueueMany,
 		arg.LaneKeys,
 		arg.NextSequences,
 		arg.HeadSequences,
@@ -381,7 +381,7 @@ func (q *Queries) WorkItemEnqueueSet(ctx context.Context, arg WorkItemEnqueueSet
 		arg.Payloads,
 		arg.MaxAttempts,
 	)
-	var i WorkItemEnqueueSetRow
+	var i WorkItemEnqueueManyRow
 	err := row.Scan(&i.LanesUpdated, &i.ItemsInserted)
 	return i, err
 }
@@ -702,7 +702,7 @@ func (q *Queries) WorkItemLock(ctx context.Context, workID string) (WorkItemLock
 	return i, err
 }
 
-const workItemLockSet = `-- name: WorkItemLockSet :many
+const workItemLockMany = `-- name: WorkItemLockMany :many
 SELECT pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at
 FROM pc_work_items
 WHERE work_id = ANY ($1::uuid[])
@@ -710,20 +710,20 @@ ORDER BY lane_key
 FOR UPDATE
 `
 
-type WorkItemLockSetRow struct {
+type WorkItemLockManyRow struct {
 	PcWorkItem PcWorkItem
 }
 
 // Engine-only (postgres): Lock: the batch's items (FOR UPDATE), after their lanes and keys (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkItemLockSet(ctx context.Context, workIds []string) ([]WorkItemLockSetRow, error) {
-	rows, err := q.db.Query(ctx, workItemLockSet, workIds)
+func (q *Queries) WorkItemLockMany(ctx context.Context, workIds []string) ([]WorkItemLockManyRow, error) {
+	rows, err := q.db.Query(ctx, workItemLockMany, workIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []WorkItemLockSetRow
+	var items []WorkItemLockManyRow
 	for rows.Next() {
-		var i WorkItemLockSetRow
+		var i WorkItemLockManyRow
 		if err := rows.Scan(
 			&i.PcWorkItem.WorkID,
 			&i.PcWorkItem.LogicalKey,
@@ -810,6 +810,17 @@ func (q *Queries) WorkItemLockSkipLocked(ctx context.Context, workID string) (Wo
 	return i, err
 }
 
+const workItemPinPlan = `-- name: WorkItemPinPlan :exec
+SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
+       set_config('plan_cache_mode', 'force_generic_plan', true)
+`
+
+// Engine-only (postgres): no lock; for the rest of the transaction (set_config local) turns bitmap and sequential scans off, so the set-based statements walk their indexes (the claim's branches in (available_at, created_at) order, stopping at their limit; the batch's rows by primary key) however stale the statistics of a fast-growing table, and uses the cached generic plan (planning the claim statement anew cost more than running it) (docs/protocol.md#set-based-claim).
+func (q *Queries) WorkItemPinPlan(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, workItemPinPlan)
+	return err
+}
+
 const workItemPurgeCandidates = `-- name: WorkItemPurgeCandidates :many
 SELECT work_id
 FROM pc_work_items
@@ -886,18 +897,7 @@ func (q *Queries) WorkItemQueueStatistics(ctx context.Context) ([]WorkItemQueueS
 	return items, nil
 }
 
-const workItemSetPlan = `-- name: WorkItemSetPlan :exec
-SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
-       set_config('plan_cache_mode', 'force_generic_plan', true)
-`
-
-// Engine-only (postgres): no lock; for the rest of the transaction (set_config local) turns bitmap and sequential scans off, so the set-based statements walk their indexes (the claim's branches in (available_at, created_at) order, stopping at their limit; the batch's rows by primary key) however stale the statistics of a fast-growing table, and uses the cached generic plan (planning the claim statement anew cost more than running it) (docs/protocol.md#set-based-claim).
-func (q *Queries) WorkItemSetPlan(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, workItemSetPlan)
-	return err
-}
-
-const workItemSucceedSet = `-- name: WorkItemSucceedSet :one
+const workItemSucceedMany = `-- name: WorkItemSucceedMany :one
 WITH input AS (
     SELECT unnest($1::uuid[]) AS work_id,
            unnest($2::bigint[]) AS expected_version,
@@ -956,7 +956,7 @@ SELECT (SELECT count(*) FROM done)::bigint AS items_updated,
        (SELECT count(*) FROM heads)::bigint AS heads_advanced
 `
 
-type WorkItemSucceedSetParams struct {
+type WorkItemSucceedManyParams struct {
 	WorkIds          []string
 	ExpectedVersions []int64
 	ResultCodes      []string
@@ -964,7 +964,7 @@ type WorkItemSucceedSetParams struct {
 	Now              time.Time
 }
 
-type WorkItemSucceedSetRow struct {
+type WorkItemSucceedManyRow struct {
 	ItemsUpdated     int64
 	AttemptsFinished int64
 	KeysDeleted      int64
@@ -972,15 +972,15 @@ type WorkItemSucceedSetRow struct {
 }
 
 // Engine-only (postgres): Guard: caller holds lane, key and item locks; each item's state_version equals its expected version (compare-and-set); finishes a batch as succeeded in one statement: items, running attempts, keys, lane heads (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkItemSucceedSet(ctx context.Context, arg WorkItemSucceedSetParams) (WorkItemSucceedSetRow, error) {
-	row := q.db.QueryRow(ctx, workItemSucceedSet,
+func (q *Queries) WorkItemSucceedMany(ctx context.Context, arg WorkItemSucceedManyParams) (WorkItemSucceedManyRow, error) {
+	row := q.db.QueryRow(ctx, workItemSucceedMany,
 		arg.WorkIds,
 		arg.ExpectedVersions,
 		arg.ResultCodes,
 		arg.ResultPayloads,
 		arg.Now,
 	)
-	var i WorkItemSucceedSetRow
+	var i WorkItemSucceedManyRow
 	err := row.Scan(
 		&i.ItemsUpdated,
 		&i.AttemptsFinished,

@@ -51,7 +51,7 @@ func (q *Queries) WorkKeyInsertIfAbsent(ctx context.Context, arg WorkKeyInsertIf
 	return result.RowsAffected(), nil
 }
 
-const workKeyInsertSet = `-- name: WorkKeyInsertSet :many
+const workKeyInsertMany = `-- name: WorkKeyInsertMany :many
 INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 SELECT unnest($1::text[]), unnest($2::uuid[]),
        unnest($3::text[]), $4::timestamptz
@@ -59,7 +59,7 @@ ON CONFLICT DO NOTHING
 RETURNING work_id
 `
 
-type WorkKeyInsertSetParams struct {
+type WorkKeyInsertManyParams struct {
 	LogicalKeys []string
 	WorkIds     []string
 	LaneKeys    []string
@@ -67,8 +67,8 @@ type WorkKeyInsertSetParams struct {
 }
 
 // Engine-only (postgres): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that do not exist yet (ON CONFLICT DO NOTHING takes no lock on an existing row) and returns the work ids it inserted (docs/protocol.md#enqueue-many).
-func (q *Queries) WorkKeyInsertSet(ctx context.Context, arg WorkKeyInsertSetParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, workKeyInsertSet,
+func (q *Queries) WorkKeyInsertMany(ctx context.Context, arg WorkKeyInsertManyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, workKeyInsertMany,
 		arg.LogicalKeys,
 		arg.WorkIds,
 		arg.LaneKeys,
@@ -234,7 +234,7 @@ func (q *Queries) WorkKeyLock(ctx context.Context, logicalKey string) (PcWorkKey
 	return i, err
 }
 
-const workKeyLockSet = `-- name: WorkKeyLockSet :many
+const workKeyLockMany = `-- name: WorkKeyLockMany :many
 SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys
 WHERE logical_key = ANY ($1::text[])
@@ -243,8 +243,8 @@ FOR UPDATE
 `
 
 // Engine-only (postgres): Lock: the batch's logical keys (FOR UPDATE), after their lanes and before their items (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkKeyLockSet(ctx context.Context, logicalKeys []string) ([]PcWorkKey, error) {
-	rows, err := q.db.Query(ctx, workKeyLockSet, logicalKeys)
+func (q *Queries) WorkKeyLockMany(ctx context.Context, logicalKeys []string) ([]PcWorkKey, error) {
+	rows, err := q.db.Query(ctx, workKeyLockMany, logicalKeys)
 	if err != nil {
 		return nil, err
 	}

@@ -95,7 +95,7 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 	return i, err
 }
 
-const workLaneLockSet = `-- name: WorkLaneLockSet :many
+const workLaneLockMany = `-- name: WorkLaneLockMany :many
 SELECT lane_key, next_sequence, head_sequence
 FROM pc_work_lanes
 WHERE lane_key = ANY ($1::text[])
@@ -104,8 +104,8 @@ FOR UPDATE
 `
 
 // Engine-only (postgres): Lock: the batch's lanes (FOR UPDATE) in ascending lane_key order, the first step of the lock order across a batch (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkLaneLockSet(ctx context.Context, laneKeys []string) ([]PcWorkLane, error) {
-	rows, err := q.db.Query(ctx, workLaneLockSet, laneKeys)
+func (q *Queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]PcWorkLane, error) {
+	rows, err := q.db.Query(ctx, workLaneLockMany, laneKeys)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,78 @@ WHERE work_id = sqlc.arg('work_id')
   AND lease_fence = sqlc.arg('lease_fence')
   AND attempt_count = sqlc.arg('attempt_count');
 
+-- Engine-only (mysql): MariaDB only (the adapter runs it when the server is MariaDB). Requires the lane and item locks; guard: state_version equals the expected version (CAS); WorkItemFinishJoined plus WorkLaneAdvanceHead in one statement: the lane named by lane_key is joined (missing: nothing matches) and its head set from a derived table (the form MySQL allows over a table being updated); the finishing item is excluded by lane_sequence > after_sequence, so the head is the same whether the server reads the item before or after writing it (docs/protocol.md#round-trips).
+-- name: WorkItemFinishAdvanceJoined :execrows
+UPDATE pc_work_items
+JOIN pc_work_lanes
+LEFT JOIN pc_work_attempts
+  ON pc_work_attempts.work_id = pc_work_items.work_id AND pc_work_attempts.finished_at IS NULL
+SET pc_work_items.status = sqlc.arg('status'),
+    pc_work_items.available_at = sqlc.arg('available_at'),
+    pc_work_items.lease_owner = sqlc.narg('lease_owner'),
+    pc_work_items.lease_fence = sqlc.arg('lease_fence'),
+    pc_work_items.lease_expires_at = sqlc.narg('lease_expires_at'),
+    pc_work_items.attempt_count = sqlc.arg('attempt_count'),
+    pc_work_items.generation_attempt_count = sqlc.arg('generation_attempt_count'),
+    pc_work_items.recovery_generation = sqlc.arg('recovery_generation'),
+    pc_work_items.max_attempts = sqlc.arg('max_attempts'),
+    pc_work_items.cancel_requested = sqlc.arg('cancel_requested'),
+    pc_work_items.result_code = sqlc.narg('result_code'),
+    pc_work_items.result_payload = sqlc.narg('result_payload'),
+    pc_work_items.error_category = sqlc.narg('error_category'),
+    pc_work_items.error_code = sqlc.narg('error_code'),
+    pc_work_items.state_version = sqlc.arg('state_version'),
+    pc_work_items.updated_at = sqlc.arg('updated_at'),
+    pc_work_items.completed_at = sqlc.narg('completed_at'),
+    pc_work_attempts.finished_at = CAST(sqlc.narg('finished_at') AS DATETIME(6)),
+    pc_work_attempts.outcome = CAST(sqlc.narg('outcome') AS CHAR),
+    pc_work_attempts.error_category = CAST(sqlc.narg('attempt_error_category') AS CHAR),
+    pc_work_attempts.error_code = CAST(sqlc.narg('attempt_error_code') AS CHAR),
+    pc_work_lanes.head_sequence = (
+        SELECT nxt.lane_sequence
+        FROM (
+            SELECT i.lane_sequence
+            FROM pc_work_items i
+            WHERE i.lane_key = sqlc.arg('lane_key')
+              AND i.lane_sequence > sqlc.arg('after_sequence')
+              AND i.status NOT IN ('succeeded', 'cancelled')
+            ORDER BY i.lane_sequence
+            LIMIT 1) AS nxt)
+WHERE pc_work_items.work_id = sqlc.arg('work_id')
+  AND pc_work_lanes.lane_key = sqlc.arg('lane_key')
+  AND pc_work_items.state_version = sqlc.arg('expected_version')
+  AND (pc_work_attempts.attempt_no = CAST(sqlc.arg('attempt_no') AS SIGNED) OR pc_work_attempts.work_id IS NULL);
+
+-- Engine-only (mysql): Requires the item lock; guard: state_version equals the expected version (CAS); WorkItemUpdateState and WorkAttemptFinish in one statement: the item's unfinished attempt is LEFT JOINed (none: only the item is written) and must be attempt_no (another one: nothing matches, the caller fails); rows matched count both tables (docs/protocol.md#round-trips).
+-- name: WorkItemFinishJoined :execrows
+UPDATE pc_work_items
+LEFT JOIN pc_work_attempts
+  ON pc_work_attempts.work_id = pc_work_items.work_id AND pc_work_attempts.finished_at IS NULL
+SET pc_work_items.status = sqlc.arg('status'),
+    pc_work_items.available_at = sqlc.arg('available_at'),
+    pc_work_items.lease_owner = sqlc.narg('lease_owner'),
+    pc_work_items.lease_fence = sqlc.arg('lease_fence'),
+    pc_work_items.lease_expires_at = sqlc.narg('lease_expires_at'),
+    pc_work_items.attempt_count = sqlc.arg('attempt_count'),
+    pc_work_items.generation_attempt_count = sqlc.arg('generation_attempt_count'),
+    pc_work_items.recovery_generation = sqlc.arg('recovery_generation'),
+    pc_work_items.max_attempts = sqlc.arg('max_attempts'),
+    pc_work_items.cancel_requested = sqlc.arg('cancel_requested'),
+    pc_work_items.result_code = sqlc.narg('result_code'),
+    pc_work_items.result_payload = sqlc.narg('result_payload'),
+    pc_work_items.error_category = sqlc.narg('error_category'),
+    pc_work_items.error_code = sqlc.narg('error_code'),
+    pc_work_items.state_version = sqlc.arg('state_version'),
+    pc_work_items.updated_at = sqlc.arg('updated_at'),
+    pc_work_items.completed_at = sqlc.narg('completed_at'),
+    pc_work_attempts.finished_at = CAST(sqlc.narg('finished_at') AS DATETIME(6)),
+    pc_work_attempts.outcome = CAST(sqlc.narg('outcome') AS CHAR),
+    pc_work_attempts.error_category = CAST(sqlc.narg('attempt_error_category') AS CHAR),
+    pc_work_attempts.error_code = CAST(sqlc.narg('attempt_error_code') AS CHAR)
+WHERE pc_work_items.work_id = sqlc.arg('work_id')
+  AND pc_work_items.state_version = sqlc.arg('expected_version')
+  AND (pc_work_attempts.attempt_no = CAST(sqlc.arg('attempt_no') AS SIGNED) OR pc_work_attempts.work_id IS NULL);
+
 -- No lock; plain read of one item.
 -- name: WorkItemGet :one
 SELECT work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
@@ -156,76 +228,3 @@ SET status = sqlc.arg('status'),
     completed_at = sqlc.narg('completed_at')
 WHERE work_id = sqlc.arg('work_id')
   AND state_version = sqlc.arg('expected_version');
-
--- Engine-only (mysql): MariaDB only (the adapter runs it when the server is MariaDB). Requires the lane and item locks; guard: state_version equals the expected version (CAS); WorkItemUpdateStateFinishAttemptJoined plus WorkLaneAdvanceHead in one statement: the lane named by lane_key is joined (missing: nothing matches) and its head set from a derived table (the form MySQL allows over a table being updated); the finishing item is excluded by lane_sequence > after_sequence, so the head is the same whether the server reads the item before or after writing it (docs/protocol.md#round-trips).
--- name: WorkItemUpdateStateFinishAttemptAdvanceJoined :execrows
-UPDATE pc_work_items
-JOIN pc_work_lanes
-LEFT JOIN pc_work_attempts
-  ON pc_work_attempts.work_id = pc_work_items.work_id AND pc_work_attempts.finished_at IS NULL
-SET pc_work_items.status = sqlc.arg('status'),
-    pc_work_items.available_at = sqlc.arg('available_at'),
-    pc_work_items.lease_owner = sqlc.narg('lease_owner'),
-    pc_work_items.lease_fence = sqlc.arg('lease_fence'),
-    pc_work_items.lease_expires_at = sqlc.narg('lease_expires_at'),
-    pc_work_items.attempt_count = sqlc.arg('attempt_count'),
-    pc_work_items.generation_attempt_count = sqlc.arg('generation_attempt_count'),
-    pc_work_items.recovery_generation = sqlc.arg('recovery_generation'),
-    pc_work_items.max_attempts = sqlc.arg('max_attempts'),
-    pc_work_items.cancel_requested = sqlc.arg('cancel_requested'),
-    pc_work_items.result_code = sqlc.narg('result_code'),
-    pc_work_items.result_payload = sqlc.narg('result_payload'),
-    pc_work_items.error_category = sqlc.narg('error_category'),
-    pc_work_items.error_code = sqlc.narg('error_code'),
-    pc_work_items.state_version = sqlc.arg('state_version'),
-    pc_work_items.updated_at = sqlc.arg('updated_at'),
-    pc_work_items.completed_at = sqlc.narg('completed_at'),
-    pc_work_attempts.finished_at = CAST(sqlc.narg('finished_at') AS DATETIME(6)),
-    pc_work_attempts.outcome = CAST(sqlc.narg('outcome') AS CHAR),
-    pc_work_attempts.error_category = CAST(sqlc.narg('attempt_error_category') AS CHAR),
-    pc_work_attempts.error_code = CAST(sqlc.narg('attempt_error_code') AS CHAR),
-    pc_work_lanes.head_sequence = (
-        SELECT nxt.lane_sequence
-        FROM (
-            SELECT i.lane_sequence
-            FROM pc_work_items i
-            WHERE i.lane_key = sqlc.arg('lane_key')
-              AND i.lane_sequence > sqlc.arg('after_sequence')
-              AND i.status NOT IN ('succeeded', 'cancelled')
-            ORDER BY i.lane_sequence
-            LIMIT 1) AS nxt)
-WHERE pc_work_items.work_id = sqlc.arg('work_id')
-  AND pc_work_lanes.lane_key = sqlc.arg('lane_key')
-  AND pc_work_items.state_version = sqlc.arg('expected_version')
-  AND (pc_work_attempts.attempt_no = CAST(sqlc.arg('attempt_no') AS SIGNED) OR pc_work_attempts.work_id IS NULL);
-
--- Engine-only (mysql): Requires the item lock; guard: state_version equals the expected version (CAS); WorkItemUpdateState and WorkAttemptFinish in one statement: the item's unfinished attempt is LEFT JOINed (none: only the item is written) and must be attempt_no (another one: nothing matches, the caller fails); rows matched count both tables (docs/protocol.md#round-trips).
--- name: WorkItemUpdateStateFinishAttemptJoined :execrows
-UPDATE pc_work_items
-LEFT JOIN pc_work_attempts
-  ON pc_work_attempts.work_id = pc_work_items.work_id AND pc_work_attempts.finished_at IS NULL
-SET pc_work_items.status = sqlc.arg('status'),
-    pc_work_items.available_at = sqlc.arg('available_at'),
-    pc_work_items.lease_owner = sqlc.narg('lease_owner'),
-    pc_work_items.lease_fence = sqlc.arg('lease_fence'),
-    pc_work_items.lease_expires_at = sqlc.narg('lease_expires_at'),
-    pc_work_items.attempt_count = sqlc.arg('attempt_count'),
-    pc_work_items.generation_attempt_count = sqlc.arg('generation_attempt_count'),
-    pc_work_items.recovery_generation = sqlc.arg('recovery_generation'),
-    pc_work_items.max_attempts = sqlc.arg('max_attempts'),
-    pc_work_items.cancel_requested = sqlc.arg('cancel_requested'),
-    pc_work_items.result_code = sqlc.narg('result_code'),
-    pc_work_items.result_payload = sqlc.narg('result_payload'),
-    pc_work_items.error_category = sqlc.narg('error_category'),
-    pc_work_items.error_code = sqlc.narg('error_code'),
-    pc_work_items.state_version = sqlc.arg('state_version'),
-    pc_work_items.updated_at = sqlc.arg('updated_at'),
-    pc_work_items.completed_at = sqlc.narg('completed_at'),
-    pc_work_attempts.finished_at = CAST(sqlc.narg('finished_at') AS DATETIME(6)),
-    pc_work_attempts.outcome = CAST(sqlc.narg('outcome') AS CHAR),
-    pc_work_attempts.error_category = CAST(sqlc.narg('attempt_error_category') AS CHAR),
-    pc_work_attempts.error_code = CAST(sqlc.narg('attempt_error_code') AS CHAR)
-WHERE pc_work_items.work_id = sqlc.arg('work_id')
-  AND pc_work_items.state_version = sqlc.arg('expected_version')
-  AND (pc_work_attempts.attempt_no = CAST(sqlc.arg('attempt_no') AS SIGNED) OR pc_work_attempts.work_id IS NULL);
-

@@ -8,7 +8,7 @@ INSERT IGNORE INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 VALUES (sqlc.arg('logical_key'), sqlc.arg('work_id'), sqlc.arg('lane_key'), sqlc.arg('created_at'));
 
 -- Engine-only (mysql): Guard: primary key (and unique work_id), under the lane lock; inserts the key when no committed row has it. Under READ COMMITTED the NOT EXISTS is a consistent read, so an existing key takes no lock here (INSERT IGNORE would take a shared one, see WorkKeyItemInsert) and the caller's WorkKeyLock takes the exclusive lock first. A key another transaction inserted and has not committed makes the insert wait, then fail as a duplicate (db.ErrConflict). Inserted = rows == 1.
--- name: WorkKeyInsertIfNotExists :execrows
+-- name: WorkKeyInsertIfAbsentUnlocked :execrows
 INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 SELECT CAST(sqlc.arg('logical_key') AS CHAR), CAST(sqlc.arg('work_id') AS CHAR), CAST(sqlc.arg('lane_key') AS CHAR),
        CAST(sqlc.arg('created_at') AS DATETIME(6))

@@ -38,7 +38,7 @@ ORDER BY c.available_at, c.created_at
 LIMIT sqlc.arg('limit');
 
 -- Engine-only (postgres): Lock: due lane heads, then their lanes (FOR UPDATE SKIP LOCKED: it never waits, so no lock order is needed), oldest first, at most slots; claims them in the same statement (fence + 1, an attempt row) and returns them with the clock they were checked against, then up to candidates expired heads (unlocked; recovered one by one) (docs/protocol.md#set-based-claim).
--- name: WorkItemClaimSet :many
+-- name: WorkItemClaimMany :many
 WITH clock AS MATERIALIZED (
     SELECT clock_timestamp()::timestamptz AS db_now
 ), supported AS MATERIALIZED (
@@ -133,7 +133,7 @@ WHERE work_id = ANY (sqlc.arg('work_ids')::uuid[])
   AND status IN ('succeeded', 'cancelled');
 
 -- Engine-only (postgres): Requires the batch's lane locks (held by the caller): writes each lane's allocator and head, then inserts the items as an enqueue creates them (queued, due now, no lease, state_version 1), in one statement (docs/protocol.md#enqueue-many).
--- name: WorkItemEnqueueSet :one
+-- name: WorkItemEnqueueMany :one
 WITH l AS (
     UPDATE pc_work_lanes wl
     SET next_sequence = u.next_sequence,
@@ -232,7 +232,7 @@ WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE;
 
 -- Engine-only (postgres): Lock: the batch's items (FOR UPDATE), after their lanes and keys (docs/protocol.md#set-based-completion).
--- name: WorkItemLockSet :many
+-- name: WorkItemLockMany :many
 SELECT sqlc.embed(pc_work_items)
 FROM pc_work_items
 WHERE work_id = ANY (sqlc.arg('work_ids')::uuid[])
@@ -245,6 +245,11 @@ SELECT sqlc.embed(pc_work_items), clock_timestamp()::timestamptz AS db_now
 FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE SKIP LOCKED;
+
+-- Engine-only (postgres): no lock; for the rest of the transaction (set_config local) turns bitmap and sequential scans off, so the set-based statements walk their indexes (the claim's branches in (available_at, created_at) order, stopping at their limit; the batch's rows by primary key) however stale the statistics of a fast-growing table, and uses the cached generic plan (planning the claim statement anew cost more than running it) (docs/protocol.md#set-based-claim).
+-- name: WorkItemPinPlan :exec
+SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
+       set_config('plan_cache_mode', 'force_generic_plan', true);
 
 -- No lock; succeeded/cancelled items completed before the cutoff, oldest first (never failed ones).
 -- name: WorkItemPurgeCandidates :many
@@ -263,13 +268,8 @@ WHERE status NOT IN ('succeeded', 'cancelled')
 GROUP BY kind, status
 ORDER BY kind, status;
 
--- Engine-only (postgres): no lock; for the rest of the transaction (set_config local) turns bitmap and sequential scans off, so the set-based statements walk their indexes (the claim's branches in (available_at, created_at) order, stopping at their limit; the batch's rows by primary key) however stale the statistics of a fast-growing table, and uses the cached generic plan (planning the claim statement anew cost more than running it) (docs/protocol.md#set-based-claim).
--- name: WorkItemSetPlan :exec
-SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
-       set_config('plan_cache_mode', 'force_generic_plan', true);
-
 -- Engine-only (postgres): Guard: caller holds lane, key and item locks; each item's state_version equals its expected version (compare-and-set); finishes a batch as succeeded in one statement: items, running attempts, keys, lane heads (docs/protocol.md#set-based-completion).
--- name: WorkItemSucceedSet :one
+-- name: WorkItemSucceedMany :one
 WITH input AS (
     SELECT unnest(sqlc.arg('work_ids')::uuid[]) AS work_id,
            unnest(sqlc.arg('expected_versions')::bigint[]) AS expected_version,

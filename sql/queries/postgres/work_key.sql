@@ -10,7 +10,7 @@ VALUES (sqlc.arg('logical_key'), sqlc.arg('work_id'), sqlc.arg('lane_key'), sqlc
 ON CONFLICT DO NOTHING;
 
 -- Engine-only (postgres): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that do not exist yet (ON CONFLICT DO NOTHING takes no lock on an existing row) and returns the work ids it inserted (docs/protocol.md#enqueue-many).
--- name: WorkKeyInsertSet :many
+-- name: WorkKeyInsertMany :many
 INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 SELECT unnest(sqlc.arg('logical_keys')::text[]), unnest(sqlc.arg('work_ids')::uuid[]),
        unnest(sqlc.arg('lane_keys')::text[]), sqlc.arg('created_at')::timestamptz
@@ -63,7 +63,7 @@ WHERE logical_key = sqlc.arg('logical_key')
 FOR UPDATE;
 
 -- Engine-only (postgres): Lock: the batch's logical keys (FOR UPDATE), after their lanes and before their items (docs/protocol.md#set-based-completion).
--- name: WorkKeyLockSet :many
+-- name: WorkKeyLockMany :many
 SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys
 WHERE logical_key = ANY (sqlc.arg('logical_keys')::text[])
