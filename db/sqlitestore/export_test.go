@@ -1,6 +1,9 @@
 package sqlitestore
 
-import "database/sql"
+import (
+	"database/sql"
+	"time"
+)
 
 // BusyTimeoutMillis exposes busyTimeoutMillis to the external test package.
 const BusyTimeoutMillis = busyTimeoutMillis
@@ -10,3 +13,6 @@ func Writer(s *Store) *sql.DB { return s.writer }
 
 // Reader exposes the reader pool of s to the external test package.
 func Reader(s *Store) *sql.DB { return s.reader }
+
+// SetWriteLockWait sets how long InTx of s keeps asking for a busy write lock.
+func SetWriteLockWait(s *Store, d time.Duration) { s.lockWait = d }

@@ -8,7 +8,9 @@
 //     writer).
 //
 // Times are INTEGER unix microseconds UTC; the database clock has millisecond resolution. A second process on the
-// same file waits up to busy_timeout for the write lock and then fails with db.ErrDeadlock (never retried here).
+// same file waits for the write lock: each BEGIN IMMEDIATE up to busy_timeout, and InTx asks again for up to
+// writeLockWait before it fails with db.ErrDeadlock. A BEGIN that could not take the lock ran nothing, so asking
+// again is safe; the transaction body itself is never retried.
 package sqlitestore
 
 import (
@@ -17,6 +19,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,6 +36,12 @@ import (
 // busyTimeoutMillis is how long a connection waits for a lock held by another connection or process.
 const busyTimeoutMillis = 5000
 
+// writeLockWait bounds how long InTx keeps asking for the write lock when another connection or process holds it.
+// busy_timeout alone is not enough: SQLite's busy handler polls every 100 ms after the first quarter second, so a
+// writer on a second pool (a second process, or a second Store on the same file) can miss every short gap between a
+// busy pool's transactions for longer than busy_timeout on a loaded machine. That waiter is starved, not deadlocked.
+const writeLockWait = 60 * time.Second
+
 // readerConns is the size of the autocommitted read pool.
 const readerConns = 4
 
@@ -41,6 +50,8 @@ type Store struct {
 	queries
 	writer *sql.DB
 	reader *sql.DB
+	// lockWait is writeLockWait (a test shortens it to see the failure).
+	lockWait time.Duration
 }
 
 var _ db.Store = (*Store)(nil)
@@ -87,9 +98,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 
 	return &Store{
-		queries: queries{r: sqlitegen.New(reader), w: sqlitegen.New(writer)},
-		writer:  writer,
-		reader:  reader,
+		queries:  queries{r: sqlitegen.New(reader), w: sqlitegen.New(writer)},
+		writer:   writer,
+		reader:   reader,
+		lockWait: writeLockWait,
 	}, nil
 }
 
@@ -194,12 +206,12 @@ func (s *Store) Close() error {
 func (s *Store) SkipLocked() bool { return true }
 
 // InTx runs fn in one BEGIN IMMEDIATE transaction on the writer connection, commits, and rolls back on error or
-// panic. It never retries. fn must use q, not the Store: a write on the Store from inside fn would wait for the
+// panic. Only a BEGIN refused as busy is asked again (begin); fn runs at most once. fn must use q, not the Store: a write on the Store from inside fn would wait for the
 // single writer connection that fn's transaction holds.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) (err error) {
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
-		return interpretError(err)
+		return err
 	}
 	committed := false
 	defer func() {
@@ -216,6 +228,38 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 	}
 	committed = true
 	return nil
+}
+
+// begin starts a BEGIN IMMEDIATE transaction on the writer, asking again after a short random pause while the
+// write lock is busy, for up to s.lockWait; then the busy error is returned as db.ErrDeadlock.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	deadline := time.Now().Add(s.lockWait)
+	for {
+		tx, err := s.writer.BeginTx(ctx, nil)
+		if err == nil {
+			return tx, nil
+		}
+		if !isBusy(err) || !time.Now().Before(deadline) {
+			return nil, interpretError(err)
+		}
+		pause := time.NewTimer(time.Duration(1+rand.IntN(4)) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return nil, interpretError(err)
+		case <-pause.C:
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code() & 0xff
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
 }
 
 // interpretError maps driver errors to the db sentinels: no rows → ErrNotFound; SQLITE_BUSY/SQLITE_LOCKED (after

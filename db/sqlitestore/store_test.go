@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/db/sqlitestore"
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -215,8 +217,11 @@ func TestSecondWriterWaitsForBusyTimeout(t *testing.T) {
 			return err
 		})
 	}()
-	// The second writer cannot begin while the first holds the write lock. This is a timing assertion by nature:
-	// give it a moment to reach its busy wait, then check it has not entered.
+	// The second writer cannot begin while the first holds the write lock. Wait (with a deadline) until it holds
+	// its connection, i.e. it is in its BEGIN IMMEDIATE; then give it a while to enter. That while stays a sleep:
+	// it proves an absence (the writer does not enter), and only waiting can show that.
+	testutil.Eventually(t, 30*time.Second, func() bool { return sqlitestore.Writer(s2).Stats().InUse > 0 },
+		"the second writer never began")
 	time.Sleep(200 * time.Millisecond)
 	select {
 	case <-entered:
@@ -236,7 +241,8 @@ func TestSecondWriterWaitsForBusyTimeout(t *testing.T) {
 	require.Equal(t, "ok", check)
 }
 
-// When the other writer holds the lock longer than busy_timeout, the waiter fails with db.ErrDeadlock (no retry).
+// When the other writer holds the lock past busy_timeout and InTx's write-lock wait, the waiter fails with
+// db.ErrDeadlock; its body never ran.
 func TestSecondWriterBusyTimeoutIsErrDeadlock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the full busy_timeout")
@@ -257,11 +263,56 @@ func TestSecondWriterBusyTimeoutIsErrDeadlock(t *testing.T) {
 		})
 	}()
 	<-inside
-	err := s2.InTx(ctx, func(ctx context.Context, q db.Queries) error { return nil })
+	sqlitestore.SetWriteLockWait(s2, 0) // one BEGIN: fail after busy_timeout
+	ran := false
+	err := s2.InTx(ctx, func(ctx context.Context, q db.Queries) error { ran = true; return nil })
 	close(release)
 	require.ErrorIs(t, err, db.ErrDeadlock)
+	require.False(t, ran, "the body ran without the write lock")
 	require.NoError(t, <-first)
 
 	_, err = s2.WorkLaneInsertIfAbsent(ctx, "lane-1")
 	require.NoError(t, err, "the waiter recovers once the lock is free")
+}
+
+// A writer held out past busy_timeout keeps asking for the write lock (InTx's write-lock wait) and runs once it is
+// free, exactly once: a second pool on the same file is starved for a while, not failed.
+func TestSecondWriterWaitsPastBusyTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds the write lock past the full busy_timeout")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	s1 := open(t)
+	s2 := enginetest.OpenStore(t, enginetest.URLOf(t, s1)).(*sqlitestore.Store)
+
+	inside := make(chan struct{})
+	release := make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s1.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			close(inside)
+			<-release
+			return nil
+		})
+	}()
+	<-inside
+	var runs atomic.Int32
+	second := make(chan error, 1)
+	go func() {
+		second <- s2.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			runs.Add(1)
+			_, err := q.WorkLaneInsertIfAbsent(ctx, "lane-2")
+			return err
+		})
+	}()
+	// Hold the lock past one full busy_timeout (a sleep: it proves the waiter outlasts it, which only time shows).
+	time.Sleep(time.Duration(sqlitestore.BusyTimeoutMillis)*time.Millisecond + time.Second)
+	require.Zero(t, runs.Load(), "the second writer ran while the first held the write lock")
+	close(release)
+	require.NoError(t, <-first)
+	require.NoError(t, <-second)
+	require.Equal(t, int32(1), runs.Load())
+	_, err := s2.WorkLaneGet(ctx, "lane-2")
+	require.NoError(t, err)
 }
