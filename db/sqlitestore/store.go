@@ -233,13 +233,13 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 // begin starts a BEGIN IMMEDIATE transaction on the writer, asking again after a short random pause while the
 // write lock is busy, for up to s.lockWait; then the busy error is returned as db.ErrDeadlock.
 func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
-	deadline := time.Now().Add(s.lockWait)
+	start := time.Now()
 	for {
 		tx, err := s.writer.BeginTx(ctx, nil)
 		if err == nil {
 			return tx, nil
 		}
-		if !isBusy(err) || !time.Now().Before(deadline) {
+		if !isBusy(err) || time.Since(start) >= s.lockWait {
 			return nil, interpretError(err)
 		}
 		pause := time.NewTimer(time.Duration(1+rand.IntN(4)) * time.Millisecond)
