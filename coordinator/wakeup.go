@@ -14,8 +14,9 @@ import (
 // that makes work claimable notifies db.ChannelWorkEnqueued and one that finishes an item notifies
 // db.ChannelWorkFinished, in the transaction itself, so the notification is delivered exactly when it commits; which
 // transaction notifies what is derived from its writes (transition.go). A Ledger that listens (Listen) wakes its
-// workers' claim loops on the first and its item waiters (a flush) on the second. Every notification is only a hint: workers still poll and waiters still read the database, so a lost
-// notification delays work by at most one poll and never loses it.
+// workers' claim loops on the first and its item waiters (a flush) on the second. Every notification is only a
+// hint: workers still poll and waiters still read the database, so a lost notification delays work by at most one
+// poll and never loses it.
 
 // ErrNoNotifications is returned by Listen when the store's engine has no notifications.
 var ErrNoNotifications = errors.New("coordinator: this engine has no notifications; workers poll")
@@ -43,8 +44,8 @@ func (l *Ledger) SetNotify(on bool) {
 	l.wake.enqueued.n, l.wake.finished.n = n, n
 }
 
-// onEnqueued registers wake to be called on every work-enqueued notification (and on every listener
-// (re)connect); it returns the unregister func.
+// onEnqueued registers wake to be called whenever a transaction of this Ledger made work claimable, on every
+// work-enqueued notification and on every listener (re)connect; it returns the unregister func.
 func (l *Ledger) onEnqueued(wake func()) func() {
 	l.wake.mu.Lock()
 	defer l.wake.mu.Unlock()
