@@ -105,8 +105,8 @@ func (l *Ledger) claimMany(ctx context.Context, req ClaimRequest, limit int) (Cl
 	if l.path == PathSet {
 		set, err = l.store.WorkItemClaimMany(ctx, p)
 	} else {
-		err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-			set, err = db.ChainWorkItemClaimMany(ctx, q, p)
+		err = l.inTx(ctx, func(ctx context.Context, tx *ledgerTx) error {
+			set, err = db.ChainWorkItemClaimMany(ctx, tx, p)
 			return err
 		})
 	}
@@ -114,6 +114,13 @@ func (l *Ledger) claimMany(ctx context.Context, req ClaimRequest, limit int) (Cl
 		return ClaimResult{}, err
 	}
 	var res ClaimResult
+	if l.path == PathSet { // the store's own transaction, committed: its wake-ups by the same rule
+		claimed := make([]db.WorkItem, len(set.Claimed))
+		for i, c := range set.Claimed {
+			claimed[i] = c.Item
+		}
+		l.committedOutside(claimed)
+	}
 	for _, c := range set.Claimed {
 		claim := Claim{Item: c.Item, Owner: req.Owner, Fence: c.Item.LeaseFence, AttemptNo: c.Item.AttemptCount,
 			LeaseExpiresAt: c.Item.LeaseExpiresAt, PreviousTraceID: c.PreviousTraceID, PreviousSpanID: c.PreviousSpanID}
@@ -121,7 +128,6 @@ func (l *Ledger) claimMany(ctx context.Context, req ClaimRequest, limit int) (Cl
 			claim.TraceID, claim.SpanID = p.TraceIDs[c.Slot-1], p.SpanIDs[c.Slot-1]
 		}
 		res.Claims = append(res.Claims, claim)
-		l.watch.notify(c.Item.WorkID)
 	}
 	return res, l.recoverExpired(ctx, req, set.Expired, &res)
 }
@@ -153,7 +159,7 @@ func (l *Ledger) recoverExpired(ctx context.Context, req ClaimRequest, expired [
 // claimOne claims or expires one candidate; expired is the old attempt's outcome when it recovered an expired
 // lease ("" otherwise).
 func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimRequest) (claim Claim, ok bool, expired string, err error) {
-	err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	err = l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
 		ok, expired = false, ""
 		// A due head is claimed under lane → item: claiming neither reads nor writes the logical key. Recovering an
 		// expired lease may finish the lane (cancelled) and delete the key, so it takes lane → key → item.
@@ -196,9 +202,6 @@ func (l *Ledger) claimOne(ctx context.Context, c db.ClaimCandidate, req ClaimReq
 		}
 		return nil
 	})
-	if err == nil && (ok || expired != "") {
-		l.watch.notify(c.WorkID)
-	}
 	return claim, ok, expired, err
 }
 

@@ -81,11 +81,7 @@ func (l *Ledger) Complete(ctx context.Context, c Claim, result Result, commit Do
 		ctx, end = l.hooks.Commit(ctx, c)
 		defer func() { end(err) }()
 	}
-	done, err = l.complete(ctx, c, result, commit)
-	if err == nil {
-		l.watch.notify(c.Item.WorkID)
-	}
-	return done, err
+	return l.complete(ctx, c, result, commit)
 }
 
 func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit DomainCommit) (db.WorkItem, error) {
@@ -94,12 +90,9 @@ func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit Do
 		return db.WorkItem{}, err
 	}
 	var done db.WorkItem
-	err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	err = l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
 		var err error
 		done, err = completeIn(ctx, q, c, result.Code, payload, commit)
-		if err == nil {
-			l.noteFinished(ctx)
-		}
 		return err
 	})
 	return done, err
@@ -227,7 +220,7 @@ func (l *Ledger) completeBatch(ctx context.Context, cs []Completion, out []Compl
 		}
 	}
 	itemErr := make([]bool, len(cs))
-	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
 		if l.path == PathSet {
 			return l.completeSet(ctx, q, cs, order, payloads, out, itemErr)
 		}
@@ -244,9 +237,6 @@ func (l *Ledger) completeBatch(ctx context.Context, cs []Completion, out []Compl
 			}
 			out[i] = CompletionResult{Item: done, Err: fnErr}
 			itemErr[i] = fnErr != nil
-			if fnErr == nil {
-				l.noteFinished(ctx)
-			}
 		}
 		return nil
 	})
@@ -256,9 +246,6 @@ func (l *Ledger) completeBatch(ctx context.Context, cs []Completion, out []Compl
 		}
 		if end := ends[i]; end != nil {
 			end(out[i].Err)
-		}
-		if out[i].Err == nil {
-			l.watch.notify(cs[i].Claim.Item.WorkID)
 		}
 	}
 }
@@ -325,7 +312,6 @@ func (l *Ledger) completeSet(ctx context.Context, q db.Queries, cs []Completion,
 	if n != int64(len(finish)) {
 		return errVersionMoved
 	}
-	l.noteFinished(ctx)
 	return nil
 }
 
@@ -340,7 +326,7 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 		delay = 0
 	}
 	var out db.WorkItem
-	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
 		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
 		if err != nil {
 			return err
@@ -350,7 +336,6 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 		case ErrCancelRequested:
 			item, err = cancelRunning(ctx, q, lane, hasKey, item, now)
 			out = item
-			l.noteFinished(ctx)
 			return err
 		default:
 			return err
@@ -377,14 +362,8 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 			return err
 		}
 		out = item
-		if item.Status == db.StatusFailed {
-			l.noteFinished(ctx)
-		}
 		return nil
 	})
-	if err == nil {
-		l.watch.notify(c.Item.WorkID)
-	}
 	return out, err
 }
 
@@ -392,7 +371,7 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 // is deleted and the lane head advances, without waiting for the lease to expire. The domain commit never runs.
 func (l *Ledger) ConfirmCancelled(ctx context.Context, c Claim) (db.WorkItem, error) {
 	var out db.WorkItem
-	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
 		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
 		if err != nil {
 			return err
@@ -404,12 +383,8 @@ func (l *Ledger) ConfirmCancelled(ctx context.Context, c Claim) (db.WorkItem, er
 			return err
 		}
 		out, err = cancelRunning(ctx, q, lane, hasKey, item, now)
-		l.noteFinished(ctx)
 		return err
 	})
-	if err == nil {
-		l.watch.notify(c.Item.WorkID)
-	}
 	return out, err
 }
 

@@ -84,7 +84,7 @@ func (l *Ledger) enqueue(ctx context.Context, req EnqueueRequest) (EnqueueResult
 func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest, atCommit bool) (EnqueueResult, error) {
 	var res EnqueueResult
 	inserted := true
-	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
 		if req.Lease != nil {
 			if err := assertLease(ctx, q, *req.Lease); err != nil {
 				return err
@@ -95,9 +95,6 @@ func (l *Ledger) enqueueTx(ctx context.Context, req EnqueueRequest, atCommit boo
 			res, err = enqueueInAtCommit(ctx, q, req, &inserted)
 		} else {
 			res, err = enqueueIn(ctx, q, req)
-		}
-		if res.Created {
-			l.noteEnqueued(ctx) // when the key turns out to exist, a spurious wake-up: only a hint
 		}
 		return err
 	})
@@ -278,7 +275,7 @@ func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (result
 	// second lane turned out missing, so a batch of new lanes costs at most three transactions.
 	for attempt := 0; attempt < 3; attempt++ {
 		results = make([]EnqueueResult, len(reqs))
-		err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		err = l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
 			for _, t := range leases {
 				if err := assertLease(ctx, q, t); err != nil {
 					return err
@@ -295,11 +292,6 @@ func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (result
 						return err
 					}
 					results[i] = r
-				}
-			}
-			for _, r := range results {
-				if r.Created {
-					l.noteEnqueued(ctx)
 				}
 			}
 			return nil

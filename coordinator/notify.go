@@ -3,7 +3,7 @@ package coordinator
 import "sync"
 
 // itemWatch lets in-process waiters (a flush waiting for its operation) learn at once that an item changed state
-// through this Ledger, instead of finding out at their next database poll. It is only a hint: waiters still read
+// through this Ledger (signalled after the commit by transition.go), instead of finding out at their next database poll. It is only a hint: waiters still read
 // the item from the database, and changes made by other processes are seen by polling. Entries are reference
 // counted so waiters that give up (or whose item another process finished) leave nothing behind.
 type itemWatch struct {
@@ -56,7 +56,7 @@ func (w *itemWatch) watching() int {
 	return len(w.m)
 }
 
-// Changed returns a channel closed the next time this Ledger commits a state change of the item (claim, expiry,
-// complete, fail, cancel, retry), and a stop func the caller must call when it no longer waits. Take it before
+// Changed returns a channel closed the next time this Ledger commits a state change of the item (any transition
+// of docs/protocol.md#state-machine), and a stop func the caller must call when it no longer waits. Take it before
 // reading the item so no change is missed.
 func (l *Ledger) Changed(workID string) (<-chan struct{}, func()) { return l.watch.watch(workID) }

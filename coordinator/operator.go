@@ -74,7 +74,7 @@ func (l *Ledger) operatorTransition(ctx context.Context, workID string, expected
 		return db.WorkItem{}, err
 	}
 	var out db.WorkItem
-	err = l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	err = l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
 		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, peek.LaneKey, peek.LogicalKey, workID)
 		if err != nil {
 			return err
@@ -90,12 +90,8 @@ func (l *Ledger) operatorTransition(ctx context.Context, workID string, expected
 			return &StateConflictError{WorkID: workID, Status: item.Status, ActualVersion: item.StateVersion}
 		}
 		out = next
-		l.noteTransition(ctx, next)
 		return nil
 	})
-	if err == nil {
-		l.watch.notify(workID)
-	}
 	return out, err
 }
 

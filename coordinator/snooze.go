@@ -41,7 +41,7 @@ func (l *Ledger) Snooze(ctx context.Context, c Claim, f Failure, delay time.Dura
 	}
 	delay = min(max(delay, 0), MaxSnoozeDelay)
 	var out db.WorkItem
-	err := l.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
 		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
 		if err != nil {
 			return err
@@ -51,8 +51,7 @@ func (l *Ledger) Snooze(ctx context.Context, c Claim, f Failure, delay time.Dura
 		case ErrCancelRequested:
 			item, err = cancelRunning(ctx, q, lane, hasKey, item, now)
 			out = item
-			l.noteFinished(ctx)
-			return err
+			return err // cancelled: "finished" (and the lane's successor) derived from the writes, as in Fail
 		default:
 			return err
 		}
@@ -83,9 +82,6 @@ func (l *Ledger) Snooze(ctx context.Context, c Claim, f Failure, delay time.Dura
 		out = item
 		return nil
 	})
-	if err == nil {
-		l.watch.notify(c.Item.WorkID)
-	}
 	return out, err
 }
 

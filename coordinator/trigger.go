@@ -34,6 +34,8 @@ func (l *Ledger) Trigger(ctx context.Context, req EnqueueRequest, wake func(), w
 	if res.Idle {
 		return TriggerOutcome{Status: TriggerIdle}, nil
 	}
+	// Not a wake-up of the transition (that one already woke this Ledger's workers, transition.go): wake is the
+	// caller's own hook, for a worker that may run on another Ledger value, so it stays the caller's to send.
 	if res.Created && wake != nil {
 		wake()
 	}

@@ -12,10 +12,11 @@ import (
 
 // Cross-process wake-ups (docs/protocol.md#wake-ups). On an engine with notifications (PostgreSQL), a transaction
 // that makes work claimable notifies db.ChannelWorkEnqueued and one that finishes an item notifies
-// db.ChannelWorkFinished, in the transaction itself, so the notification is delivered exactly when it commits. A
-// Ledger that listens (Listen) wakes its workers' claim loops on the first and its item waiters (a flush) on the
-// second. Every notification is only a hint: workers still poll and waiters still read the database, so a lost
-// notification delays work by at most one poll and never loses it.
+// db.ChannelWorkFinished, in the transaction itself, so the notification is delivered exactly when it commits; which
+// transaction notifies what is derived from its writes (transition.go). A Ledger that listens (Listen) wakes its
+// workers' claim loops on the first and its item waiters (a flush) on the second. Every notification is only a
+// hint: workers still poll and waiters still read the database, so a lost notification delays work by at most one
+// poll and never loses it.
 
 // ErrNoNotifications is returned by Listen when the store's engine has no notifications.
 var ErrNoNotifications = errors.New("coordinator: this engine has no notifications; workers poll")
@@ -43,102 +44,8 @@ func (l *Ledger) SetNotify(on bool) {
 	l.wake.enqueued.n, l.wake.finished.n = n, n
 }
 
-// noteEnqueued is called inside a transaction that made work claimable (a created item).
-func (l *Ledger) noteEnqueued(ctx context.Context) {
-	if l.wake.on.Load() {
-		l.wake.enqueued.note(ctx)
-	}
-}
-
-// noteFinished is called inside a transaction that moved an item to a terminal status.
-func (l *Ledger) noteFinished(ctx context.Context) {
-	if l.wake.on.Load() {
-		l.wake.finished.note(ctx)
-	}
-}
-
-// pacer keeps at most one notification of its channel in flight per process. Every commit that notifies takes
-// the engine's notification queue lock, so unpaced notifications serialise concurrent commits; one wake-up per
-// commit interval is all listeners need, since they read the database anyway. The first transaction to note the
-// channel while none is in flight notifies it with its own COMMIT; a transaction that finds one in flight skips
-// and, once it has committed, leaves a pending mark. A pending mark is sent on its own, in autocommit, as soon as
-// nothing is in flight (at once, or when the in-flight transaction ends), so a notification always follows the
-// commit of every transaction that noted the channel.
-type pacer struct {
-	channel string
-	n       db.Notifications // nil: no autocommit sends (the in-transaction ones still go out)
-
-	mu      sync.Mutex
-	busy    bool // a noting transaction or an autocommit send is in flight
-	pending bool // a transaction committed without notifying while busy
-}
-
-func (p *pacer) note(ctx context.Context) {
-	if !db.Notifies(ctx) || db.NotifiesOnCommit(ctx, p.channel) {
-		return // no notifications, or this transaction already notifies (it noted twice: a batch)
-	}
-	p.mu.Lock()
-	mine := !p.busy
-	p.busy = true
-	p.mu.Unlock()
-	if mine {
-		db.NotifyOnCommit(ctx, p.channel)
-		db.AfterTx(ctx, func(bool) { p.release() })
-		return
-	}
-	db.AfterTx(ctx, func(committed bool) {
-		if committed {
-			p.kick()
-		}
-	})
-}
-
-// release ends the in-flight noting transaction; a pending mark is sent now.
-func (p *pacer) release() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.busy = false
-	if p.pending {
-		p.startSend()
-	}
-}
-
-// kick leaves a pending mark after a skipped transaction committed.
-func (p *pacer) kick() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pending = true
-	if !p.busy {
-		p.startSend()
-	}
-}
-
-// startSend sends the pending marks in autocommit, one at a time, until none is left. Caller holds p.mu.
-func (p *pacer) startSend() {
-	if p.n == nil {
-		p.pending = false
-		return
-	}
-	p.busy = true
-	go func() {
-		for {
-			p.mu.Lock()
-			if !p.pending {
-				p.busy = false
-				p.mu.Unlock()
-				return
-			}
-			p.pending = false
-			p.mu.Unlock()
-			ctx, cancel := context.WithTimeout(context.Background(), notifySendTimeout)
-			_ = p.n.Notify(ctx, p.channel) // a lost wake-up costs one poll, never work
-			cancel()
-		}
-	}()
-}
-
-// onEnqueued registers wake to be called on every work-enqueued notification (and on every listener
-// (re)connect); it returns the unregister func.
+// onEnqueued registers wake to be called whenever a transaction of this Ledger made work claimable, on every
+// work-enqueued notification and on every listener (re)connect; it returns the unregister func.
 func (l *Ledger) onEnqueued(wake func()) func() {
 	l.wake.mu.Lock()
 	defer l.wake.mu.Unlock()
@@ -184,6 +91,8 @@ func (l *Ledger) Listen(ctx context.Context, hooks ListenHooks) error {
 	if !ok {
 		return ErrNoNotifications
 	}
+	// The one place outside transition.go that signals waiters: the receiving end. A notification (or a reconnect)
+	// is another process's transition, already committed, and names no item; it is relayed, not derived here.
 	return n.Listen(ctx, db.ListenHandlers{
 		Connected: func() {
 			l.wakeWorkers()
@@ -214,19 +123,5 @@ func (w *itemWatch) notifyAll() {
 	for id, e := range w.m {
 		close(e.ch)
 		delete(w.m, id)
-	}
-}
-
-// noteTransition is called inside an operator transition: a requeued item is claimable work, a cancelled one is
-// finished (and its lane's next item may have become the head).
-func (l *Ledger) noteTransition(ctx context.Context, item db.WorkItem) {
-	switch item.Status {
-	case db.StatusQueued:
-		l.noteEnqueued(ctx)
-	case db.StatusCancelled:
-		l.noteFinished(ctx)
-		l.noteEnqueued(ctx)
-	case db.StatusSucceeded, db.StatusFailed:
-		l.noteFinished(ctx)
 	}
 }
