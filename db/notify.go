@@ -8,8 +8,8 @@ import (
 // Wake-up channels (docs/protocol.md#wake-ups). A notification carries no content: it only says that something
 // may have changed in the sender's schema (its payload), and the receiver reads the database to find out what.
 const (
-	// ChannelWorkEnqueued is notified by a transaction that made new work claimable (an enqueue that created an
-	// item): workers listening on it run a claim pass.
+	// ChannelWorkEnqueued is notified by a transaction that made work claimable (an enqueue, a retry due at once,
+	// or a lane head that moved on to a later item): workers listening on it run a claim pass.
 	ChannelWorkEnqueued = "pc_work_enqueued"
 	// ChannelWorkFinished is notified by a transaction that moved an item to a terminal status (succeeded, failed,
 	// cancelled): waiters for an item (a flush) read it again.
