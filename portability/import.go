@@ -71,8 +71,7 @@ type parsed struct {
 	header     Header
 	head       int64
 	cursors    []Cursor
-	sources    []db.Source
-	tombstones []int64
+	sources    []db.Source // forgotten ones with ErasedAt set
 	revisions  []db.MemoryRevision
 	entries    map[int64][]db.MemoryEntry
 	embeddings map[int64][]db.MemoryEmbedding
@@ -139,12 +138,11 @@ func (im Importer) write(ctx context.Context, scope string, p *parsed) error {
 			return err
 		}
 		for _, s := range p.sources {
-			if err := q.SourceInsert(ctx, s); err != nil {
-				return err
+			insert := q.SourceInsert
+			if !s.ErasedAt.IsZero() {
+				insert = q.SourceInsertTombstone
 			}
-		}
-		for chunk := range slices.Chunk(p.tombstones, page) {
-			if _, err := q.SourceEraseByPositions(ctx, db.SourceEraseByPositionsParams{ScopeID: scope, Positions: chunk}); err != nil {
+			if err := insert(ctx, s); err != nil {
 				return err
 			}
 		}
@@ -403,7 +401,7 @@ func parse(r io.Reader) (*parsed, error) {
 			if !slices.Contains(CursorNames, v.CursorName) || cursorSeen[v.CursorName] {
 				return nil, bad("unknown or repeated cursor %q", v.CursorName)
 			}
-			if v.Position > p.head || len(p.sources)+len(p.tombstones) > 0 {
+			if v.Position > p.head || len(p.sources) > 0 {
 				return nil, bad("cursor beyond the journal head or after the Sources")
 			}
 			cursorSeen[v.CursorName] = true
@@ -435,10 +433,9 @@ func parse(r io.Reader) (*parsed, error) {
 				}
 				s = db.Source{JournalPosition: v.JournalPosition, SourceID: v.SourceID, SourceType: v.SourceType, Metadata: []byte("{}")}
 				created = v.CreatedAt
-				if _, err := parseTime(v.ErasedAt, ln, "erased_at"); err != nil {
+				if s.ErasedAt, err = parseTime(v.ErasedAt, ln, "erased_at"); err != nil {
 					return nil, err
 				}
-				p.tombstones = append(p.tombstones, v.JournalPosition)
 				got.Tombstones++
 			}
 			if s.CreatedAt, err = parseTime(created, ln, "created_at"); err != nil {
