@@ -33,7 +33,8 @@ func runAll(t *testing.T, l *coordinator.Ledger, s db.Store) (stop func()) {
 		RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, Logger: zerolog.Nop()},
 		&memory.Handler{Store: s, Provider: p, Embedder: provider.NewLocalEmbedder()}, &experience.Handler{Store: s, Provider: p},
 		&memory.EmbedHandler{Ledger: l, Embedder: provider.NewLocalEmbedder()},
-		&lifecycle.RedactHandler{Ledger: l}, &lifecycle.EraseHandler{Ledger: l, Poll: 10 * time.Millisecond})
+		&lifecycle.RedactHandler{Ledger: l}, &lifecycle.EraseHandler{Ledger: l, Poll: 10 * time.Millisecond},
+		portability.RecordHandler{RecordKind: portability.KindExport}, portability.RecordHandler{RecordKind: portability.KindImport})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -362,5 +363,44 @@ func TestImportRefusesBadInput(t *testing.T) {
 		_, err = portability.Importer{Store: s}.Import(ctx, bytes.NewReader(stream), portability.ImportOptions{AsScope: "erasing"})
 		require.ErrorIs(t, err, sources.ErrScopeErasing)
 		unchanged("erasing", empty)
+	})
+}
+
+// TestRecordsNameWhoAskedAndGoWithTheScope: an export and an import through the Service are recorded as operations
+// of their scope naming who asked (counts only); erasing the scope deletes its records (cancelling one not run yet)
+// and their lane with the rest of the scope.
+func TestRecordsNameWhoAskedAndGoWithTheScope(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		svc := &portability.Service{Store: s, Ledger: l, MaxAttempts: 3}
+		_, err := sources.NewJournal(s).Capture(ctx, sources.CaptureRequest{ScopeID: "a", Content: "Releases ship on Tuesdays."})
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		queued, err := svc.Export(ctx, "a", "ops", false, &buf) // no worker yet: the record stays queued
+		require.NoError(t, err)
+		stop := runAll(t, l, s)
+		defer func() { stop() }()
+		_, rec, err := svc.Import(ctx, bytes.NewReader(buf.Bytes()), "b", "alice")
+		require.NoError(t, err)
+		done := waitStatus(t, l, rec.WorkID, db.StatusSucceeded)
+		require.Equal(t, portability.ResultRecorded, done.ResultCode)
+		var got portability.ImportRecord
+		require.NoError(t, json.Unmarshal(done.ResultPayload, &got))
+		require.Equal(t, portability.ImportRecord{Type: portability.PublicKindImport, RequestedBy: "alice", SourceScopeID: "a",
+			Counts: portability.Counts{Sources: 1}}, got)
+		require.NotContains(t, string(done.ResultPayload), "Tuesdays")
+		waitStatus(t, l, queued.WorkID, db.StatusSucceeded)
+
+		_, err = svc.Export(ctx, "b", "bob", true, &bytes.Buffer{})
+		require.NoError(t, err)
+		erase, err := (&lifecycle.Eraser{Ledger: l, MaxAttempts: 3}).Erase(ctx, "b", "ops")
+		require.NoError(t, err)
+		waitStatus(t, l, erase.WorkID, db.StatusSucceeded)
+		left, err := l.List(ctx, coordinator.ListParams{ScopeID: "b", Kinds: portability.WorkKinds(), Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, left, "the erase deleted the scope's records")
+		_, err = s.WorkLaneGet(ctx, portability.LaneKey("b"))
+		require.ErrorIs(t, err, db.ErrNotFound, "and their idle lane")
 	})
 }
