@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
@@ -289,6 +291,16 @@ func readLines(r io.Reader) ([][]byte, bool, error) {
 	}
 }
 
+// text reports whether every value is valid UTF-8 without NUL bytes (no engine stores NUL in a text column).
+func text(vs ...string) bool {
+	for _, v := range vs {
+		if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func typeOf(line []byte) string {
 	var v struct {
 		Type string `json:"type"`
@@ -398,7 +410,7 @@ func parse(r io.Reader) (*parsed, error) {
 			if err := dec.Decode(&v); err != nil {
 				return nil, bad("%v", err)
 			}
-			if !slices.Contains(CursorNames, v.CursorName) || cursorSeen[v.CursorName] {
+			if !slices.Contains(CursorNames, v.CursorName) || cursorSeen[v.CursorName] { // known names only: valid text
 				return nil, bad("unknown or repeated cursor %q", v.CursorName)
 			}
 			if v.Position > p.head || len(p.sources) > 0 {
@@ -422,6 +434,9 @@ func parse(r io.Reader) (*parsed, error) {
 				if err != nil || len(v.Metadata) > sources.MaxMetadataBytes {
 					return nil, bad("metadata must be a JSON object of at most %d bytes", sources.MaxMetadataBytes)
 				}
+				if !text(v.SourceID, v.SourceType, v.Content) || len(v.Content) > sources.MaxContentBytes {
+					return nil, bad("content, source_id or source_type: too long, or not UTF-8 without NUL")
+				}
 				s = db.Source{JournalPosition: v.JournalPosition, SourceID: v.SourceID, SourceType: v.SourceType,
 					Content: v.Content, Metadata: meta}
 				created = v.CreatedAt
@@ -430,6 +445,9 @@ func parse(r io.Reader) (*parsed, error) {
 				var v Tombstone
 				if err := dec.Decode(&v); err != nil {
 					return nil, bad("%v", err)
+				}
+				if !text(v.SourceID, v.SourceType) {
+					return nil, bad("source_id or source_type: not UTF-8 without NUL")
 				}
 				s = db.Source{JournalPosition: v.JournalPosition, SourceID: v.SourceID, SourceType: v.SourceType, Metadata: []byte("{}")}
 				created = v.CreatedAt
@@ -440,6 +458,9 @@ func parse(r io.Reader) (*parsed, error) {
 			}
 			if s.CreatedAt, err = parseTime(created, ln, "created_at"); err != nil {
 				return nil, err
+			}
+			if len(s.SourceID) > sources.MaxSourceIDBytes || len(s.SourceType) > sources.MaxTypeBytes {
+				return nil, bad("source_id or source_type too long")
 			}
 			if s.JournalPosition <= lastPos || s.JournalPosition > p.head || sourceIDs[s.SourceID] {
 				return nil, bad("journal position not ascending, beyond the journal head, or a repeated source_id")
@@ -485,6 +506,9 @@ func parse(r io.Reader) (*parsed, error) {
 					return nil, bad("source position beyond the journal head")
 				}
 			}
+			if !text(v.Content) {
+				return nil, bad("content: not UTF-8 without NUL")
+			}
 			e := db.MemoryEntry{Revision: v.Revision, EntryNo: v.EntryNo, Content: v.Content, SourcePositions: jsonArray(v.SourcePositions)}
 			if v.EntryID != nil {
 				e.EntryID = *v.EntryID
@@ -506,6 +530,9 @@ func parse(r io.Reader) (*parsed, error) {
 			if !slices.ContainsFunc(p.entries[lastRev], func(e db.MemoryEntry) bool { return e.EntryNo == v.EntryNo }) {
 				return nil, bad("an embedding of no entry")
 			}
+			if !text(v.Model) || len(v.Model) > 128 {
+				return nil, bad("model: too long, or not UTF-8 without NUL")
+			}
 			vec := db.MemoryEmbedding{Revision: v.Revision, EntryNo: v.EntryNo, Model: v.Model, Dimensions: v.Dimensions, Embedding: v.Vector}
 			if vec.CreatedAt, err = parseTime(v.CreatedAt, ln, "created_at"); err != nil {
 				return nil, err
@@ -519,6 +546,9 @@ func parse(r io.Reader) (*parsed, error) {
 			}
 			if err := p.closeRevision(ln); err != nil {
 				return nil, err
+			}
+			if !text(v.Title, v.Lesson) {
+				return nil, bad("title or lesson: not UTF-8 without NUL")
 			}
 			if candidateIDs[v.CandidateID] {
 				return nil, bad("a repeated candidate_id")

@@ -343,6 +343,14 @@ func TestImportRefusesBadInput(t *testing.T) {
 		require.EqualValues(t, idx+1, pe.Line)
 		unchanged("target", empty)
 
+		// Valid JSON and schema, but text no engine stores (NUL): refused before anything is written.
+		nul := append([]string(nil), body...)
+		nul[idx] = strings.Replace(nul[idx], `"content":"`, `"content":"\u0000`, 1)
+		pe = importErr(t, s, reseal(nul), "target")
+		require.Equal(t, portability.CodeInvalidRecord, pe.Code)
+		require.EqualValues(t, idx+1, pe.Line)
+		unchanged("target", empty)
+
 		// The same stream under its own scope id where that scope is taken.
 		originView := normalise(read(t, s, "origin"))
 		pe = importErr(t, s, stream, "")
