@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -410,5 +411,44 @@ func TestRecordsNameWhoAskedAndGoWithTheScope(t *testing.T) {
 		require.Empty(t, left, "the erase deleted the scope's records")
 		_, err = s.WorkLaneGet(ctx, portability.LaneKey("b"))
 		require.ErrorIs(t, err, db.ErrNotFound, "and their idle lane")
+	})
+}
+
+// captureOnFirstWrite captures a Source into scope when the export first hands it bytes: the scope changes while it
+// is being read.
+type captureOnFirstWrite struct {
+	bytes.Buffer
+	t     *testing.T
+	j     *sources.Journal
+	scope string
+	done  bool
+}
+
+func (w *captureOnFirstWrite) Write(p []byte) (int, error) {
+	if !w.done {
+		w.done = true
+		_, err := w.j.Capture(context.Background(), sources.CaptureRequest{ScopeID: w.scope, Content: "Arrived during the export."})
+		require.NoError(w.t, err)
+	}
+	return w.Buffer.Write(p)
+}
+
+// TestExportOfAChangingScopeHasNoTrailer: a capture while the scope is exported ends the stream without its trailer
+// (ErrScopeChanged), and an import refuses what was written as truncated.
+func TestExportOfAChangingScopeHasNoTrailer(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		j := sources.NewJournal(s)
+		// Large enough that the export's 64 KiB write buffer reaches the writer while the Sources are being read.
+		for i := range 4 {
+			_, err := j.Capture(ctx, sources.CaptureRequest{ScopeID: "busy", Content: fmt.Sprintf("Source %d. %s", i, strings.Repeat("x", 40<<10))})
+			require.NoError(t, err)
+		}
+		w := &captureOnFirstWrite{t: t, j: j, scope: "busy"}
+		_, err := portability.Exporter{Store: s}.Export(ctx, "busy", w, portability.Options{})
+		require.ErrorIs(t, err, portability.ErrScopeChanged)
+		require.NotContains(t, w.String(), `"type":"trailer"`)
+		pe := importErr(t, s, w.Bytes(), "elsewhere")
+		require.Equal(t, portability.CodeTruncated, pe.Code)
 	})
 }
