@@ -85,7 +85,7 @@ func NewRootCommand() *cobra.Command {
 		Short: "Run, migrate or probe the powercontext server",
 		Args:  cobra.NoArgs,
 	}
-	server.AddCommand(newMigrateCommand(), newRunCommand(), newHealthCommand())
+	server.AddCommand(newMigrateCommand(), newRunCommand(), newHealthCommand(), newCopyCommand())
 	root.AddCommand(server, newVersionCommand())
 	root.AddCommand(cli.Commands()...)
 	// cobra's own `completion bash|zsh|fish|powershell` command stays enabled.

@@ -27,6 +27,7 @@ import (
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/mcp"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/sources"
 	"github.com/powercontext/powercontext/telemetry"
@@ -211,6 +212,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 				SourceContentAfter: Days(cfg.RetentionSourceContentDays), MemoryRevisions: cfg.RetentionMemoryRevisions}.Tasks()},
 			&lifecycle.RedactHandler{Ledger: r.ledger},
 			&lifecycle.EraseHandler{Ledger: r.ledger},
+			portability.RecordHandler{RecordKind: portability.KindExport}, portability.RecordHandler{RecordKind: portability.KindImport},
 		)
 		if err != nil {
 			return nil, err
@@ -253,9 +255,12 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	}
 	deps.Forgetter = &lifecycle.Forgetter{Ledger: r.ledger, MaxAttempts: maxAttempts}
 	deps.Eraser = &lifecycle.Eraser{Ledger: r.ledger, MaxAttempts: maxAttempts}
+	deps.Portability = &portability.Service{Store: store, Ledger: r.ledger, MaxAttempts: maxAttempts,
+		Schema: portability.SchemaRange{Min: schemaMin, Max: schemaMax}}
 	if r.worker != nil {
 		deps.Flusher.Wake, deps.Incubator.Wake = r.worker.Wake, r.worker.Wake
 		deps.Forgetter.Wake, deps.Eraser.Wake = r.worker.Wake, r.worker.Wake
+		deps.Portability.Wake = r.worker.Wake
 	}
 	if cfg.RunsAPI() {
 		// MCP is stateless in distributed mode: any API replica answers any request, no session affinity.

@@ -13,7 +13,7 @@ var (
 	operationStatusValues = []string{client.StatusQueued, client.StatusRunning, client.StatusRetryWait,
 		client.StatusCancelling, client.StatusSucceeded, client.StatusFailed, client.StatusCancelled}
 	operationKindValues = []string{client.KindMemoryFlush, client.KindExperienceIncubation, client.KindMemoryRedact,
-		client.KindMemoryEmbed, client.KindScopeErase, "maintenance"}
+		client.KindMemoryEmbed, client.KindScopeErase, client.KindScopeExport, client.KindScopeImport, "maintenance"}
 	candidateStatusValues = []string{"pending", "approved", "rejected", "withdrawn"}
 )
 

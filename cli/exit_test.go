@@ -176,7 +176,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"ops", "list", "--status", ""}, []string{"queued", "running", "retry_wait", "cancelling",
 			"succeeded", "failed", "cancelled"}},
 		{[]string{"ops", "list", "--kind", ""}, []string{"memory_flush", "experience_incubation", "memory_redact",
-			"memory_embed", "scope_erase", "maintenance"}},
+			"memory_embed", "scope_erase", "scope_export", "scope_import", "maintenance"}},
 		{[]string{"experience", "candidates", "--status", ""}, []string{"pending", "approved", "rejected", "withdrawn"}},
 		{[]string{"memory", "show", "-o", ""}, []string{"text", "json"}},
 	} {

@@ -77,7 +77,7 @@ output ends with the --cursor that lists the next page.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&p.ScopeID, "scope", "", "only operations of this scope")
-	fl.StringVar(&p.Kind, "kind", "", "only this kind: memory_flush, experience_incubation, memory_redact, memory_embed, scope_erase or maintenance")
+	fl.StringVar(&p.Kind, "kind", "", "only this kind: memory_flush, experience_incubation, memory_redact, memory_embed, scope_erase, scope_export, scope_import or maintenance")
 	fl.StringVar(&p.Status, "status", "", "only this status: queued, running, retry_wait, cancelling, succeeded, failed or cancelled")
 	fl.IntVar(&p.Limit, "limit", 0, "most operations to list (1..100, default 50)")
 	fl.StringVar(&p.Cursor, "cursor", "", "continue after the previous page (from its output)")

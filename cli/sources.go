@@ -62,10 +62,13 @@ get ID".`,
 	return cmd
 }
 
-// newScopesCommand is "powercontext scopes": erasing a whole scope.
+// newScopesCommand is "powercontext scopes": erasing, exporting and importing a whole scope.
 func newScopesCommand() *cobra.Command {
 	f := &clientFlags{}
-	cmd := group("scopes", "Erase a whole scope", `  powercontext scopes erase team`, f)
+	cmd := group("scopes", "Erase, export or import a whole scope", `  powercontext scopes erase team
+  powercontext scopes export --scope team --output team.jsonl
+  powercontext scopes import --input team.jsonl --as-scope team-copy`, f)
+	cmd.AddCommand(newScopesExportCommand(f), newScopesImportCommand(f))
 	cmd.AddCommand(&cobra.Command{
 		Use:   "erase SCOPE",
 		Short: "Erase a scope: its Sources, Memory, Experience candidates and operations",

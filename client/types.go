@@ -23,6 +23,8 @@ const (
 	KindMemoryRedact         = "memory_redact"
 	KindMemoryEmbed          = "memory_embed"
 	KindScopeErase           = "scope_erase"
+	KindScopeExport          = "scope_export"
+	KindScopeImport          = "scope_import"
 )
 
 // Search modes (SearchParams.Mode, ContextParams.Mode; Memory.Mode and Context.Mode report the one that ran).

@@ -34,6 +34,10 @@ type SourceQueries interface {
 	SourceGetByID(ctx context.Context, p SourceGetByIDParams) (Source, error)
 	SourceInsert(ctx context.Context, s Source) error
 
+	// SourceInsertTombstone inserts a forgotten Source as its tombstone (content '', metadata {}) with s.ErasedAt
+	// (an import, docs/portability.md); s.Content and s.Metadata are not written.
+	SourceInsertTombstone(ctx context.Context, s Source) error
+
 	// SourceListAfter returns up to p.Limit Sources with journal_position > p.AfterPosition, in journal order.
 	SourceListAfter(ctx context.Context, p SourceListAfterParams) ([]Source, error)
 

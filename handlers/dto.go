@@ -10,6 +10,7 @@ import (
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/portability"
 )
 
 // timeLayout is RFC 3339 in UTC with exactly six fractional digits (2026-12-02T13:00:00.123456Z).
@@ -47,10 +48,12 @@ func rawJSON(b []byte, fallback string) json.RawMessage {
 var (
 	publicKindOf = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind,
 		coordinator.KindMaintenance: coordinator.PublicKindMaintenance, lifecycle.KindRedact: lifecycle.PublicKindRedact,
-		lifecycle.KindErase: lifecycle.PublicKindErase, memory.KindEmbed: memory.PublicKindEmbed}
+		lifecycle.KindErase: lifecycle.PublicKindErase, memory.KindEmbed: memory.PublicKindEmbed,
+		portability.KindExport: portability.PublicKindExport, portability.KindImport: portability.PublicKindImport}
 	internalKind = map[string]string{memory.PublicKind: memory.Kind, experience.PublicKind: experience.Kind,
 		coordinator.PublicKindMaintenance: coordinator.KindMaintenance, lifecycle.PublicKindRedact: lifecycle.KindRedact,
-		lifecycle.PublicKindErase: lifecycle.KindErase, memory.PublicKindEmbed: memory.KindEmbed}
+		lifecycle.PublicKindErase: lifecycle.KindErase, memory.PublicKindEmbed: memory.KindEmbed,
+		portability.PublicKindExport: portability.KindExport, portability.PublicKindImport: portability.KindImport}
 	systemKind = map[string]bool{coordinator.KindMaintenance: true}
 )
 

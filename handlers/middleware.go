@@ -117,11 +117,15 @@ func (s *server) recoverMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *server) bodyLimitMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if req.ContentLength > s.bodyLimit {
+		limit := s.bodyLimit
+		if c.Path() == importPath && req.Method == http.MethodPost {
+			limit = s.importLimit // an export stream (docs/portability.md)
+		}
+		if req.ContentLength > limit {
 			return tooLarge()
 		}
 		if req.Body != nil && req.Body != http.NoBody {
-			req.Body = http.MaxBytesReader(c.Response(), req.Body, s.bodyLimit)
+			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
 		}
 		return next(c)
 	}

@@ -82,7 +82,7 @@ func (s *server) listOperations(c echo.Context) error {
 	case ok:
 		p.Kinds = []string{internal}
 	default:
-		return invalidField("kind", "must be memory_flush, experience_incubation, memory_redact, memory_embed, scope_erase or maintenance")
+		return invalidField("kind", "must be memory_flush, experience_incubation, memory_redact, memory_embed, scope_erase, scope_export, scope_import or maintenance")
 	}
 	status, err := queryString(c, "status")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/powercontext/powercontext/internal/serverkey"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/sources"
 	"github.com/powercontext/powercontext/ui"
 )
@@ -53,6 +54,8 @@ type Deps struct {
 	// (docs/protocol.md#forgetting-and-erasing).
 	Forgetter *lifecycle.Forgetter
 	Eraser    *lifecycle.Eraser
+	// Portability serves GET /v1/scopes/{id}/export and POST /v1/scopes/{id}/import (docs/portability.md).
+	Portability *portability.Service
 	// Store serves GET /v1/runtime/members (live membership on database time).
 	Store db.Store
 
@@ -87,6 +90,8 @@ type Deps struct {
 	Logger zerolog.Logger
 	// BodyLimit caps request bodies (default 1 MiB).
 	BodyLimit int64
+	// ImportBodyLimit caps the body of POST /v1/scopes/{id}/import instead (default DefaultImportBodyLimit).
+	ImportBodyLimit int64
 	// MaxListBytes caps the encoded items of one list page (default 1 MiB); a page that would exceed it ends early
 	// and its cursor continues after the last item it holds. One item larger than the cap still comes alone.
 	MaxListBytes int
@@ -130,6 +135,7 @@ type server struct {
 	rateRequests  int
 	rateWindow    time.Duration
 	bodyLimit     int64
+	importLimit   int64
 	maxListBytes  int
 	opCursors     opCursors
 	defaultWait   time.Duration
@@ -143,6 +149,9 @@ func New(d Deps) *echo.Echo {
 		bodyLimit: d.BodyLimit, defaultWait: d.FlushDefaultWait, maxWait: d.FlushMaxWait, observe: d.ObserveRequest}
 	if s.bodyLimit <= 0 {
 		s.bodyLimit = DefaultBodyLimit
+	}
+	if s.importLimit = d.ImportBodyLimit; s.importLimit <= 0 {
+		s.importLimit = DefaultImportBodyLimit
 	}
 	if s.maxListBytes = d.MaxListBytes; s.maxListBytes <= 0 {
 		s.maxListBytes = DefaultMaxListBytes
@@ -231,6 +240,7 @@ func New(d Deps) *echo.Echo {
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/cancel", s.cancelOperation)
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/retry", s.retryOperation)
 	s.addLifecycle(e)
+	s.addPortability(e)
 	s.add(e, http.MethodGet, "/v1/runtime/members", s.listMembers)
 	_, _ = api.JSON() // convert the embedded document once, at start
 	s.add(e, http.MethodGet, "/openapi.json", s.openAPI)

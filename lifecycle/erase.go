@@ -13,6 +13,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -90,7 +91,7 @@ func (e *Eraser) Erase(ctx context.Context, scope, principal string) (db.WorkIte
 }
 
 // scopeKinds are the kinds of a scope's own work, cancelled and deleted by its erase.
-var scopeKinds = []string{memory.Kind, experience.Kind, KindRedact, memory.KindEmbed}
+var scopeKinds = []string{memory.Kind, experience.Kind, KindRedact, memory.KindEmbed, portability.KindExport, portability.KindImport}
 
 // EraseHandler runs scope_erase items (docs/protocol.md#erasing-a-scope). Prepare cancels the scope's live work and
 // waits until it is finished, then deletes the scope's finished operations, candidates, entry vectors, Memory
@@ -241,8 +242,8 @@ func deleteFinishedWork(ctx context.Context, q db.Queries, scope string) (int64,
 	return q.WorkItemDeleteTerminal(ctx, ids)
 }
 
-// finishErase is the erase's domain commit, after its lane, key and item locks: lock the scope's memory and
-// experience lanes (ascending lane key) and its journal head, check that nothing arrived after the batches (else
+// finishErase is the erase's domain commit, after its lane, key and item locks: lock the scope's memory,
+// experience and export/import record lanes (ascending lane key) and its journal head, check that nothing arrived after the batches (else
 // conflict/scope_busy, retryable: the next attempt erases it), and delete the rest (the result counts the batches
 // only): the leftover finished work and Sources, the cursors, the journal head and the idle lanes, so no row of the
 // scope is left but the erase's own (its lane, key, item and attempts: the audit record). The next capture
@@ -252,7 +253,7 @@ func deleteFinishedWork(ctx context.Context, q db.Queries, scope string) (int64,
 // vanished between its insert and its lock goes round again (docs/protocol.md#creating-rows).
 func finishErase(ctx context.Context, q db.Queries, scope string) error {
 	busy := coordinator.NewHandlerError(coordinator.CategoryConflict, CodeScopeBusy, true)
-	lanes := []string{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope)}
+	lanes := []string{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope), portability.LaneKey(scope)}
 	slices.Sort(lanes)
 	var idle []string
 	for _, key := range lanes {

@@ -16,6 +16,7 @@ import (
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -27,6 +28,8 @@ var publicKinds = []struct{ Internal, Public string }{
 	{lifecycle.KindRedact, lifecycle.PublicKindRedact},
 	{memory.KindEmbed, memory.PublicKindEmbed},
 	{lifecycle.KindErase, lifecycle.PublicKindErase},
+	{portability.KindExport, portability.PublicKindExport},
+	{portability.KindImport, portability.PublicKindImport},
 }
 
 func publicOf(internal string) (string, bool) {

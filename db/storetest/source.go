@@ -16,6 +16,37 @@ var sourceCases = []storeCase{
 	{"SourceJournalHeadLock/InsertLockUpdateGet", testSourceJournalHead},
 	{"SourceJournalHeadListPending/KeysetBeyondCursor", testSourceJournalHeadListPending},
 	{"SourceInsert/UniqueKeysGetAndList", testSource},
+	{"SourceInsertTombstone/KeepsErasedAtWritesNoText", testSourceInsertTombstone},
+}
+
+// testSourceInsertTombstone: a tombstone keeps its position, id, type, created_at and erased_at, holds no text
+// whatever the Source value carries, counts as erased (SourceErase matches nothing), and collides like a Source.
+func testSourceInsertTombstone(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	scope := "scope-" + randHex(t, 8)
+	now, err := s.DBNow(ctx)
+	require.NoError(t, err)
+	live, gone := newSource(scope, 1, now), newSource(scope, 2, now)
+	gone.ErasedAt = now.Add(time.Hour).Truncate(time.Microsecond)
+	require.NoError(t, s.SourceInsert(ctx, live))
+	require.NoError(t, s.SourceInsertTombstone(ctx, gone))
+	got, err := s.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: scope, SourceID: gone.SourceID})
+	require.NoError(t, err)
+	require.Equal(t, db.Source{ScopeID: scope, JournalPosition: 2, SourceID: gone.SourceID, SourceType: gone.SourceType,
+		Content: "", Metadata: []byte("{}"), CreatedAt: gone.CreatedAt, ErasedAt: gone.ErasedAt}, got)
+	n, err := s.SourceErase(ctx, db.SourceEraseParams{ScopeID: scope, SourceID: gone.SourceID})
+	require.NoError(t, err)
+	require.Zero(t, n, "already erased")
+	list, err := s.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2}, positions(list))
+	require.True(t, list[0].ErasedAt.IsZero())
+	dup := gone
+	dup.JournalPosition = 3
+	require.ErrorIs(t, s.SourceInsertTombstone(ctx, dup), db.ErrConflict, "the source id is taken")
+	dup = newSource(scope, 1, now)
+	dup.SourceID = "other"
+	require.ErrorIs(t, s.SourceInsertTombstone(ctx, dup), db.ErrConflict, "the position is taken")
 }
 
 func newSource(scope string, pos int64, at time.Time) db.Source {

@@ -395,8 +395,8 @@ class ExperienceIncubationOperationResult:
 
 @dataclass(frozen=True)
 class OtherOperationResult:
-    """The result of another kind (memory_redact, memory_embed, scope_erase, maintenance, a skipped window): its fields
-    as sent."""
+    """The result of another kind (memory_redact, memory_embed, scope_erase, scope_export, scope_import,
+    maintenance, a skipped window): its fields as sent."""
 
     type: str
     fields: Dict[str, Any]

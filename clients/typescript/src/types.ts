@@ -15,6 +15,8 @@ export type OperationKind =
   | "memory_redact"
   | "memory_embed"
   | "scope_erase"
+  | "scope_export"
+  | "scope_import"
   | "maintenance";
 /** How search and context rank Memory entries: full text, embeddings, or both fused. */
 export type SearchMode = "fts" | "semantic" | "hybrid";
@@ -255,9 +257,9 @@ export interface ExperienceIncubationOperationResult {
   candidate_count: number;
 }
 
-/** The result of the other kinds: memory_redact, scope_erase and maintenance, with their own counts. */
+/** The result of the other kinds (memory_redact, scope_erase, scope_export, scope_import, maintenance). */
 export interface OtherOperationResult {
-  type: "memory_redact" | "scope_erase" | "maintenance";
+  type: "memory_redact" | "scope_erase" | "scope_export" | "scope_import" | "maintenance";
   [field: string]: unknown;
 }
 

@@ -119,6 +119,34 @@ func (q *Queries) SourceInsert(ctx context.Context, arg SourceInsertParams) erro
 	return err
 }
 
+const sourceInsertTombstone = `-- name: SourceInsertTombstone :exec
+INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at)
+VALUES ($1, $2, $3, $4, '',
+        CAST('{}' AS bytea), $5, $6)
+`
+
+type SourceInsertTombstoneParams struct {
+	ScopeID         string
+	JournalPosition int64
+	SourceID        string
+	SourceType      string
+	CreatedAt       time.Time
+	ErasedAt        *time.Time
+}
+
+// Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert.
+func (q *Queries) SourceInsertTombstone(ctx context.Context, arg SourceInsertTombstoneParams) error {
+	_, err := q.db.Exec(ctx, sourceInsertTombstone,
+		arg.ScopeID,
+		arg.JournalPosition,
+		arg.SourceID,
+		arg.SourceType,
+		arg.CreatedAt,
+		arg.ErasedAt,
+	)
+	return err
+}
+
 const sourceJournalHeadGet = `-- name: SourceJournalHeadGet :one
 SELECT scope_id, position, updated_at
 FROM pc_source_journal_heads

@@ -33,6 +33,12 @@ INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, cont
 VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'),
         sqlc.arg('content'), sqlc.arg('metadata'), sqlc.arg('created_at'));
 
+-- Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert.
+-- name: SourceInsertTombstone :exec
+INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at)
+VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'), '',
+        CAST('{}' AS bytea), sqlc.arg('created_at'), sqlc.arg('erased_at'));
+
 -- No lock; plain read of one journal head.
 -- name: SourceJournalHeadGet :one
 SELECT *

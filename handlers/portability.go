@@ -1,0 +1,183 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/powercontext/powercontext/auth"
+	"github.com/powercontext/powercontext/portability"
+	"github.com/powercontext/powercontext/sources"
+)
+
+// DefaultImportBodyLimit caps an import's body (Deps.ImportBodyLimit; docs/portability.md).
+const DefaultImportBodyLimit int64 = 256 << 20
+
+// Error codes of a refused import (docs/portability.md#errors), the portability package's codes.
+const (
+	CodeImportTruncated         = "import_truncated"
+	CodeImportChecksumMismatch  = "import_checksum_mismatch"
+	CodeImportFormatUnsupported = "import_format_unsupported"
+	CodeImportInvalidRecord     = "import_invalid_record"
+	CodeImportIDCollision       = "import_id_collision"
+	CodeScopeNotEmpty           = "scope_not_empty"
+)
+
+const (
+	exportPath = "/v1/scopes/:scope_id/export"
+	importPath = "/v1/scopes/:scope_id/import"
+)
+
+// addPortability registers exporting and importing a scope (docs/portability.md).
+func (s *server) addPortability(e *echo.Echo) {
+	s.add(e, http.MethodGet, exportPath, s.exportScope)
+	s.add(e, http.MethodPost, importPath, s.importScope)
+}
+
+// portabilityScope is the path's scope, which the caller must be allowed to move: an admin, or a token whose
+// scopes include it (an unrestricted agent token may not), or anyone on a server without principals.
+func portabilityScope(c echo.Context) (string, error) {
+	scope, err := pathParam(c, "scope_id")
+	if err != nil {
+		return "", err
+	}
+	if err := checkText("scope_id", scope); err != nil {
+		return "", err
+	}
+	if err := sources.ValidateScope(scope); err != nil {
+		return "", err
+	}
+	p := principalOf(c)
+	if p == nil || p.Admin() {
+		return scope, nil
+	}
+	if !p.Restricted() {
+		return "", apiErr(http.StatusForbidden, CodeForbidden, "moving a scope needs the admin role or a token whose scopes include it",
+			map[string]any{"required_role": auth.RoleAdmin, "scope_id": scope})
+	}
+	return scope, scopeAllowed(p, scope)
+}
+
+// streamWriter sends the export's headers with its first byte, so an error before it is still an error answer.
+type streamWriter struct {
+	c       echo.Context
+	started bool
+}
+
+func (w *streamWriter) Write(b []byte) (int, error) {
+	if !w.started {
+		w.started = true
+		h := w.c.Response().Header()
+		h.Set(echo.HeaderContentType, "application/x-ndjson")
+		h.Set("Content-Disposition", `attachment; filename="scope-export.jsonl"`)
+		w.c.Response().WriteHeader(http.StatusOK)
+	}
+	return w.c.Response().Write(b)
+}
+
+// exportScope is GET /v1/scopes/{scope_id}/export[?embeddings=true]: the scope's export stream
+// (application/x-ndjson), recorded as a scope_export operation. A scope that changes while it is read ends the
+// stream without its trailer.
+func (s *server) exportScope(c echo.Context) error {
+	if s.d.Portability == nil {
+		return notReady("the operation ledger")
+	}
+	scope, err := portabilityScope(c)
+	if err != nil {
+		return err
+	}
+	raw, err := queryString(c, "embeddings")
+	if err != nil {
+		return err
+	}
+	embeddings := false
+	if raw != "" {
+		if embeddings, err = strconv.ParseBool(raw); err != nil || (raw != "true" && raw != "false") {
+			return invalidField("embeddings", "must be true or false")
+		}
+	}
+	w := &streamWriter{c: c}
+	item, err := s.d.Portability.Export(c.Request().Context(), scope, principalName(c), embeddings, w)
+	if err != nil && w.started {
+		// The answer is under way: the missing trailer tells the reader. The class only, never content.
+		s.log.Warn().Str("error_class", errorClass(err)).Str("operation_id", item.WorkID).Str("request_id", requestID(c)).
+			Msg("scope export ended early")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !w.started { // unreachable: a finished export always writes its header and trailer
+		return c.NoContent(http.StatusOK)
+	}
+	return nil
+}
+
+// ImportCounts are the records an import wrote.
+type ImportCounts struct {
+	Sources    int64 `json:"sources"`
+	Tombstones int64 `json:"tombstones"`
+	Cursors    int64 `json:"cursors"`
+	Revisions  int64 `json:"revisions"`
+	Entries    int64 `json:"entries"`
+	Embeddings int64 `json:"embeddings"`
+	Candidates int64 `json:"candidates"`
+}
+
+// ImportScopeResponse is the answer of POST /v1/scopes/{scope_id}/import.
+type ImportScopeResponse struct {
+	ScopeID       string       `json:"scope_id"`
+	SourceScopeID string       `json:"source_scope_id"`
+	Counts        ImportCounts `json:"counts"`
+	OperationID   string       `json:"operation_id"`
+	StatusURL     string       `json:"status_url"`
+}
+
+// importScope is POST /v1/scopes/{scope_id}/import with an export stream as the body (application/x-ndjson, at most
+// Deps.ImportBodyLimit bytes): 201 once the scope was written in one transaction; 409 scope_not_empty,
+// scope_erasing or import_id_collision, 422 for a stream that is refused (its line in details.line), 413 beyond the
+// limit. A refused import writes nothing.
+func (s *server) importScope(c echo.Context) error {
+	if s.d.Portability == nil {
+		return notReady("the operation ledger")
+	}
+	scope, err := portabilityScope(c)
+	if err != nil {
+		return err
+	}
+	ct := c.Request().Header.Get(echo.HeaderContentType)
+	if ct != "" && ct != "application/x-ndjson" && ct != "application/jsonl" && ct != "application/octet-stream" {
+		return apiErr(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "request body must be application/x-ndjson", nil)
+	}
+	res, item, err := s.d.Portability.Import(c.Request().Context(), c.Request().Body, scope, principalName(c))
+	if err != nil {
+		return importError(err)
+	}
+	url := operationURL(item.WorkID)
+	n := res.Counts
+	return c.JSON(http.StatusCreated, ImportScopeResponse{ScopeID: res.ScopeID, SourceScopeID: res.SourceScopeID,
+		Counts: ImportCounts{Sources: n.Sources, Tombstones: n.Tombstones, Cursors: n.Cursors, Revisions: n.Revisions,
+			Entries: n.Entries, Embeddings: n.Embeddings, Candidates: n.Candidates}, OperationID: item.WorkID, StatusURL: url})
+}
+
+func importError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge()
+	}
+	var pe *portability.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	status := http.StatusUnprocessableEntity
+	if pe.Code == portability.CodeScopeNotEmpty || pe.Code == portability.CodeIDCollision {
+		status = http.StatusConflict
+	}
+	var details map[string]any
+	if pe.Line > 0 {
+		details = map[string]any{"line": pe.Line}
+	}
+	return apiErr(status, pe.Code, pe.Message, details)
+}

@@ -1,0 +1,130 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/api"
+	"github.com/powercontext/powercontext/portability"
+)
+
+func withPortability(d *Deps) {
+	d.Portability = &portability.Service{Store: d.Store, Ledger: d.Ledger, MaxAttempts: 3}
+}
+
+var ndjson = hdr{"Content-Type": "application/x-ndjson"}
+
+func merge(hs ...hdr) hdr {
+	out := hdr{}
+	for _, h := range hs {
+		for k, v := range h {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TestExportImportOverHTTP: a scope exported as application/x-ndjson imports under another scope id with 201 and
+// reads back the same Sources; each request is recorded as an operation; a second import into the now non-empty
+// scope is 409 scope_not_empty, a stream without its trailer 422 import_truncated naming the line.
+func TestExportImportOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withPortability)
+	e.captureDirect("team-a/x", "Releases ship on Tuesdays.")
+	e.captureDirect("team-a/x", "The deploy script lives in ops/deploy.sh.")
+
+	out := e.get("/v1/scopes/" + url.PathEscape("team-a/x") + "/export")
+	require.Equal(t, http.StatusOK, out.Code, "body: %s", out.Body)
+	require.Equal(t, "application/x-ndjson", out.Header.Get("Content-Type"))
+	lines := strings.Split(strings.TrimSuffix(string(out.Body), "\n"), "\n")
+	require.Len(t, lines, 5, "header, journal head, two Sources, trailer")
+	for _, l := range lines {
+		_, err := portability.Validate([]byte(l))
+		require.NoError(t, err)
+	}
+
+	in := e.do(http.MethodPost, "/v1/scopes/team-a%2Fcopy/import", bytes.NewReader(out.Body), ndjson)
+	require.Equal(t, http.StatusCreated, in.Code, "body: %s", in.Body)
+	var res ImportScopeResponse
+	require.NoError(t, json.Unmarshal(in.Body, &res))
+	require.Equal(t, "team-a/copy", res.ScopeID)
+	require.Equal(t, "team-a/x", res.SourceScopeID)
+	require.EqualValues(t, 2, res.Counts.Sources)
+	require.NotEmpty(t, res.OperationID)
+
+	src := e.get("/v1/sources?scope_id=team-a%2Fx").json(t)["items"].([]any)
+	dst := e.get("/v1/sources?scope_id=team-a%2Fcopy").json(t)["items"].([]any)
+	require.Len(t, dst, len(src))
+	for i := range src {
+		a, b := src[i].(map[string]any), dst[i].(map[string]any)
+		delete(a, "scope_id")
+		delete(b, "scope_id")
+		require.Equal(t, a, b)
+	}
+
+	ops := e.get("/v1/operations?kind=scope_import").json(t)["items"].([]any)
+	require.Len(t, ops, 1)
+	require.Equal(t, res.OperationID, ops[0].(map[string]any)["operation_id"])
+	require.Len(t, e.get("/v1/operations?kind=scope_export").json(t)["items"].([]any), 1)
+
+	e.do(http.MethodPost, "/v1/scopes/team-a%2Fcopy/import", bytes.NewReader(out.Body), ndjson).
+		requireError(t, http.StatusConflict, CodeScopeNotEmpty)
+	cut := strings.Join(lines[:len(lines)-1], "\n") + "\n"
+	details := e.do(http.MethodPost, "/v1/scopes/team-a%2Fother/import", strings.NewReader(cut), ndjson).
+		requireError(t, http.StatusUnprocessableEntity, CodeImportTruncated)
+	require.EqualValues(t, 5, details["line"])
+	require.Empty(t, e.get("/v1/sources?scope_id=team-a%2Fother").json(t)["items"], "nothing was written")
+	e.do(http.MethodPost, "/v1/scopes/team-a%2Fother/import", strings.NewReader(cut), hdr{"Content-Type": "text/plain"}).
+		requireError(t, http.StatusUnsupportedMediaType, CodeUnsupportedMediaType)
+	e.get("/v1/scopes/team-a%2Fx/export?embeddings=maybe").requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
+}
+
+// TestImportTheDocumentedExample: the request example of POST /v1/scopes/{scope_id}/import is a valid stream.
+func TestImportTheDocumentedExample(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withPortability)
+	doc := string(api.YAML())
+	start := strings.Index(doc, `{"type":"header","format":"powercontext.scope-export"`)
+	require.Positive(t, start)
+	var b strings.Builder
+	for _, l := range strings.Split(doc[start:], "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "{") {
+			break
+		}
+		b.WriteString(l + "\n")
+	}
+	e.do(http.MethodPost, "/v1/scopes/example/import", strings.NewReader(b.String()), ndjson)
+	in := e.do(http.MethodPost, "/v1/scopes/example2/import", strings.NewReader(b.String()), ndjson)
+	require.Equal(t, http.StatusCreated, in.Code, "body: %s", in.Body)
+}
+
+// TestPortabilityNeedsAdminOrTheScope: an admin may move any scope, an agent token only a scope its scopes include
+// (an unrestricted agent token may not); an import body beyond the import limit is 413.
+func TestPortabilityNeedsAdminOrTheScope(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withPortability, func(d *Deps) {
+		d.Principals = principals(t)
+		d.ImportBodyLimit = 4096
+	})
+	e.captureDirect("team-a/x", "Releases ship on Tuesdays.")
+	e.captureDirect("team-b", "Secrets live in the vault.")
+	require.Equal(t, http.StatusOK, e.do(http.MethodGet, "/v1/scopes/team-b/export", nil, authz(adminTok)).Code)
+	ok := e.do(http.MethodGet, "/v1/scopes/team-a%2Fx/export", nil, authz(agentTok))
+	require.Equal(t, http.StatusOK, ok.Code)
+	e.do(http.MethodGet, "/v1/scopes/team-b/export", nil, authz(agentTok)).requireError(t, http.StatusForbidden, CodeForbidden)
+	e.do(http.MethodGet, "/v1/scopes/team-b/export", nil, authz(otherTok)).requireError(t, http.StatusForbidden, CodeForbidden)
+	e.do(http.MethodPost, "/v1/scopes/team-b2/import", bytes.NewReader(ok.Body), merge(ndjson, authz(agentTok))).
+		requireError(t, http.StatusForbidden, CodeForbidden)
+	in := e.do(http.MethodPost, "/v1/scopes/team-a%2Fy/import", bytes.NewReader(ok.Body), merge(ndjson, authz(agentTok)))
+	require.Equal(t, http.StatusCreated, in.Code, "body: %s", in.Body)
+	big := bytes.Repeat([]byte("x"), 5000)
+	e.do(http.MethodPost, "/v1/scopes/team-a%2Fz/import", bytes.NewReader(big), merge(ndjson, authz(adminTok))).
+		requireError(t, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+}
