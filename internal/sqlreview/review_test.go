@@ -66,7 +66,12 @@ func TestSQLReview(t *testing.T) {
 			}
 			return
 		}
-		tmp := filepath.Join(t.TempDir(), string(engine)+".md")
+		// Kept when the check fails, for a diff against the committed file.
+		dir, err := os.MkdirTemp("", "sql-review-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp := filepath.Join(dir, string(engine)+".md")
 		if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +84,9 @@ func TestSQLReview(t *testing.T) {
 		if len(diffs) > 0 {
 			t.Errorf("plan shapes differ from %s (regenerated: %s); review them and run make sql-review:\n%s",
 				committedPath, tmp, strings.Join(diffs, "\n"))
+			return
 		}
+		_ = os.RemoveAll(dir)
 	})
 }
 
