@@ -122,10 +122,10 @@ func (e *Explainer) Explain(ctx context.Context, q Query) (Plan, error) {
 	return Plan{}, fmt.Errorf("sqlreview: unsupported engine %q", e.engine)
 }
 
-var insertValues = regexp.MustCompile(`(?is)^\s*(INSERT|REPLACE)\b.*\bVALUES\s*\(`)
+var insertValuesRe = regexp.MustCompile(`(?is)^\s*(INSERT|REPLACE)\b.*\bVALUES\s*\(`)
 
 func isInsertValues(q string) bool {
-	return insertValues.MatchString(q) && !regexp.MustCompile(`(?i)\bSELECT\b`).MatchString(q)
+	return insertValuesRe.MatchString(q) && !regexp.MustCompile(`(?i)\bSELECT\b`).MatchString(q)
 }
 
 // PostgreSQL ---------------------------------------------------------------------------------------------------

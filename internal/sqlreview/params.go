@@ -21,7 +21,13 @@ var seedTime = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 var keyValues = map[string]any{
 	"work_id": seedWorkID, "work_ids": seedWorkID, "logical_key": seedLogicalKey, "scope_id": seedScope,
 	"source_id": seedSourceID, "kind": seedKind, "kinds": seedKind, "lease_owner": seedOwner, "owner_id": seedOwner,
-	"owner": seedOwner, "model": seedModel, "status": "queued",
+	"owner": seedOwner, "model": seedModel, "status": "queued", "outcome": "succeeded",
+}
+
+// freshInsertValues replaces key values in an INSERT run for its locks (locks.go), so that it adds a row instead of
+// failing on a duplicate key.
+var freshInsertValues = map[string]any{
+	"work_id": "00000000-0000-4000-8000-999999999999", "logical_key": "key-new", "lane_sequence": 11, "attempt_no": 2,
 }
 
 var limitNames = map[string]bool{"limit": true, "max_rows": true, "candidates": true, "slots": true, "batch": true, "batch_size": true}

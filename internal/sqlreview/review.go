@@ -13,7 +13,8 @@ import (
 // Reviewed is a query with its plan.
 type Reviewed struct {
 	Query
-	Plan Plan
+	Plan  Plan
+	Locks string // ledger statements on PostgreSQL and MySQL: what the open transaction holds (locks.go)
 }
 
 // Exceptions lists, per engine, the queries allowed to read a whole big table, with the reason. The PostgreSQL
@@ -72,6 +73,9 @@ func Render(engine db.Engine, rs []Reviewed) string {
 	fmt.Fprintf(&b, "per finished or running item, %d sources over %d scopes, %d memory revisions with %d entries each, embeddings of each\n", Scopes*SourcesPerScope, Scopes, Scopes*RevisionsPerScope, EntriesPerRevision)
 	b.WriteString("scope's latest revision; statistics refreshed (ANALYZE) before explaining.\n\n")
 	b.WriteString(planNote[engine] + "\n")
+	if n := lockNote[engine]; n != "" {
+		b.WriteString("\n" + n + "\n")
+	}
 	for _, f := range Families(queriesOf(rs)) {
 		fmt.Fprintf(&b, "\n## %s\n", f)
 		for _, r := range rs {
@@ -94,6 +98,9 @@ func Render(engine db.Engine, rs []Reviewed) string {
 			}
 			fmt.Fprintf(&b, "```sql\n%s\n```\n\n", r.SQL)
 			fmt.Fprintf(&b, "Shape: `%s`\n\n", r.Plan.Shape())
+			if r.Locks != "" {
+				fmt.Fprintf(&b, "Locks held after the statement: %s\n\n", r.Locks)
+			}
 			if r.Plan.Err != "" {
 				fmt.Fprintf(&b, "No plan: %s\n", r.Plan.Err)
 				continue
@@ -114,6 +121,17 @@ var planNote = map[db.Engine]string{
 	db.EngineMySQL: "Plans: MariaDB's `EXPLAIN` with representative parameters (seeded keys, a row limit of 10); one line per\n" +
 		"table access: id, select type, table (alias), access type, index, Extra. `INSERT … VALUES` reads nothing and has no plan.",
 	db.EngineSQLite: "Plans: `EXPLAIN QUERY PLAN` with representative parameters (seeded keys, a row limit of 10).",
+}
+
+var lockNote = map[db.Engine]string{
+	db.EnginePostgres: "Locks (ledger statements of the work_* files that write or lock rows): the table-level locks the\n" +
+		"session holds in pg_locks inside a READ COMMITTED transaction after the statement is prepared and explained\n" +
+		"there (which locks every table in the statement's mode). Row locks are kept in the rows and do not appear.",
+	db.EngineMySQL: "Locks (ledger statements of the work_* files that write or lock rows): the statement run with the\n" +
+		"representative parameters (the running head item of lane 1, its key and lane; a new row for an INSERT) in a\n" +
+		"READ COMMITTED transaction (the service's level); then the row locks and lock structures (one per table\n" +
+		"intention lock and per locked page) its open transaction holds, from SHOW ENGINE INNODB STATUS; rolled back after.",
+	db.EngineSQLite: "Locks: SQLite has no row or table locks; a write transaction (BEGIN IMMEDIATE) holds the database's write lock.",
 }
 
 func queriesOf(rs []Reviewed) []Query {

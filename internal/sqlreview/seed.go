@@ -21,10 +21,11 @@ const (
 	EntriesPerRevision = 10
 )
 
-// Seeded values that the representative parameters (params.go) point at, so that a primary-key lookup finds a row.
+// Seeded values that the representative parameters (params.go) point at, so that a primary-key lookup finds a row:
+// the item (running, leased to worker-1) at the head of lane 1, its key, scope 1.
 const (
-	seedWorkID     = "00000000-0000-4000-8000-000000000001"
-	seedLogicalKey = "key-00001"
+	seedWorkID     = "00000000-0000-4000-8000-000000003001"
+	seedLogicalKey = "key-03001"
 	seedScope      = "scope-001"
 	seedSourceID   = "source-00001"
 	seedKind       = "review.noop"
