@@ -111,7 +111,8 @@ func (e *Explainer) locksMySQL(ctx context.Context, text string, args []any) (ou
 	if err != nil {
 		return "not read: " + firstLine(err.Error()), nil
 	}
-	for rows.Next() { //nolint:revive // drain the result set so the statement completes
+	// Drain the result set so that the statement completes.
+	for rows.Next() {
 	}
 	if err := rows.Close(); err != nil {
 		return "not read: " + firstLine(err.Error()), nil

@@ -180,5 +180,6 @@ func CompareShapes(committed, current map[string]string) []string {
 			out = append(out, fmt.Sprintf("%s: no longer in the query files", name))
 		}
 	}
+	sort.Strings(out)
 	return out
 }

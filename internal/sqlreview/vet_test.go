@@ -24,9 +24,7 @@ func TestSQLCVet(t *testing.T) {
 	if sqlc == "" {
 		t.Skipf("%s is not set (make sql-vet sets it)", EnvSQLC)
 	}
-	if err := os.Setenv(enginetest.EnvRequireEngines, "postgres,mysql"); err != nil {
-		t.Fatal(err)
-	}
+	t.Setenv(enginetest.EnvRequireEngines, "postgres,mysql")
 	env := os.Environ()
 	for _, e := range []struct {
 		engine db.Engine
