@@ -12,7 +12,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: help run test check race verify lint lint generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test contract-test image migrate-lint
+.PHONY: sql-vet sql-review sql-review-check help run test check race verify lint lint generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test contract-test image migrate-lint
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -41,7 +41,7 @@ image: ## build the container image $(IMAGE) (needs docker or podman; the build 
 test: ## run every test (conformance suite on postgres, mysql and sqlite; engines without a server are skipped)
 	$(GO) test $(TEST_FLAGS) ./...
 
-check: generate-check fmt-check tidy-check vet lint test race clients-test contract-test ## what CI runs: stale generated code, gofmt, go mod tidy, go vet, golangci-lint, tests, the race detector, client suites, the HTTP contract test
+check: generate-check sql-vet sql-review-check fmt-check tidy-check vet lint test race clients-test contract-test ## what CI runs: stale generated code, gofmt, go mod tidy, go vet, golangci-lint, tests, the race detector, client suites, the HTTP contract test
 
 # The race detector over the packages that race goroutines against real databases, with -short (the long soaks
 # and fleet rounds stay in `make test`/`make e2e`). It roughly doubles `make check` on a 2-core machine.
@@ -75,6 +75,24 @@ generate: $(SQLC) ## regenerate db/gen from sql/queries and sql/schema (sqlc $(S
 generate-check: $(SQLC) ## fail when db/gen or an adapter's queries_gen.go is stale
 	@$(SQLC) diff || { echo "generated code is stale: run 'make generate' and commit db/gen"; exit 1; }
 	@go run ./internal/tools/adaptergen -check postgres mysql sqlite
+
+# The DBA review kit (internal/sqlreview, docs/deployment.md#reviewing-sql): a scratch database per server
+# (PC_TEST_POSTGRES_DSN, PC_TEST_MYSQL_DSN), migrated, seeded with 10^4 items over 10^3 lanes, 10^4 sources and
+# memory rows and ANALYZEd; then `sqlc vet` with its URIs in PC_VET_POSTGRES_URI and PC_VET_MYSQL_URI (sqlc.yaml):
+# every query prepares on both servers, and no PostgreSQL plan sequentially scans a big table (exceptions in sqlc.yaml).
+sql-vet: $(SQLC) ## sqlc vet on seeded scratch databases: queries prepare (postgres, mysql), no seq scan of big tables (postgres)
+	PC_SQLC="$(CURDIR)/$(SQLC)" PC_TEST_REQUIRE_ENGINES=postgres,mysql $(GO) test ./internal/sqlreview -run '^TestSQLCVet$$' -count=1
+
+# The same seeded scratch databases on all three engines (SQLite in a temporary directory): every query of
+# sql/queries/<engine> explained (PostgreSQL: the generic plan; MariaDB and SQLite: representative parameters); the
+# plan rules fail a full scan of a big table or a filesort in a claim on MySQL and SQLite (exceptions in
+# internal/sqlreview/review.go). sql-review writes docs/sql-review/<engine>.md; sql-review-check regenerates them
+# into a temporary directory and fails when a query's plan shape (index or full scan, sort, temporary) differs.
+sql-review: ## rewrite docs/sql-review/<engine>.md: every query with its comment, SQL and plan at the seeded size
+	PC_SQL_REVIEW=write PC_TEST_REQUIRE_ENGINES=postgres,mysql,sqlite $(GO) test ./internal/sqlreview -run '^TestSQLReview$$' -count=1
+
+sql-review-check: ## fail on a plan rule finding (mysql, sqlite) or when a plan shape differs from docs/sql-review
+	PC_SQL_REVIEW=check PC_TEST_REQUIRE_ENGINES=postgres,mysql,sqlite $(GO) test ./internal/sqlreview -run '^TestSQLReview$$' -count=1
 
 migrate-lint: ## atlas migrate lint over every engine's migrations, on fresh dev databases (needs the Atlas CLI)
 	$(GO) test ./deploy -run 'TestAtlasMigrateLint' -count=1 -v
