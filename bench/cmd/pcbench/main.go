@@ -233,7 +233,7 @@ func run(ctx context.Context, o options, args []string) error {
 					c.bulk, c.lanes = bulk, ratioLanes
 					progress("B1 graphile-worker (%s) on postgres, n=%d, lanes=%d, %s", mode, c.n, c.lanes, c.variant())
 					r := runGraphileB1(ctx, srv, c, mode, node, o.graphileDir)
-					progress("  -> %s, order %s, %.2f rows written/item", r.summary(), r.order, r.rowsPerItem)
+					progress("  -> %s, order check %s", r.summary(), r.order)
 					rep.graphile = append(rep.graphile, r)
 				}
 			}

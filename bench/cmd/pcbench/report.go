@@ -63,7 +63,14 @@ func (r b1Result) summary() string {
 	if r.err != nil {
 		return "error: " + r.err.Error()
 	}
-	return fmt.Sprintf("%.0f items/s (total %s, enqueue phase %s, %.1f round trips/item)", r.perSecond, r.total.Round(time.Millisecond), r.enqueued.Round(time.Millisecond), r.tripsPerItem)
+	s := fmt.Sprintf("%.0f items/s (total %s, enqueue phase %s", r.perSecond, r.total.Round(time.Millisecond), r.enqueued.Round(time.Millisecond))
+	if r.tripsOK {
+		s += fmt.Sprintf(", %.1f round trips/item", r.tripsPerItem)
+	}
+	if r.rowsOK {
+		s += fmt.Sprintf(", %.2f rows written/item", r.rowsPerItem)
+	}
+	return s + ")"
 }
 
 func machineFacts(ctx context.Context, srv *servers, engines []db.Engine) []string {
@@ -303,7 +310,7 @@ func (r *report) markdown() string {
 const riverVersion = "v0.51.2"
 
 func (x b1Result) variantName() string {
-	return b1Config{workers: x.workers, slots: x.slots, bulk: x.bulk}.variant()
+	return b1Config{workers: x.workers, slots: x.slots, bulk: x.bulk, unique: x.unique}.variant()
 }
 
 type ratioRow struct {
