@@ -117,6 +117,7 @@ type b1Result struct {
 	// on MariaDB.
 	rowsPerItem float64
 	rowsOK      bool
+	rowsErr     error // why rows written could not be read
 	// tripsOK false: round trips not counted (Graphile Worker runs in another process).
 	tripsOK bool
 	// order is the Graphile Worker order check's verdict ("" = not checked).
@@ -155,6 +156,8 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 		}
 		if n, err := settledRows(ctx, rows, pg); err == nil {
 			res.rowsPerItem, res.rowsOK = float64(n-rows0)/float64(cfg.n), true
+		} else {
+			res.rowsErr = err
 		}
 	}()
 
@@ -225,6 +228,8 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	if rows != nil {
 		if rows0, err = rows(ctx); err == nil {
 			rowsStarted = true
+		} else {
+			res.rowsErr = err
 		}
 	}
 	srv0, srvOK := serverCPU(engine)

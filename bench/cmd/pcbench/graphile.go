@@ -157,6 +157,8 @@ func runGraphileB1(ctx context.Context, srv *servers, cfg b1Config, mode, node, 
 	}
 	if n, err := settledRows(ctx, pgRowsWritten(conn, "graphile_worker"), conn); err == nil {
 		res.rowsPerItem, res.rowsOK = float64(n)/float64(cfg.n), true
+	} else {
+		res.rowsErr = err
 	}
 	return res
 }

@@ -69,6 +69,8 @@ func (r b1Result) summary() string {
 	}
 	if r.rowsOK {
 		s += fmt.Sprintf(", %.2f rows written/item", r.rowsPerItem)
+	} else if r.rowsErr != nil {
+		s += ", rows written not read: " + r.rowsErr.Error()
 	}
 	return s + ")"
 }

@@ -62,6 +62,8 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) (res b1Result) 
 		}
 		if n, err := settledRows(ctx, rows, srv.pgAdmin); err == nil {
 			res.rowsPerItem, res.rowsOK = float64(n-rows0)/float64(cfg.n), true
+		} else {
+			res.rowsErr = err
 		}
 	}()
 	var pools []*pgxpool.Pool
@@ -173,6 +175,8 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) (res b1Result) 
 
 	if rows0, err = rows(ctx); err == nil {
 		rowsStarted = true
+	} else {
+		res.rowsErr = err
 	}
 	trips0 := cnt.load()
 	srv0, srvOK := serverCPU(db.EnginePostgres)

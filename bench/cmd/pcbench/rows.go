@@ -30,7 +30,7 @@ func pgRowsWritten(conn *sql.DB, schema string) rowReader {
 func mysqlRowsWritten(conn *sql.DB) rowReader {
 	return func(ctx context.Context) (int64, error) {
 		var n int64
-		err := conn.QueryRowContext(ctx, `SELECT COALESCE(SUM(VARIABLE_VALUE), 0) FROM information_schema.GLOBAL_STATUS
+		err := conn.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(VARIABLE_VALUE), 0) AS SIGNED) FROM information_schema.GLOBAL_STATUS
 			WHERE VARIABLE_NAME IN ('HANDLER_WRITE', 'HANDLER_UPDATE', 'HANDLER_DELETE')`).Scan(&n)
 		return n, err
 	}
