@@ -1,5 +1,6 @@
 // Command pcbench is powercontext's benchmark suite: ledger throughput against River on the same PostgreSQL in the
-// same run (B1: one item per transaction, bulk enqueue, and a wider W×C), claim cost against backlog (B2), the flush
+// same run (B1: one item per transaction, bulk enqueue, and a wider W×C; also River with unique jobs and Graphile
+// Worker, bench/graphile, run as a Node.js subprocess; rows written per item), claim cost against backlog (B2), the flush
 // API's latency (B3), database round trips per item lifecycle (B4) and the cross-process latency from enqueue to claim
 // (B5), and the latency of Memory search by mode and scope size (search). It prints a table, writes it into BENCHMARKS.md between generated-section markers (keeping the hand-written
 // notes around them) and, with -json, every figure with its section, system, engine, settings and unit.
