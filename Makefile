@@ -158,8 +158,11 @@ fuzz: ## run the request-decoding fuzz target briefly (FUZZTIME, default 20s)
 # flush API latency, B4 round trips per item, B5 cross-process enqueue → claim latency. It prints a table, rewrites
 # the generated section of BENCHMARKS.md (with a before/after table against bench/baseline.json); BENCH_FLAGS adds
 # flags (go run ./cmd/pcbench -h), e.g. BENCH_FLAGS="-json /tmp/figures.json" writes every figure for tooling.
+# The Graphile Worker peer (bench/graphile) is installed with npm first; without npm (or Node.js ≥ 22.18, which the
+# lock file's `node` package provides) pcbench skips it with a line saying why (-require-graphile makes that an error).
 BENCH_FLAGS ?=
-bench: ## benchmark suite against River on postgres, mariadb and sqlite (< 15 min); rewrites BENCHMARKS.md
+bench: ## benchmark suite against River and Graphile Worker on postgres, mariadb and sqlite (< 15 min); rewrites BENCHMARKS.md
+	-cd bench/graphile && npm ci --no-audit --no-fund --loglevel=error
 	cd bench && $(GO) run ./cmd/pcbench -out ../BENCHMARKS.md $(BENCH_FLAGS)
 
 # The three modules: the service (.), the benchmark suite (bench/, keeps River out of the service's go.mod) and the

@@ -74,6 +74,9 @@ type b1Config struct {
 	// bulk is the number of items per enqueue transaction (River InsertMany, ledger EnqueueMany); 0 = one item
 	// per transaction (River Insert, ledger Enqueue).
 	bulk int
+	// unique: River inserts with UniqueOpts{ByArgs: true}, the args carrying the item's logical key (every ledger
+	// item has one).
+	unique bool
 }
 
 // variant names the run's settings for the report and the JSON figures.
@@ -82,18 +85,23 @@ func (c b1Config) variant() string {
 	if c.bulk > 0 {
 		v += fmt.Sprintf(", bulk %d/tx", c.bulk)
 	}
+	if c.unique {
+		v += ", unique ByArgs"
+	}
 	return v
 }
 
 // b1Result is one throughput measurement.
 type b1Result struct {
-	system    string // "ledger" or "river"
+	system    string // "ledger", "river" or "graphile"
 	engine    db.Engine
 	lanes     int
 	n         int
 	workers   int
 	slots     int
 	bulk      int
+	unique    bool          // River: UniqueOpts{ByArgs: true}
+	mode      string        // Graphile Worker: "default" or "batched"
 	total     time.Duration // first enqueue → last completion
 	enqueued  time.Duration // first enqueue → last enqueue returned
 	perSecond float64
@@ -104,6 +112,16 @@ type b1Result struct {
 	// during the run, divided by N (serverOK false: not measured).
 	serverCPU, clientCPU time.Duration
 	serverOK             bool
+	// rowsPerItem is the rows written (inserted + updated + deleted) during the run divided by N (rowsOK false: not
+	// measured): pg_stat_user_tables of the run's schema on PostgreSQL, the server-wide Handler_write/update/delete
+	// on MariaDB.
+	rowsPerItem float64
+	rowsOK      bool
+	rowsErr     error // why rows written could not be read
+	// tripsOK false: round trips not counted (Graphile Worker runs in another process).
+	tripsOK bool
+	// order is the Graphile Worker order check's verdict ("" = not checked).
+	order string
 	// timedOut: the run did not finish in 10 minutes; perSecond is then the rate of the items done until then.
 	timedOut bool
 	err      error
@@ -114,14 +132,34 @@ type b1Result struct {
 // claim and complete them. Every worker and the enqueuers have their own store (their own pool, like separate
 // processes) on PostgreSQL and MariaDB; SQLite runs single_node, so they share one store. Enqueuers wake the
 // workers in process (what the API's flush does); workers also poll every cfg.poll.
-func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Config) b1Result {
-	res := b1Result{system: "ledger", engine: engine, lanes: cfg.lanes, n: cfg.n, workers: cfg.workers, slots: cfg.slots, bulk: cfg.bulk}
+func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Config) (res b1Result) {
+	res = b1Result{system: "ledger", engine: engine, lanes: cfg.lanes, n: cfg.n, workers: cfg.workers, slots: cfg.slots, bulk: cfg.bulk}
 	bdb, err := srv.createDB(ctx, engine)
 	if err != nil {
 		res.err = err
 		return res
 	}
 	defer bdb.drop()
+
+	// Rows written: read before the first enqueue and, after every store of the run has been closed (the deferred
+	// close below runs first), once the statistics have settled.
+	rows := ledgerRows(srv, bdb)
+	var rows0 int64
+	rowsStarted := false
+	defer func() {
+		if rows == nil || !rowsStarted || res.err != nil {
+			return
+		}
+		var pg = srv.pgAdmin
+		if engine != db.EnginePostgres {
+			pg = nil
+		}
+		if n, err := settledRows(ctx, rows, pg); err == nil {
+			res.rowsPerItem, res.rowsOK = float64(n-rows0)/float64(cfg.n), true
+		} else {
+			res.rowsErr = err
+		}
+	}()
 
 	var stores []db.Store
 	defer func() {
@@ -187,6 +225,13 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	}
 	time.Sleep(100 * time.Millisecond) // let the workers make their first (empty) claim pass
 
+	if rows != nil {
+		if rows0, err = rows(ctx); err == nil {
+			rowsStarted = true
+		} else {
+			res.rowsErr = err
+		}
+	}
 	srv0, srvOK := serverCPU(engine)
 	self0 := selfCPU()
 	start := time.Now()
@@ -239,7 +284,7 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	}
 	res.total = time.Since(start)
 	res.perSecond = float64(cfg.n) / res.total.Seconds()
-	res.tripsPerItem = float64(cnt.load()) / float64(cfg.n)
+	res.tripsPerItem, res.tripsOK = float64(cnt.load())/float64(cfg.n), true
 	res.serverCPU, res.clientCPU, res.serverOK = cpuPerItem(engine, srv0, srvOK, self0, cfg.n)
 
 	// Sanity check: every item succeeded exactly once.

@@ -93,11 +93,18 @@ func (r *report) figures() []figure {
 		if x.bulk > 0 {
 			enq = fmt.Sprintf("bulk %d/tx", x.bulk)
 		}
-		return map[string]string{"workers": strconv.Itoa(x.workers), "slots": strconv.Itoa(x.slots),
+		s := map[string]string{"workers": strconv.Itoa(x.workers), "slots": strconv.Itoa(x.slots),
 			"lanes": strconv.Itoa(x.lanes), "n": strconv.Itoa(x.n), "enqueue": enq,
 			"enqueuers": strconv.Itoa(o.enqueuers), "poll": o.poll.String()}
+		if x.unique {
+			s["unique"] = "ByArgs"
+		}
+		if x.mode != "" {
+			s["mode"] = x.mode
+		}
+		return s
 	}
-	for _, x := range append(append([]b1Result{}, r.river...), r.b1...) {
+	for _, x := range append(append(append([]b1Result{}, r.river...), r.b1...), r.graphile...) {
 		if x.timedOut {
 			add("B1", x.system, x.engine, b1Settings(x), "throughput", x.perSecond, "items/s")
 			out[len(out)-1].Note = x.err.Error() + " (rate of the items done until then)"
@@ -110,11 +117,23 @@ func (r *report) figures() []figure {
 		add("B1", x.system, x.engine, s, "throughput", x.perSecond, "items/s")
 		add("B1", x.system, x.engine, s, "total", x.total.Seconds(), "s")
 		add("B1", x.system, x.engine, s, "enqueue_phase", x.enqueued.Seconds(), "s")
-		add("B1", x.system, x.engine, s, "round_trips_per_item", x.tripsPerItem, "round trips")
+		if x.tripsOK {
+			add("B1", x.system, x.engine, s, "round_trips_per_item", x.tripsPerItem, "round trips")
+		}
 		if x.serverOK {
 			add("B1", x.system, x.engine, s, "server_cpu_per_item", float64(x.serverCPU)/float64(time.Microsecond), "µs")
 		}
-		add("B1", x.system, x.engine, s, "benchmark_cpu_per_item", float64(x.clientCPU)/float64(time.Microsecond), "µs")
+		if x.system != "graphile" {
+			add("B1", x.system, x.engine, s, "benchmark_cpu_per_item", float64(x.clientCPU)/float64(time.Microsecond), "µs")
+		}
+		if x.rowsOK {
+			add("B1", x.system, x.engine, s, "rows_written_per_item", x.rowsPerItem, "rows")
+		}
+	}
+	for _, x := range r.peerRatios() {
+		if peerKey(x.peer) != "river" { // ledger/river is below, as before
+			add("B1", "ledger/"+peerKey(x.peer), db.EnginePostgres, b1Settings(x.ledger), "throughput_ratio", x.ratio, "×")
+		}
 	}
 	for _, x := range r.ratios() {
 		add("B1", "ledger/river", db.EnginePostgres, b1Settings(x.ledger), "throughput_ratio", x.ratio, "×")

@@ -1,5 +1,6 @@
 // Command pcbench is powercontext's benchmark suite: ledger throughput against River on the same PostgreSQL in the
-// same run (B1: one item per transaction, bulk enqueue, and a wider W×C), claim cost against backlog (B2), the flush
+// same run (B1: one item per transaction, bulk enqueue, and a wider W×C; also River with unique jobs and Graphile
+// Worker, bench/graphile, run as a Node.js subprocess; rows written per item), claim cost against backlog (B2), the flush
 // API's latency (B3), database round trips per item lifecycle (B4) and the cross-process latency from enqueue to claim
 // (B5), and the latency of Memory search by mode and scope size (search). It prints a table, writes it into BENCHMARKS.md between generated-section markers (keeping the hand-written
 // notes around them) and, with -json, every figure with its section, system, engine, settings and unit.
@@ -48,11 +49,15 @@ type options struct {
 	searchEntries []int
 	searchDims    []int
 	searchQueries int
-	jsonOut       string
-	baseline      string
-	out           string
-	pgDSN         string
-	mysqlDSN      string
+	// graphileDir is bench/graphile (the Graphile Worker peer's script and packages); requireGraphile makes a
+	// missing Node.js or package an error instead of a skipped section.
+	graphileDir     string
+	requireGraphile bool
+	jsonOut         string
+	baseline        string
+	out             string
+	pgDSN           string
+	mysqlDSN        string
 }
 
 func main() {
@@ -86,7 +91,9 @@ func main() {
 	flag.StringVar(&searchEntries, "search-entries", "100,500,2000", "search: entries per scope (a revision holds at most 500; 2000 shows the trend beyond)")
 	flag.StringVar(&searchDims, "search-dims", "512,1536", "search: vector lengths (512 = the local embedder, 1536 = a typical hosted embedding model)")
 	flag.IntVar(&o.searchQueries, "search-queries", 100, "search: timed searches per engine, scope size, vector length and mode")
-	flag.StringVar(&only, "only", "river,b1,bulk,wide,riverref,b2,b3,b4,b5,search", "sections to run (comma list of river, b1, bulk, wide, riverref, b2, b3, b4, b5, search)")
+	flag.StringVar(&only, "only", "river,b1,bulk,riverunique,graphile,wide,riverref,b2,b3,b4,b5,search", "sections to run (comma list of river, b1, bulk, riverunique, graphile, wide, riverref, b2, b3, b4, b5, search)")
+	flag.StringVar(&o.graphileDir, "graphile-dir", "graphile", "graphile: the Graphile Worker peer's directory (b1.mjs, package.json; `npm ci` there installs it)")
+	flag.BoolVar(&o.requireGraphile, "require-graphile", false, "graphile: fail when Node.js ≥ 22.18 or the installed graphile-worker package is missing (default: skip the section with a line saying why)")
 	flag.StringVar(&o.jsonOut, "json", "", "also write every figure (section, system, engine, settings, metric, value, unit) to this JSON file")
 	flag.StringVar(&o.baseline, "baseline", "baseline.json", "a -json file of an earlier run: the report compares the key figures with it (before → after); empty = none")
 	flag.StringVar(&o.out, "out", "", "write the results into this Markdown file (between pcbench markers)")
@@ -197,6 +204,40 @@ func run(ctx context.Context, o options, args []string) error {
 		runRiver(c)
 		if has(o.engines, db.EnginePostgres) {
 			runLedger(db.EnginePostgres, c)
+		}
+	}
+	peerBulks := []int{0} // the peers' runs: one item per transaction, and bulk
+	if o.bulk > 0 {
+		peerBulks = append(peerBulks, o.bulk)
+	}
+	if o.only["riverunique"] && pg {
+		// River with unique jobs (every ledger item carries a logical key).
+		for _, bulk := range peerBulks {
+			c := cfg
+			c.bulk, c.unique = bulk, true
+			runRiver(c)
+		}
+	}
+	if o.only["graphile"] && pg {
+		node, version, why := graphileRuntime(o.graphileDir)
+		if why != "" {
+			if o.requireGraphile {
+				return fmt.Errorf("graphile: %s", why)
+			}
+			progress("graphile: skipped: %s", why)
+			rep.graphileSkipped = why
+		} else {
+			rep.graphileInfo = fmt.Sprintf("graphile-worker %s on Node.js %s", graphileVersion(o.graphileDir), version)
+			for _, bulk := range peerBulks {
+				for _, mode := range graphileModes {
+					c := cfg
+					c.bulk, c.lanes = bulk, ratioLanes
+					progress("B1 graphile-worker (%s) on postgres, n=%d, lanes=%d, %s", mode, c.n, c.lanes, c.variant())
+					r := runGraphileB1(ctx, srv, c, mode, node, o.graphileDir)
+					progress("  -> %s, order check %s", r.summary(), r.order)
+					rep.graphile = append(rep.graphile, r)
+				}
+			}
 		}
 	}
 	if o.only["wide"] {
@@ -320,7 +361,7 @@ func dsnIf(o options, e db.Engine) string {
 			return o.mysqlDSN
 		}
 	}
-	if e == db.EnginePostgres && (o.only["river"] || o.only["bulk"] || o.only["wide"] || o.only["riverref"] || o.only["b3"]) {
+	if e == db.EnginePostgres && (o.only["river"] || o.only["bulk"] || o.only["wide"] || o.only["riverref"] || o.only["b3"] || o.only["riverunique"] || o.only["graphile"]) {
 		return o.pgDSN
 	}
 	return ""

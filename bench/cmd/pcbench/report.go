@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,19 +48,31 @@ type report struct {
 	machine  []string
 	river    []b1Result
 	b1       []b1Result
-	b2       []b2Result
-	b3       []b3Result
-	b4       []b4Result
-	b5       []b5Result
-	search   []searchResult
-	baseline *figureFile
+	graphile []b1Result
+	// graphileInfo names the Graphile Worker and Node.js versions run; graphileSkipped says why the section was not.
+	graphileInfo, graphileSkipped string
+	b2                            []b2Result
+	b3                            []b3Result
+	b4                            []b4Result
+	b5                            []b5Result
+	search                        []searchResult
+	baseline                      *figureFile
 }
 
 func (r b1Result) summary() string {
 	if r.err != nil {
 		return "error: " + r.err.Error()
 	}
-	return fmt.Sprintf("%.0f items/s (total %s, enqueue phase %s, %.1f round trips/item)", r.perSecond, r.total.Round(time.Millisecond), r.enqueued.Round(time.Millisecond), r.tripsPerItem)
+	s := fmt.Sprintf("%.0f items/s (total %s, enqueue phase %s", r.perSecond, r.total.Round(time.Millisecond), r.enqueued.Round(time.Millisecond))
+	if r.tripsOK {
+		s += fmt.Sprintf(", %.1f round trips/item", r.tripsPerItem)
+	}
+	if r.rowsOK {
+		s += fmt.Sprintf(", %.2f rows written/item", r.rowsPerItem)
+	} else if r.rowsErr != nil {
+		s += ", rows written not read: " + r.rowsErr.Error()
+	}
+	return s + ")"
 }
 
 func machineFacts(ctx context.Context, srv *servers, engines []db.Engine) []string {
@@ -185,16 +198,16 @@ func (r *report) markdown() string {
 		w("N=%d items for River and the multi-lane runs; N=%d for the single-lane runs (`-n-serial`: one lane runs one item at a time, so its rate does not depend on N). ", o.n, o.nSerial)
 		w("W workers × C slots each (River: W clients × MaxWorkers C), every worker and the enqueuers with their own pool, %d concurrent enqueuers, worker poll %s (River: FetchPollInterval %s, FetchCooldown 2 ms). ", o.enqueuers, o.poll, o.poll)
 		w("\"1/tx\" enqueues one item per transaction (ledger Enqueue, River Insert); \"bulk %d/tx\" enqueues %d items per transaction (ledger EnqueueMany, River InsertMany).\n\n", o.bulk, o.bulk)
-		w("| system | engine | settings | lanes | N | items/s | total | enqueue phase | round trips/item | server CPU/item | benchmark CPU/item | ledger/River |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		w("| system | engine | settings | lanes | N | items/s | total | enqueue phase | round trips/item | server CPU/item | benchmark CPU/item | rows written/item | ledger/River |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for _, x := range r.river {
-			w("| River | postgres | %s | – | %d | %s | %s | %s | %.1f | %s | %s | |\n", x.variantName(), x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem, cpuCell(x.serverCPU, x.serverOK), cpuCell(x.clientCPU, true))
+			w("| River | postgres | %s | – | %d | %s | %s | %s | %.1f | %s | %s | %s | |\n", x.variantName(), x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem, cpuCell(x.serverCPU, x.serverOK), cpuCell(x.clientCPU, true), rowsCell(x))
 		}
 		for _, x := range r.b1 {
 			ratio := ""
 			if rr, ok := r.ratioFor(x); ok {
 				ratio = fmt.Sprintf("%.2f", rr)
 			}
-			w("| ledger | %s | %s | %d | %d | %s | %s | %s | %.1f | %s | %s | %s |\n", x.engine, x.variantName(), x.lanes, x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem, cpuCell(x.serverCPU, x.serverOK), cpuCell(x.clientCPU, x.engine != db.EngineSQLite), ratio)
+			w("| ledger | %s | %s | %d | %d | %s | %s | %s | %.1f | %s | %s | %s | %s |\n", x.engine, x.variantName(), x.lanes, x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), x.tripsPerItem, cpuCell(x.serverCPU, x.serverOK), cpuCell(x.clientCPU, x.engine != db.EngineSQLite), rowsCell(x), ratio)
 		}
 		w("\nA lane is strictly ordered (only its head runs), so L=1 measures the serial per-item latency of the protocol, not a capacity. \"round trips/item\" counts every statement of the run (empty and lost claim passes included) through the same driver hook as B4, divided by N. The River row with MaxWorkers %d is River's own benchmark setting (one client), for reference; the ratios compare equal W×C. \"server CPU/item\" is the CPU time (user + system, /proc/<pid>/stat) of every process of the database server during the run, divided by N; \"benchmark CPU/item\" is this process's own (the enqueuers, the workers or River's clients, the drivers), where SQLite's engine runs too (so its server column is empty). Other clients of the same server during the run would be counted too (a quiet run has none); other work on the machine is not, but competes for the same two cores.\n\n", riverRefMaxWorkers)
 		for _, x := range append(append([]b1Result{}, r.b1...), r.river...) {
@@ -202,8 +215,11 @@ func (r *report) markdown() string {
 				w("- error (%s %s, %s, lanes %d): %v\n", x.system, x.engine, x.variantName(), x.lanes, x.err)
 			}
 		}
+		w("\"rows written/item\" is the rows inserted, updated and deleted during the run divided by N: on PostgreSQL n_tup_ins + n_tup_upd + n_tup_del of pg_stat_user_tables over the run's own schema (migration bookkeeping tables left out), read before the first enqueue and again after every pool of the run was closed (a closing backend flushes its statistics; pg_stat_force_next_flush, then reads 250 ms apart until two agree); on MariaDB the server-wide `Handler_write + Handler_update + Handler_delete` (GLOBAL_STATUS), which counts every session of the server and internal temporary tables too, so other clients during the run inflate it.\n\n")
 		w("River's settings: River %s with riverpgxv5 on the same server, its tables in a fresh schema (rivermigrate); every client is started normally (LISTEN/NOTIFY on, its default batch completer, its default job retention), `FetchCooldown` 2 ms and `FetchPollInterval` %s (River's own benchmark command uses 2 ms / 20 ms and says they perform much better than the defaults of 100 ms / 1 s), `MaxWorkers` C per client as in the ledger run; inserts go through an insert-only client with its own pool; completion is counted from River's job-completed events, after its completer wrote them.\n\n", riverVersion, o.poll)
 	}
+
+	r.peersSection(w)
 
 	if len(r.b2) > 0 {
 		w("### B2 claim cost vs backlog\n\n")
@@ -296,7 +312,7 @@ func (r *report) markdown() string {
 const riverVersion = "v0.51.2"
 
 func (x b1Result) variantName() string {
-	return b1Config{workers: x.workers, slots: x.slots, bulk: x.bulk}.variant()
+	return b1Config{workers: x.workers, slots: x.slots, bulk: x.bulk, unique: x.unique}.variant()
 }
 
 type ratioRow struct {
@@ -318,7 +334,7 @@ func (r *report) ratios() []ratioRow {
 
 func (r *report) riverFor(x b1Result) (b1Result, bool) {
 	for _, rv := range r.river {
-		if rv.workers == x.workers && rv.slots == x.slots && rv.bulk == x.bulk && rv.err == nil {
+		if rv.workers == x.workers && rv.slots == x.slots && rv.bulk == x.bulk && !rv.unique && rv.err == nil {
 			return rv, true
 		}
 	}
@@ -418,4 +434,102 @@ func cpuCell(d time.Duration, ok bool) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}
+
+// peerName names a peer run for the report.
+func peerName(x b1Result) string {
+	switch {
+	case x.system == "graphile":
+		return "Graphile Worker, " + x.mode
+	case x.unique:
+		return "River, unique ByArgs"
+	}
+	return "River"
+}
+
+// peerKey names a peer run in the JSON figures (system of its ratio to the ledger).
+func peerKey(x b1Result) string {
+	switch {
+	case x.system == "graphile":
+		return "graphile-" + x.mode
+	case x.unique:
+		return "river-unique"
+	}
+	return "river"
+}
+
+type peerRatio struct {
+	ledger, peer b1Result
+	ratio        float64
+}
+
+// peerRatios pairs every peer run (River plain and unique, Graphile Worker default and batched) with the PostgreSQL
+// ledger run on the most lanes of the same W, C and bulk setting.
+func (r *report) peerRatios() []peerRatio {
+	var out []peerRatio
+	for _, p := range append(append([]b1Result{}, r.river...), r.graphile...) {
+		if p.err != nil || p.perSecond == 0 {
+			continue
+		}
+		for _, x := range r.b1 {
+			if x.engine == db.EnginePostgres && x.err == nil && x.lanes == r.ratioLanes() && x.workers == p.workers && x.slots == p.slots && x.bulk == p.bulk {
+				out = append(out, peerRatio{ledger: x, peer: p, ratio: x.perSecond / p.perSecond})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// peersSection writes B1's peer comparison: River with unique jobs and Graphile Worker beside plain River.
+func (r *report) peersSection(w func(string, ...any)) {
+	o := r.opts
+	hasUnique := false
+	for _, x := range r.river {
+		hasUnique = hasUnique || x.unique
+	}
+	if !hasUnique && len(r.graphile) == 0 && r.graphileSkipped == "" {
+		return
+	}
+	w("### B1 peers: River with unique jobs and Graphile Worker\n\n")
+	w("The B1 workload (N=%d, W=%d×C=%d, %d enqueuers, poll %s, 1/tx and bulk %d/tx) on more peers, each on the same PostgreSQL server in the same run. Every ledger item carries a logical key, so \"River, unique ByArgs\" inserts with `InsertOpts{UniqueOpts: UniqueOpts{ByArgs: true}}`, its args carrying the item's logical key (the ledger's LogicalKey of the item), otherwise as plain River above. ", o.n, o.workers, o.slots, o.enqueuers, o.poll, o.bulk)
+	switch {
+	case r.graphileSkipped != "":
+		w("Graphile Worker was not run: %s.\n\n", r.graphileSkipped)
+	case len(r.graphile) > 0:
+		w("Graphile Worker (%s; bench/graphile/b1.mjs, run as a subprocess) runs in a scratch database of its own (schema graphile_worker, migrated by the script, dropped after): job i in the named queue `q<i mod %d>` (a named queue runs one job at a time, in order: its counterpart of a lane), %d enqueuers in one Node.js process calling `addJob` (one job per statement) or `addJobs` with %d jobs per call, %d worker processes each with `concurrency` %d and `pollInterval` %d ms, LISTEN/NOTIFY on (its default). \"default\" leaves every other setting at its default; \"batched\" adds its performance guide's batching: `localQueue: {size: 500}`, `completeJobBatchDelay: 0`, `failJobBatchDelay: 0` (the guide's configuration, with concurrency as B1's). A run ends when every job has run and the jobs table is empty (Graphile Worker deletes a job when its completion is written). Order check: every enqueue call and every execution is timed on the machine's monotonic clock (shared by the processes); per queue, executions must not overlap, a job whose enqueue returned before another's began must run first, and every job must run exactly once. Round trips and CPU are not measured for Graphile Worker (another process).\n\n", r.graphileInfo, r.ratioLanes(), o.enqueuers, o.bulk, o.workers, o.slots, o.poll.Milliseconds())
+	}
+	w("| system | settings | lanes | N | items/s | total | enqueue phase | rows written/item | order check |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+	for _, x := range append(append([]b1Result{}, r.river...), r.graphile...) {
+		if x.workers != o.workers || x.slots != o.slots {
+			continue // the wide and reference River runs are in the table above
+		}
+		lanes := "–"
+		if x.system == "graphile" {
+			lanes = strconv.Itoa(x.lanes)
+		}
+		order := x.order
+		if order == "" {
+			order = "–"
+		}
+		w("| %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", peerName(x), x.variantName(), lanes, x.n, rate(x), dur(x.total, x.err), dur(x.enqueued, x.err), rowsCell(x), order)
+		if x.err != nil {
+			w("\n- error (%s, %s): %v\n\n", peerName(x), x.variantName(), x.err)
+		}
+	}
+	if rs := r.peerRatios(); len(rs) > 0 {
+		w("\n| ledger (postgres, L=%d) / peer | settings | ledger items/s | peer items/s | ratio |\n| --- | --- | ---: | ---: | ---: |\n", r.ratioLanes())
+		for _, x := range rs {
+			w("| ledger / %s | %s | %.0f | %.0f | %.2f |\n", peerName(x.peer), x.ledger.variantName(), x.ledger.perSecond, x.peer.perSecond, x.ratio)
+		}
+	}
+	w("\n")
+}
+
+// rowsCell formats rows written per item ("–" when not measured).
+func rowsCell(x b1Result) string {
+	if !x.rowsOK || x.err != nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", x.rowsPerItem)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,8 @@ import (
 // noopArgs is River's no-op job.
 type noopArgs struct {
 	N int `json:"n"`
+	// Key is the item's logical key (the ledger's LogicalKey), set in the unique runs only.
+	Key string `json:"key,omitempty"`
 }
 
 func (noopArgs) Kind() string { return "bench_noop" }
@@ -38,8 +41,8 @@ func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil
 // counted from River's job-completed events (after its completer has written them), as River's own benchmark does.
 // Fetch tuning is River's own benchmark's: FetchCooldown 2 ms, FetchPollInterval 20 ms. River's tables live in a
 // fresh schema created by rivermigrate.
-func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
-	res := b1Result{system: "river", engine: db.EnginePostgres, lanes: 0, n: cfg.n, workers: cfg.workers, slots: cfg.slots, bulk: cfg.bulk}
+func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) (res b1Result) {
+	res = b1Result{system: "river", engine: db.EnginePostgres, lanes: 0, n: cfg.n, workers: cfg.workers, slots: cfg.slots, bulk: cfg.bulk, unique: cfg.unique}
 	schema := newName("pcb_river")
 	if _, err := srv.pgAdmin.ExecContext(ctx, `CREATE SCHEMA "`+schema+`"`); err != nil {
 		res.err = err
@@ -47,6 +50,21 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
 	}
 	defer func() {
 		_, _ = srv.pgAdmin.ExecContext(context.Background(), `DROP SCHEMA IF EXISTS "`+schema+`" CASCADE`)
+	}()
+	// Rows written, read before the first insert and after every client has stopped and every pool has been closed
+	// (the deferred stops and closes below run first).
+	rows := pgRowsWritten(srv.pgAdmin, schema)
+	var rows0 int64
+	rowsStarted := false
+	defer func() {
+		if !rowsStarted || res.err != nil {
+			return
+		}
+		if n, err := settledRows(ctx, rows, srv.pgAdmin); err == nil {
+			res.rowsPerItem, res.rowsOK = float64(n-rows0)/float64(cfg.n), true
+		} else {
+			res.rowsErr = err
+		}
 	}()
 	var pools []*pgxpool.Pool
 	defer func() {
@@ -155,6 +173,11 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
 	}()
 	time.Sleep(100 * time.Millisecond)
 
+	if rows0, err = rows(ctx); err == nil {
+		rowsStarted = true
+	} else {
+		res.rowsErr = err
+	}
 	trips0 := cnt.load()
 	srv0, srvOK := serverCPU(db.EnginePostgres)
 	self0 := selfCPU()
@@ -169,7 +192,8 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
 				for first := g * cfg.bulk; first < cfg.n; first += cfg.enqueuers * cfg.bulk {
 					params := make([]river.InsertManyParams, 0, cfg.bulk)
 					for i := first; i < min(first+cfg.bulk, cfg.n); i++ {
-						params = append(params, river.InsertManyParams{Args: noopArgs{N: i}})
+						args, opts := riverJob(cfg, i)
+						params = append(params, river.InsertManyParams{Args: args, InsertOpts: opts})
 					}
 					if _, err := inserter.InsertMany(ctx, params); err != nil {
 						enqErr.CompareAndSwap(nil, err)
@@ -179,7 +203,8 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
 				return
 			}
 			for i := g; i < cfg.n; i += cfg.enqueuers {
-				if _, err := inserter.Insert(ctx, noopArgs{N: i}, nil); err != nil {
+				args, opts := riverJob(cfg, i)
+				if _, err := inserter.Insert(ctx, args, opts); err != nil {
 					enqErr.CompareAndSwap(nil, err)
 					return
 				}
@@ -205,7 +230,16 @@ func runRiverB1(ctx context.Context, srv *servers, cfg b1Config) b1Result {
 	}
 	res.total = time.Since(start)
 	res.perSecond = float64(cfg.n) / res.total.Seconds()
-	res.tripsPerItem = float64(cnt.load()-trips0) / float64(cfg.n)
+	res.tripsPerItem, res.tripsOK = float64(cnt.load()-trips0)/float64(cfg.n), true
 	res.serverCPU, res.clientCPU, res.serverOK = cpuPerItem(db.EnginePostgres, srv0, srvOK, self0, cfg.n)
 	return res
+}
+
+// riverJob is job i's args and insert options: plain, or (cfg.unique) carrying item i's logical key (the ledger's
+// LogicalKey of item i) with UniqueOpts{ByArgs: true}, River's uniqueness by a hash of the encoded args.
+func riverJob(cfg b1Config, i int) (noopArgs, *river.InsertOpts) {
+	if !cfg.unique {
+		return noopArgs{N: i}, nil
+	}
+	return noopArgs{N: i, Key: hash("item/" + strconv.Itoa(i))}, &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
