@@ -51,6 +51,8 @@ type EraseResult struct {
 	DeletedEntries      int64  `json:"deleted_entries"`
 	DeletedCandidates   int64  `json:"deleted_candidates"`
 	DeletedEmbeddings   int64  `json:"deleted_embeddings"`
+	// DeletedSkillRows counts the scope's skills, skill revisions, targets and publications (docs/skills.md).
+	DeletedSkillRows int64 `json:"deleted_skill_rows"`
 }
 
 // EraseLogicalKey is the identity of a scope's erase: while one is live, another request joins it.
@@ -159,6 +161,16 @@ func (h *EraseHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinat
 			return q.MemoryRevisionDeleteBatch(ctx, scopeBatch)
 		}},
 		{&res.DeletedSources, func(ctx context.Context, q db.Queries) (int64, error) { return q.SourceDeleteBatch(ctx, scopeBatch) }},
+		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) {
+			return q.SkillPublicationDeleteBatch(ctx, scopeBatch)
+		}},
+		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) {
+			return q.SkillTargetDeleteBatch(ctx, scopeBatch)
+		}},
+		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) {
+			return q.SkillRevisionDeleteBatch(ctx, scopeBatch)
+		}},
+		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) { return q.SkillDeleteBatch(ctx, scopeBatch) }},
 	} {
 		if err := batch(step.total, step.del); err != nil {
 			return coordinator.Prepared{}, err
