@@ -28,6 +28,7 @@ import (
 	"github.com/powercontext/powercontext/mcp"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 	"github.com/powercontext/powercontext/telemetry"
 	"github.com/powercontext/powercontext/ui"
@@ -211,6 +212,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 				SourceContentAfter: Days(cfg.RetentionSourceContentDays), MemoryRevisions: cfg.RetentionMemoryRevisions}.Tasks()},
 			&lifecycle.RedactHandler{Ledger: r.ledger},
 			&lifecycle.EraseHandler{Ledger: r.ledger},
+			&skills.Handler{Store: store},
 		)
 		if err != nil {
 			return nil, err
@@ -236,11 +238,12 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		}
 	}
 
+	packager := &skills.Packager{Ledger: r.ledger, MaxAttempts: maxAttempts}
 	deps := handlers.Deps{
 		Journal:          sources.NewJournal(store),
 		Flusher:          &memory.Flusher{Ledger: r.ledger, Consumer: memConsumer},
 		Memory:           r.memoryReader(emb),
-		Experience:       experience.Reviews{Store: store},
+		Experience:       experience.Reviews{Store: store, OnApproved: packager.Approved},
 		Incubator:        &experience.Incubator{Ledger: r.ledger, Consumer: expConsumer},
 		Ledger:           r.ledger,
 		Store:            store,
@@ -256,6 +259,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	if r.worker != nil {
 		deps.Flusher.Wake, deps.Incubator.Wake = r.worker.Wake, r.worker.Wake
 		deps.Forgetter.Wake, deps.Eraser.Wake = r.worker.Wake, r.worker.Wake
+		packager.Wake = r.worker.Wake
 	}
 	if cfg.RunsAPI() {
 		// MCP is stateless in distributed mode: any API replica answers any request, no session affinity.

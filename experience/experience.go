@@ -233,7 +233,12 @@ type ErrCandidateConflict struct {
 func (e *ErrCandidateConflict) Error() string { return "experience: candidate state conflict" }
 
 // Reviews lists and reviews candidates.
-type Reviews struct{ Store db.Store }
+type Reviews struct {
+	Store db.Store
+	// OnApproved, when set, runs after a candidate was approved (skills.Packager enqueues its packaging). Its error
+	// is returned with the approved candidate: the approval itself stands.
+	OnApproved func(ctx context.Context, c db.ExperienceCandidate) error
+}
 
 // List returns a scope's candidates, newest first; status "" means any.
 func (r Reviews) List(ctx context.Context, scope, status string, limit int) ([]db.ExperienceCandidate, error) {
@@ -284,5 +289,17 @@ func (r Reviews) Review(ctx context.Context, candidateID string, expectedVersion
 	if n != 1 {
 		return c, &ErrCandidateConflict{Status: c.Status, ActualVersion: c.StateVersion}
 	}
+	if approve && r.OnApproved != nil {
+		if err := r.OnApproved(ctx, c); err != nil {
+			return c, &ErrAfterApproval{Err: err}
+		}
+	}
 	return c, nil
 }
+
+// ErrAfterApproval: the candidate was approved, but what runs after an approval (Reviews.OnApproved) failed.
+type ErrAfterApproval struct{ Err error }
+
+func (e *ErrAfterApproval) Error() string { return "experience: after approval: " + e.Err.Error() }
+
+func (e *ErrAfterApproval) Unwrap() error { return e.Err }

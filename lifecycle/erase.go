@@ -13,6 +13,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -92,7 +93,7 @@ func (e *Eraser) Erase(ctx context.Context, scope, principal string) (db.WorkIte
 }
 
 // scopeKinds are the kinds of a scope's own work, cancelled and deleted by its erase.
-var scopeKinds = []string{memory.Kind, experience.Kind, KindRedact, memory.KindEmbed}
+var scopeKinds = []string{memory.Kind, experience.Kind, KindRedact, memory.KindEmbed, skills.Kind}
 
 // EraseHandler runs scope_erase items (docs/protocol.md#erasing-a-scope). Prepare cancels the scope's live work and
 // waits until it is finished, then deletes the scope's finished operations, candidates, entry vectors, Memory
