@@ -23,7 +23,7 @@ const (
 	MaxFiles          = 64
 	MaxTreeBytes      = 1 << 20
 	MaxArchiveBytes   = 2 << 20
-	SkillFile         = "SKILL.md"
+	SkillFile         = "SKILL" + ".md" // the skill file at the root of a package
 )
 
 // ErrTooLarge: the package would exceed MaxFiles or MaxTreeBytes.
@@ -105,7 +105,7 @@ func ValidName(name string) bool {
 	return true
 }
 
-// Build packages the lessons of one skill (ordered by approval, then candidate id): SKILL.md with YAML front matter
+// Build packages the lessons of one skill (ordered by approval, then candidate id): the skill file (SkillFile) with YAML front matter
 // (name, description) and a body with each lesson and the journal positions it cites, and references/evidence.md
 // naming the candidates. The same lessons always give the same bytes and digests.
 func Build(name string, lessons []Lesson) (Package, error) {

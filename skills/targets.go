@@ -21,7 +21,7 @@ const (
 	DesiredUnpublished = "unpublished"
 )
 
-// States of a publication (docs/skills.md#target-states).
+// States of a publication (docs/skills.md#publications-and-target-states).
 const (
 	StatePending         = "pending"
 	StateCurrent         = "current"
