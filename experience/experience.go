@@ -297,7 +297,7 @@ func (r Reviews) Review(ctx context.Context, candidateID string, expectedVersion
 	return c, nil
 }
 
-// ErrAfterApproval: the candidate was approved, but what runs after an approval (Reviews.OnApproved) failed.
+// ErrAfterApproval means the candidate was approved, but what runs after an approval (Reviews.OnApproved) failed.
 type ErrAfterApproval struct{ Err error }
 
 func (e *ErrAfterApproval) Error() string { return "experience: after approval: " + e.Err.Error() }

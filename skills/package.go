@@ -26,7 +26,7 @@ const (
 	SkillFile         = "SKILL" + ".md" // the skill file at the root of a package
 )
 
-// ErrTooLarge: the package would exceed MaxFiles or MaxTreeBytes.
+// ErrTooLarge means the package would exceed MaxFiles or MaxTreeBytes.
 var ErrTooLarge = errors.New("skills: package exceeds its bounds")
 
 // Lesson is one approved Experience candidate as a package sees it.
@@ -98,7 +98,7 @@ func ValidName(name string) bool {
 		return false
 	}
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
 			return false
 		}
 	}

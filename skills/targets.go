@@ -43,11 +43,11 @@ const (
 const DefaultEnrollmentTTL = 24 * time.Hour
 
 var (
-	// ErrUnauthenticated: the credential or enrollment token is unknown, spent or expired.
+	// ErrUnauthenticated means the credential or enrollment token is unknown, spent or expired.
 	ErrUnauthenticated = errors.New("skills: unknown credential")
-	// ErrRevoked: the target was revoked; its credential is refused.
+	// ErrRevoked means the target was revoked; its credential is refused.
 	ErrRevoked = errors.New("skills: target revoked")
-	// ErrConflict: the row moved on concurrently more often than a write retries.
+	// ErrConflict means the row moved on concurrently more often than a write retries.
 	ErrConflict = errors.New("skills: concurrent change")
 )
 
