@@ -238,7 +238,9 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		}
 	}
 
-	packager := &skills.Packager{Ledger: r.ledger, MaxAttempts: maxAttempts}
+	packager := &skills.Packager{Ledger: r.ledger, MaxAttempts: maxAttempts, Failed: func(err error) {
+		log.Warn().Str("error_type", fmt.Sprintf("%T", err)).Msg("skill packaging not enqueued after an approval")
+	}}
 	deps := handlers.Deps{
 		Journal:          sources.NewJournal(store),
 		Flusher:          &memory.Flusher{Ledger: r.ledger, Consumer: memConsumer},
@@ -277,7 +279,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		deps.UISessions = ui.NewSessions(ui.SessionConfig{Store: store, Principals: deps.Principals,
 			TTL: Seconds(cfg.UISessionTTLSeconds), TrustedProxies: deps.TrustedProxies, Keys: deps.ServerKeys})
 		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, Principals: deps.Principals,
-			Sessions: deps.UISessions})
+			Sessions: deps.UISessions, OnApproved: packager.Approved})
 	}
 	if cfg.TLSEnabled() {
 		if r.certs, err = newCertReloader(cfg.TLSCertFile, cfg.TLSKeyFile, log); err != nil {

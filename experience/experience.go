@@ -235,9 +235,9 @@ func (e *ErrCandidateConflict) Error() string { return "experience: candidate st
 // Reviews lists and reviews candidates.
 type Reviews struct {
 	Store db.Store
-	// OnApproved, when set, runs after a candidate was approved (skills.Packager enqueues its packaging). Its error
-	// is returned with the approved candidate: the approval itself stands.
-	OnApproved func(ctx context.Context, c db.ExperienceCandidate) error
+	// OnApproved, when set, runs after a candidate was approved (app enqueues its skill packaging there). The
+	// approval has committed by then; what OnApproved does cannot undo it, so it reports its own failures.
+	OnApproved func(ctx context.Context, c db.ExperienceCandidate)
 }
 
 // List returns a scope's candidates, newest first; status "" means any.
@@ -290,16 +290,7 @@ func (r Reviews) Review(ctx context.Context, candidateID string, expectedVersion
 		return c, &ErrCandidateConflict{Status: c.Status, ActualVersion: c.StateVersion}
 	}
 	if approve && r.OnApproved != nil {
-		if err := r.OnApproved(ctx, c); err != nil {
-			return c, &ErrAfterApproval{Err: err}
-		}
+		r.OnApproved(ctx, c)
 	}
 	return c, nil
 }
-
-// ErrAfterApproval means the candidate was approved, but what runs after an approval (Reviews.OnApproved) failed.
-type ErrAfterApproval struct{ Err error }
-
-func (e *ErrAfterApproval) Error() string { return "experience: after approval: " + e.Err.Error() }
-
-func (e *ErrAfterApproval) Unwrap() error { return e.Err }

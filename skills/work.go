@@ -73,15 +73,21 @@ type Packager struct {
 	Ledger      *coordinator.Ledger
 	MaxAttempts int32
 	Wake        func() // wakes an in-process worker after an enqueue; optional
+	// Failed, when set, is told when an enqueue failed (app logs it: the kind of error, never content). The
+	// approval stands; the skill's next approval packages this lesson too, since a package is built from every
+	// approved candidate of the skill.
+	Failed func(err error)
 }
 
-// Approved enqueues the packaging of an approved candidate.
-func (p *Packager) Approved(ctx context.Context, c db.ExperienceCandidate) error {
+// Approved enqueues the packaging of an approved candidate (the signature of experience.Reviews.OnApproved).
+func (p *Packager) Approved(ctx context.Context, c db.ExperienceCandidate) {
 	res, err := p.Ledger.Enqueue(ctx, PackageRequest(c.ScopeID, c.CandidateID, p.MaxAttempts))
-	if err == nil && res.Created && p.Wake != nil {
+	switch {
+	case err != nil && p.Failed != nil:
+		p.Failed(err)
+	case err == nil && res.Created && p.Wake != nil:
 		p.Wake()
 	}
-	return err
 }
 
 // maxLessons bounds the approved candidates read for one skill.
