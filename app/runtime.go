@@ -258,6 +258,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	}
 	deps.Forgetter = &lifecycle.Forgetter{Ledger: r.ledger, MaxAttempts: maxAttempts}
 	deps.Eraser = &lifecycle.Eraser{Ledger: r.ledger, MaxAttempts: maxAttempts}
+	deps.Skills = &skills.Service{Store: store}
 	if r.worker != nil {
 		deps.Flusher.Wake, deps.Incubator.Wake = r.worker.Wake, r.worker.Wake
 		deps.Forgetter.Wake, deps.Eraser.Wake = r.worker.Wake, r.worker.Wake

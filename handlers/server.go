@@ -18,6 +18,7 @@ import (
 	"github.com/powercontext/powercontext/internal/serverkey"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 	"github.com/powercontext/powercontext/ui"
 )
@@ -53,6 +54,8 @@ type Deps struct {
 	// (docs/protocol.md#forgetting-and-erasing).
 	Forgetter *lifecycle.Forgetter
 	Eraser    *lifecycle.Eraser
+	// Skills serves /v1/skills, /v1/skill-targets and the agents' /v1/skill-agent/ (docs/skills.md); nil answers 503.
+	Skills *skills.Service
 	// Store serves GET /v1/runtime/members (live membership on database time).
 	Store db.Store
 
@@ -231,6 +234,7 @@ func New(d Deps) *echo.Echo {
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/cancel", s.cancelOperation)
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/retry", s.retryOperation)
 	s.addLifecycle(e)
+	s.addSkills(e)
 	s.add(e, http.MethodGet, "/v1/runtime/members", s.listMembers)
 	_, _ = api.JSON() // convert the embedded document once, at start
 	s.add(e, http.MethodGet, "/openapi.json", s.openAPI)
