@@ -21,7 +21,7 @@ import (
 )
 
 // StateFile is the sync's own record in the skills folder: the server, the agent's credential (the file is 0600)
-// and the folders the sync created, with the revision and tree digest it wrote (docs/skills.md#syncing-a-folder).
+// and the folders the sync created, with the revision and tree digest it wrote (docs/skills.md#syncing-a-skills-folder).
 const StateFile = ".powercontext-skills.json"
 
 type skillsState struct {

@@ -26,6 +26,9 @@ import (
 	"github.com/powercontext/powercontext/skills"
 )
 
+// skillFile is the file at the root of every skill folder (docs/skills.md#package-format).
+var skillFile = skills.SkillFile
+
 // skillsAPI serves the real handlers over s with a worker that packages approvals.
 func skillsAPI(t *testing.T, s db.Store) string {
 	t.Helper()
@@ -83,7 +86,7 @@ func publication(t *testing.T, c *client.Client, target, name string) client.Ski
 }
 
 // TestSkillsEnrollAndSync drives the agent side against a real server on every engine: approve → package →
-// publish to an enrolled target → sync writes a folder with a valid SKILL.md and the publication reads current; a
+// publish to an enrolled target → sync writes a folder with a valid skill file and the publication reads current; a
 // new approval makes a new revision, update_available until the next sync; a local edit is a conflict and is not
 // overwritten; a folder the sync did not create is never touched; unpublishing removes only the sync's folder; a
 // revoked target's sync is refused (403, exit 4).
@@ -112,14 +115,14 @@ func TestSkillsEnrollAndSync(t *testing.T) {
 		// A folder the sync did not create.
 		foreign := filepath.Join(dir, "hand-made")
 		require.NoError(t, os.MkdirAll(foreign, 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(foreign, "SKILL.md"), []byte("mine"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(foreign, skillFile), []byte("mine"), 0o644))
 
 		_, err = admin.PublishSkill(ctx, reg.Target.TargetID, name, 0, false)
 		require.NoError(t, err)
 		code, out, errOut = run("skills", "sync", "--dir", dir)
 		require.Equal(t, app.ExitOK, code, errOut)
 		require.Contains(t, out, name+": installed revision 1")
-		md, err := os.ReadFile(filepath.Join(dir, name, "SKILL.md"))
+		md, err := os.ReadFile(filepath.Join(dir, name, skillFile))
 		require.NoError(t, err)
 		front, body, ok := strings.Cut(strings.TrimPrefix(string(md), "---\n"), "\n---\n")
 		require.True(t, ok)
@@ -138,7 +141,7 @@ func TestSkillsEnrollAndSync(t *testing.T) {
 		p := publication(t, admin, reg.Target.TargetID, name)
 		require.Equal(t, "current", p.State)
 		require.EqualValues(t, 2, *p.ObservedRevision)
-		md, err = os.ReadFile(filepath.Join(dir, name, "SKILL.md"))
+		md, err = os.ReadFile(filepath.Join(dir, name, skillFile))
 		require.NoError(t, err)
 		require.Contains(t, string(md), "package index snapshot")
 		approveLesson(t, s, admin, scope, "pin the BASE image", "Record the image digest in the lock file.")
@@ -147,11 +150,11 @@ func TestSkillsEnrollAndSync(t *testing.T) {
 
 		// A local edit: conflict, the folder is kept as edited.
 		edited := []byte("my own notes")
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name, "SKILL.md"), edited, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name, skillFile), edited, 0o644))
 		code, out, errOut = run("skills", "sync", "--dir", dir)
 		require.Equal(t, app.ExitOK, code, errOut)
 		require.Contains(t, out, name+": conflict")
-		got, err := os.ReadFile(filepath.Join(dir, name, "SKILL.md"))
+		got, err := os.ReadFile(filepath.Join(dir, name, skillFile))
 		require.NoError(t, err)
 		require.Equal(t, edited, got, "not overwritten")
 		require.Equal(t, "conflict", publication(t, admin, reg.Target.TargetID, name).State)
@@ -170,7 +173,7 @@ func TestSkillsEnrollAndSync(t *testing.T) {
 		require.Contains(t, out, name+": removed")
 		_, err = os.Stat(filepath.Join(dir, name))
 		require.ErrorIs(t, err, os.ErrNotExist)
-		mine, err := os.ReadFile(filepath.Join(foreign, "SKILL.md"))
+		mine, err := os.ReadFile(filepath.Join(foreign, skillFile))
 		require.NoError(t, err)
 		require.Equal(t, "mine", string(mine))
 		require.Equal(t, "current", publication(t, admin, reg.Target.TargetID, name).State)
