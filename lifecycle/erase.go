@@ -254,8 +254,8 @@ func deleteFinishedWork(ctx context.Context, q db.Queries, scope string) (int64,
 	return q.WorkItemDeleteTerminal(ctx, ids)
 }
 
-// finishErase is the erase's domain commit, after its lane, key and item locks: lock the scope's memory and
-// experience lanes (ascending lane key) and its journal head, check that nothing arrived after the batches (else
+// finishErase is the erase's domain commit, after its lane, key and item locks: lock the scope's memory,
+// experience and skills lanes (ascending lane key) and its journal head, check that nothing arrived after the batches (else
 // conflict/scope_busy, retryable: the next attempt erases it), and delete the rest (the result counts the batches
 // only): the leftover finished work and Sources, the cursors, the journal head and the idle lanes, so no row of the
 // scope is left but the erase's own (its lane, key, item and attempts: the audit record). The next capture
@@ -265,7 +265,7 @@ func deleteFinishedWork(ctx context.Context, q db.Queries, scope string) (int64,
 // vanished between its insert and its lock goes round again (docs/protocol.md#creating-rows).
 func finishErase(ctx context.Context, q db.Queries, scope string) error {
 	busy := coordinator.NewHandlerError(coordinator.CategoryConflict, CodeScopeBusy, true)
-	lanes := []string{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope)}
+	lanes := []string{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope), skills.LaneKey(scope)}
 	slices.Sort(lanes)
 	var idle []string
 	for _, key := range lanes {

@@ -33,11 +33,11 @@ type Payload struct {
 	CandidateID string `json:"candidate_id"`
 }
 
-// Result is the result payload of a skill_package operation: code packaged (a new revision) or up_to_date (the tree
-// is the current revision's), or not_approved (the candidate is no longer approved: nothing to do).
+// Result is the result payload of a skill_package operation (code packaged, or not_approved when the candidate is
+// no longer approved): the package's tree digest and how many lessons it holds — never the skill's name or text,
+// which come from the lessons (work rows carry no content).
 type Result struct {
 	Type       string `json:"type"`
-	SkillName  string `json:"skill_name,omitempty"`
 	TreeDigest string `json:"tree_digest,omitempty"`
 	Lessons    int    `json:"lessons"`
 }
@@ -141,7 +141,7 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 		return coordinator.Prepared{}, coordinator.NewHandlerError(coordinator.CategoryPayload, coordinator.CodeInvalidPayload, false)
 	}
 	idsJSON, _ := json.Marshal(ids)
-	res := Result{Type: PublicKind, SkillName: name, TreeDigest: pkg.TreeDigest, Lessons: len(lessons)}
+	res := Result{Type: PublicKind, TreeDigest: pkg.TreeDigest, Lessons: len(lessons)}
 	commit := func(ctx context.Context, q db.Queries, item db.WorkItem, now time.Time) error {
 		_, err := commitRevision(ctx, q, item.ScopeID, pkg, idsJSON, now)
 		return err
