@@ -404,6 +404,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if r.worker != nil {
 		roleRuns = append(roleRuns, r.worker.Run)
 	}
+	if r.cfg.SkillsLocalTargetDir != "" && r.cfg.Mode == ModeSingleNode {
+		roleRuns = append(roleRuns, r.keepLocalSkills)
+	}
 	roles = r.startStage(base, fail, roleRuns...)
 
 	select {

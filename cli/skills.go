@@ -201,6 +201,36 @@ func writeSkillsState(dir string, st skillsState) error {
 	return os.Rename(tmp.Name(), filepath.Join(dir, StateFile))
 }
 
+// SkillsAgent is what a sync pass needs from the server: *client.Client with the agent's credential, or the
+// single_node server's own host-local target (app).
+type SkillsAgent interface {
+	SkillDesired(ctx context.Context) (client.SkillDesiredState, error)
+	SkillArchive(ctx context.Context, name string, revision int64, archiveDigest string) ([]byte, error)
+	ReportSkill(ctx context.Context, name string, r client.SkillReport) (client.SkillPublication, error)
+}
+
+// SyncSkillsFolder runs one sync pass of dir for agent with the same rules as "powercontext skills sync", keeping
+// its record of the folders it created in dir's state file (created when missing; it then holds no credential).
+func SyncSkillsFolder(ctx context.Context, agent SkillsAgent, dir string, out io.Writer) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	st := skillsState{Skills: map[string]skillsStateEntry{}}
+	b, err := os.ReadFile(filepath.Join(dir, StateFile)) //nolint:gosec // the folder the operator configured
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &st); err != nil {
+			return fmt.Errorf("%s is not a valid state file", StateFile)
+		}
+		if st.Skills == nil {
+			st.Skills = map[string]skillsStateEntry{}
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	return syncSkills(ctx, agent, dir, &st, out)
+}
+
 // localTree reads the regular files under root as a package tree; ok is false when root does not exist. A link or
 // another special file makes the folder unlike any package (its digest then never matches).
 func localTree(root string) (files []client.SkillFile, ok bool, err error) {
@@ -274,7 +304,7 @@ func install(dir, name string, files []client.SkillFile, treeDigest string) erro
 }
 
 // syncSkills is one pass: for every skill of the desired state, act on the folder and report what it holds.
-func syncSkills(ctx context.Context, c *client.Client, dir string, st *skillsState, out io.Writer) error {
+func syncSkills(ctx context.Context, c SkillsAgent, dir string, st *skillsState, out io.Writer) error {
 	desired, err := c.SkillDesired(ctx)
 	if err != nil {
 		return err
@@ -296,7 +326,7 @@ func syncSkills(ctx context.Context, c *client.Client, dir string, st *skillsSta
 	return nil
 }
 
-func syncOne(ctx context.Context, c *client.Client, dir string, st *skillsState, d client.DesiredSkill) (string, client.SkillReport, error) {
+func syncOne(ctx context.Context, c SkillsAgent, dir string, st *skillsState, d client.DesiredSkill) (string, client.SkillReport, error) {
 	name := d.SkillName
 	if strings.ContainsAny(name, `/\`) || name == "" || name == "." || name == ".." || strings.HasPrefix(name, ".") {
 		return "refused: not a valid folder name", client.SkillReport{ErrorCode: "invalid_name"}, nil
