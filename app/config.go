@@ -86,6 +86,11 @@ type Config struct {
 
 	LogFormat string // json | console
 	LogLevel  string
+
+	// SkillsLocalTargetDir, single_node only: a skills folder on this host that the server keeps in sync itself as
+	// the host-local target of SkillsLocalTargetScope (docs/skills.md#host-local-target).
+	SkillsLocalTargetDir   string
+	SkillsLocalTargetScope string
 }
 
 // DefaultConfig returns the docs/architecture.md#configuration defaults.
@@ -154,6 +159,8 @@ func (c *Config) settings() []setting {
 		{"member-ttl-seconds", "POWERCONTEXT_MEMBER_TTL_SECONDS", "membership time to live", &c.MemberTTLSeconds},
 		{"log-format", "POWERCONTEXT_LOG_FORMAT", "log format: json or console", &c.LogFormat},
 		{"log-level", "POWERCONTEXT_LOG_LEVEL", "log level: debug, info, warn, error", &c.LogLevel},
+		{"skills-local-target-dir", "POWERCONTEXT_SKILLS_LOCAL_TARGET_DIR", "single_node only: a skills folder on this host the server keeps in sync as a host-local target", &c.SkillsLocalTargetDir},
+		{"skills-local-target-scope", "POWERCONTEXT_SKILLS_LOCAL_TARGET_SCOPE", "the scope whose skills the host-local target receives", &c.SkillsLocalTargetScope},
 	}, append(append(c.edgeSettings(), c.embeddingSettings()...), c.guardSettings()...)...)
 }
 
@@ -282,6 +289,15 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return refuse("unknown mode %q: use single_node or distributed", c.Mode)
+	}
+	if c.SkillsLocalTargetDir != "" {
+		if c.Mode != ModeSingleNode {
+			return refuse("POWERCONTEXT_SKILLS_LOCAL_TARGET_DIR is a folder on one host, which only single_node may write: " +
+				"in distributed mode agents enroll and run \"powercontext skills sync\" (docs/skills.md)")
+		}
+		if sources.ValidateScope(c.SkillsLocalTargetScope) != nil {
+			return refuse("POWERCONTEXT_SKILLS_LOCAL_TARGET_DIR needs POWERCONTEXT_SKILLS_LOCAL_TARGET_SCOPE, the scope whose skills it receives")
+		}
 	}
 	if err := c.checkAuth(); err != nil {
 		return err

@@ -97,6 +97,11 @@ func TestStartupRefusals(t *testing.T) {
 		{"no query timeout", nil, []string{"--embeddings-query-timeout-seconds", "0"}, "POWERCONTEXT_EMBEDDINGS_QUERY_TIMEOUT_SECONDS must be > 0"},
 		{"similarity of one", []string{"POWERCONTEXT_EMBEDDINGS_MIN_SIMILARITY=1"}, nil, "POWERCONTEXT_EMBEDDINGS_MIN_SIMILARITY must be >= 0 and < 1"},
 		{"negative scan", []string{"POWERCONTEXT_EMBEDDINGS_SCAN_SECONDS=-1"}, nil, "POWERCONTEXT_EMBEDDINGS_SCAN_SECONDS must be >= 0"},
+		{"host-local skills target in distributed", []string{"POWERCONTEXT_DEPLOYMENT_MODE=distributed", "POWERCONTEXT_DEPLOYMENT_ROLE=api",
+			"POWERCONTEXT_DATABASE_URL=postgres://u@127.0.0.1:1/db", "POWERCONTEXT_SKILLS_LOCAL_TARGET_DIR=/tmp/skills",
+			"POWERCONTEXT_SKILLS_LOCAL_TARGET_SCOPE=team"}, nil, "POWERCONTEXT_SKILLS_LOCAL_TARGET_DIR is a folder on one host, which only single_node may write"},
+		{"host-local skills target without scope", []string{"POWERCONTEXT_SKILLS_LOCAL_TARGET_DIR=/tmp/skills"}, nil,
+			"POWERCONTEXT_SKILLS_LOCAL_TARGET_DIR needs POWERCONTEXT_SKILLS_LOCAL_TARGET_SCOPE"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,11 +8,12 @@ import (
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/portability"
+	"github.com/powercontext/powercontext/skills"
 )
 
 // WorkKinds is every work kind this binary runs, each declared by the package that owns it. Telemetry labels
 // metrics by these kinds (any other kind is "other"); it is handed them here, so it imports no domain package.
 func WorkKinds() []string {
-	return slices.Concat(memory.WorkKinds(), experience.WorkKinds(), lifecycle.WorkKinds(), portability.WorkKinds(),
-		coordinator.WorkKinds())
+	return slices.Concat(memory.WorkKinds(), experience.WorkKinds(), skills.WorkKinds(), lifecycle.WorkKinds(),
+		portability.WorkKinds(), coordinator.WorkKinds())
 }

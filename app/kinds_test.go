@@ -11,6 +11,7 @@ import (
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/portability"
+	"github.com/powercontext/powercontext/skills"
 )
 
 // Every kind a worker runs is a kind telemetry labels by name (the domain packages declare them, app hands them on),
@@ -18,7 +19,8 @@ import (
 func TestWorkKindsNameEveryHandlerKind(t *testing.T) {
 	handlers := []coordinator.Handler{&memory.Handler{}, &memory.EmbedHandler{}, &experience.Handler{},
 		coordinator.MaintenanceHandler{}, &lifecycle.RedactHandler{}, &lifecycle.EraseHandler{},
-		portability.RecordHandler{RecordKind: portability.KindExport}, portability.RecordHandler{RecordKind: portability.KindImport}}
+		portability.RecordHandler{RecordKind: portability.KindExport}, portability.RecordHandler{RecordKind: portability.KindImport},
+		&skills.Handler{}}
 	kinds := app.WorkKinds()
 	require.Len(t, kinds, len(handlers))
 	for _, h := range handlers {

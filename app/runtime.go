@@ -29,6 +29,7 @@ import (
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 	"github.com/powercontext/powercontext/telemetry"
 	"github.com/powercontext/powercontext/ui"
@@ -213,6 +214,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 			&lifecycle.RedactHandler{Ledger: r.ledger},
 			&lifecycle.EraseHandler{Ledger: r.ledger},
 			portability.RecordHandler{RecordKind: portability.KindExport}, portability.RecordHandler{RecordKind: portability.KindImport},
+			&skills.Handler{Store: store},
 		)
 		if err != nil {
 			return nil, err
@@ -238,11 +240,14 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		}
 	}
 
+	packager := &skills.Packager{Ledger: r.ledger, MaxAttempts: maxAttempts, Failed: func(err error) {
+		log.Warn().Str("error_type", fmt.Sprintf("%T", err)).Msg("skill packaging not enqueued after an approval")
+	}}
 	deps := handlers.Deps{
 		Journal:          sources.NewJournal(store),
 		Flusher:          &memory.Flusher{Ledger: r.ledger, Consumer: memConsumer},
 		Memory:           r.memoryReader(emb),
-		Experience:       experience.Reviews{Store: store},
+		Experience:       experience.Reviews{Store: store, OnApproved: packager.Approved},
 		Incubator:        &experience.Incubator{Ledger: r.ledger, Consumer: expConsumer},
 		Ledger:           r.ledger,
 		Store:            store,
@@ -257,10 +262,12 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	deps.Eraser = &lifecycle.Eraser{Ledger: r.ledger, MaxAttempts: maxAttempts}
 	deps.Portability = &portability.Service{Store: store, Ledger: r.ledger, MaxAttempts: maxAttempts,
 		Schema: portability.SchemaRange{Min: schemaMin, Max: schemaMax}}
+	deps.Skills = &skills.Service{Store: store}
 	if r.worker != nil {
 		deps.Flusher.Wake, deps.Incubator.Wake = r.worker.Wake, r.worker.Wake
 		deps.Forgetter.Wake, deps.Eraser.Wake = r.worker.Wake, r.worker.Wake
 		deps.Portability.Wake = r.worker.Wake
+		packager.Wake = r.worker.Wake
 	}
 	if cfg.RunsAPI() {
 		// MCP is stateless in distributed mode: any API replica answers any request, no session affinity.
@@ -278,7 +285,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 		deps.UISessions = ui.NewSessions(ui.SessionConfig{Store: store, Principals: deps.Principals,
 			TTL: Seconds(cfg.UISessionTTLSeconds), TrustedProxies: deps.TrustedProxies, Keys: deps.ServerKeys})
 		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, Principals: deps.Principals,
-			Sessions: deps.UISessions})
+			Sessions: deps.UISessions, OnApproved: packager.Approved})
 	}
 	if cfg.TLSEnabled() {
 		if r.certs, err = newCertReloader(cfg.TLSCertFile, cfg.TLSKeyFile, log); err != nil {
@@ -401,6 +408,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	if r.worker != nil {
 		roleRuns = append(roleRuns, r.worker.Run)
+	}
+	if r.cfg.SkillsLocalTargetDir != "" && r.cfg.Mode == ModeSingleNode {
+		roleRuns = append(roleRuns, r.keepLocalSkills)
 	}
 	roles = r.startStage(base, fail, roleRuns...)
 

@@ -27,7 +27,8 @@ const (
 // Commands returns the command groups that talk to a running server: sources, scopes, memory, experience and ops. Each call builds a
 // fresh tree (flags are bound to the returned commands).
 func Commands() []*cobra.Command {
-	return []*cobra.Command{newSourcesCommand(), newScopesCommand(), newMemoryCommand(), newExperienceCommand(), newOpsCommand()}
+	return []*cobra.Command{newSourcesCommand(), newScopesCommand(), newMemoryCommand(), newExperienceCommand(), newOpsCommand(),
+		newSkillsCommand()}
 }
 
 // UsageError is a bad command line found before any request was sent (a missing, malformed or contradictory flag or

@@ -93,6 +93,10 @@ type Queries interface {
 	MemoryEntryQueries
 	MemoryEmbeddingQueries
 	ExperienceCandidateQueries
+	SkillQueries
+	SkillRevisionQueries
+	SkillTargetQueries
+	SkillPublicationQueries
 }
 
 // Work item statuses (docs/protocol.md#state-machine).

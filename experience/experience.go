@@ -233,7 +233,12 @@ type ErrCandidateConflict struct {
 func (e *ErrCandidateConflict) Error() string { return "experience: candidate state conflict" }
 
 // Reviews lists and reviews candidates.
-type Reviews struct{ Store db.Store }
+type Reviews struct {
+	Store db.Store
+	// OnApproved, when set, runs after a candidate was approved (app enqueues its skill packaging there). The
+	// approval has committed by then; what OnApproved does cannot undo it, so it reports its own failures.
+	OnApproved func(ctx context.Context, c db.ExperienceCandidate)
+}
 
 // List returns a scope's candidates, newest first; status "" means any.
 func (r Reviews) List(ctx context.Context, scope, status string, limit int) ([]db.ExperienceCandidate, error) {
@@ -283,6 +288,9 @@ func (r Reviews) Review(ctx context.Context, candidateID string, expectedVersion
 	}
 	if n != 1 {
 		return c, &ErrCandidateConflict{Status: c.Status, ActualVersion: c.StateVersion}
+	}
+	if approve && r.OnApproved != nil {
+		r.OnApproved(ctx, c)
 	}
 	return c, nil
 }

@@ -42,6 +42,11 @@ var adminOnly = map[string]bool{
 	"/v1/operations/:operation_id/retry":  true,
 	"/v1/operations/:operation_id/skip":   true,
 	"/v1/runtime/members":                 true,
+	// Skill targets: registering agent installations, revoking them and publishing to them is an operator's.
+	"/v1/skill-targets":                                     true,
+	"/v1/skill-targets/:target_id/revoke":                   true,
+	"/v1/skill-targets/:target_id/publications":             true,
+	"/v1/skill-targets/:target_id/publications/:skill_name": true,
 }
 
 // authMiddleware resolves the request's principal (docs/security.md#principals). Health and metrics need nothing.
@@ -54,8 +59,8 @@ func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		path := req.URL.Path
-		if s.principals.Empty() || exempt(path) {
-			return next(c)
+		if s.principals.Empty() || exempt(path) || strings.HasPrefix(path, agentPrefix) {
+			return next(c) // an agent's skill routes check its skill credential themselves (docs/skills.md)
 		}
 		tok, isBearer := bearer(req.Header.Get(echo.HeaderAuthorization))
 		p, valid := s.principals.Authenticate(tok)

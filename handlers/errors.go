@@ -39,6 +39,7 @@ const (
 	CodeSourceNotFound       = "source_not_found"
 	CodeScopeErasing         = "scope_erasing"
 	CodeRevisionNotFound     = "revision_not_found"
+	CodeSkillConflict        = "skill_conflict"
 )
 
 // APIError is an error with its HTTP status and public body. Handlers return it; errorHandler writes it.

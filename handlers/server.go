@@ -19,6 +19,7 @@ import (
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/portability"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 	"github.com/powercontext/powercontext/ui"
 )
@@ -56,6 +57,8 @@ type Deps struct {
 	Eraser    *lifecycle.Eraser
 	// Portability serves GET /v1/scopes/{id}/export and POST /v1/scopes/{id}/import (docs/portability.md).
 	Portability *portability.Service
+	// Skills serves /v1/skills, /v1/skill-targets and the agents' /v1/skill-agent/ (docs/skills.md); nil answers 503.
+	Skills *skills.Service
 	// Store serves GET /v1/runtime/members (live membership on database time).
 	Store db.Store
 
@@ -241,6 +244,7 @@ func New(d Deps) *echo.Echo {
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/retry", s.retryOperation)
 	s.addLifecycle(e)
 	s.addPortability(e)
+	s.addSkills(e)
 	s.add(e, http.MethodGet, "/v1/runtime/members", s.listMembers)
 	_, _ = api.JSON() // convert the embedded document once, at start
 	s.add(e, http.MethodGet, "/openapi.json", s.openAPI)

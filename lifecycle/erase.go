@@ -14,6 +14,7 @@ import (
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/portability"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -52,6 +53,8 @@ type EraseResult struct {
 	DeletedEntries      int64  `json:"deleted_entries"`
 	DeletedCandidates   int64  `json:"deleted_candidates"`
 	DeletedEmbeddings   int64  `json:"deleted_embeddings"`
+	// DeletedSkillRows counts the scope's skills, skill revisions, targets and publications (docs/skills.md).
+	DeletedSkillRows int64 `json:"deleted_skill_rows"`
 }
 
 // EraseLogicalKey is the identity of a scope's erase: while one is live, another request joins it.
@@ -91,7 +94,8 @@ func (e *Eraser) Erase(ctx context.Context, scope, principal string) (db.WorkIte
 }
 
 // scopeKinds are the kinds of a scope's own work, cancelled and deleted by its erase.
-var scopeKinds = []string{memory.Kind, experience.Kind, KindRedact, memory.KindEmbed, portability.KindExport, portability.KindImport}
+var scopeKinds = []string{memory.Kind, experience.Kind, KindRedact, memory.KindEmbed, portability.KindExport, portability.KindImport,
+	skills.Kind}
 
 // EraseHandler runs scope_erase items (docs/protocol.md#erasing-a-scope). Prepare cancels the scope's live work and
 // waits until it is finished, then deletes the scope's finished operations, candidates, entry vectors, Memory
@@ -160,6 +164,16 @@ func (h *EraseHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinat
 			return q.MemoryRevisionDeleteBatch(ctx, scopeBatch)
 		}},
 		{&res.DeletedSources, func(ctx context.Context, q db.Queries) (int64, error) { return q.SourceDeleteBatch(ctx, scopeBatch) }},
+		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) {
+			return q.SkillPublicationDeleteBatch(ctx, scopeBatch)
+		}},
+		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) {
+			return q.SkillTargetDeleteBatch(ctx, scopeBatch)
+		}},
+		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) {
+			return q.SkillRevisionDeleteBatch(ctx, scopeBatch)
+		}},
+		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) { return q.SkillDeleteBatch(ctx, scopeBatch) }},
 	} {
 		if err := batch(step.total, step.del); err != nil {
 			return coordinator.Prepared{}, err
@@ -243,7 +257,7 @@ func deleteFinishedWork(ctx context.Context, q db.Queries, scope string) (int64,
 }
 
 // finishErase is the erase's domain commit, after its lane, key and item locks: lock the scope's memory,
-// experience and export/import record lanes (ascending lane key) and its journal head, check that nothing arrived after the batches (else
+// experience, export/import record and skills lanes (ascending lane key) and its journal head, check that nothing arrived after the batches (else
 // conflict/scope_busy, retryable: the next attempt erases it), and delete the rest (the result counts the batches
 // only): the leftover finished work and Sources, the cursors, the journal head and the idle lanes, so no row of the
 // scope is left but the erase's own (its lane, key, item and attempts: the audit record). The next capture
@@ -253,7 +267,8 @@ func deleteFinishedWork(ctx context.Context, q db.Queries, scope string) (int64,
 // vanished between its insert and its lock goes round again (docs/protocol.md#creating-rows).
 func finishErase(ctx context.Context, q db.Queries, scope string) error {
 	busy := coordinator.NewHandlerError(coordinator.CategoryConflict, CodeScopeBusy, true)
-	lanes := []string{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope), portability.LaneKey(scope)}
+	lanes := []string{memory.Consumer(1).LaneKey(scope), experience.Consumer(1).LaneKey(scope), portability.LaneKey(scope),
+		skills.LaneKey(scope)}
 	slices.Sort(lanes)
 	var idle []string
 	for _, key := range lanes {

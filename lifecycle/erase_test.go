@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
@@ -59,6 +60,10 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 		pending, err := l.Enqueue(ctx, memory.Consumer(3).EnqueueRequest(gone))
 		require.NoError(t, err)
 		require.True(t, pending.Created)
+		// One row in each Skills table of both scopes (docs/skills.md).
+		for _, scope := range []string{gone, kept} {
+			insertSkillRows(t, s, scope)
+		}
 
 		e := &lifecycle.Eraser{Ledger: l, MaxAttempts: 3}
 		erase, err := e.Erase(ctx, gone, "alice")
@@ -85,7 +90,7 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 		require.NoError(t, json.Unmarshal(finished.ResultPayload, &r))
 		require.Equal(t, lifecycle.EraseResult{Type: "scope_erase", RequestedBy: "alice", CancelledOperations: 1,
 			DeletedOperations: 4, DeletedSources: 1100, DeletedRevisions: 2, DeletedEntries: 4, DeletedCandidates: 3,
-			DeletedEmbeddings: 2}, r,
+			DeletedEmbeddings: 2, DeletedSkillRows: 4}, r,
 			"revision 1 had 3 entries, the forgotten s0 left it with 2; revision 2 has 2, with their vectors (the latest only)")
 		require.Contains(t, string(finished.Payload), `"requested_by":"alice"`)
 		cancelled, err := l.Get(ctx, pending.Item.WorkID)
@@ -115,7 +120,30 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 		keptSrc, err := j.List(ctx, kept, 0, 10)
 		require.NoError(t, err)
 		require.Len(t, keptSrc, 3)
+		keptSkills, err := s.SkillList(ctx, db.ScopeLimitParams{ScopeID: kept, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, keptSkills, 1, "another scope keeps its skills")
+		keptTargets, err := s.SkillTargetList(ctx, db.ScopeLimitParams{ScopeID: kept, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, keptTargets, 1)
 	})
+}
+
+// insertSkillRows writes one skill, revision, target and publication of scope.
+func insertSkillRows(t *testing.T, s db.Store, scope string) {
+	t.Helper()
+	ctx := context.Background()
+	now, err := s.DBNow(ctx)
+	require.NoError(t, err)
+	digest := strings.Repeat("a", 64)
+	require.NoError(t, s.SkillInsert(ctx, db.Skill{ScopeID: scope, SkillName: "lesson", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}))
+	require.NoError(t, s.SkillRevisionInsert(ctx, db.SkillRevision{ScopeID: scope, SkillName: "lesson", Revision: 1, TreeDigest: digest,
+		ArchiveDigest: digest, FileCount: 1, ByteSize: 10, Archive: []byte("archive"), SourceCandidateIDs: []byte("[]"), CreatedAt: now}))
+	target := uuid.NewString()
+	require.NoError(t, s.SkillTargetInsert(ctx, db.SkillTarget{TargetID: target, ScopeID: scope, AgentKind: "generic", DisplayName: "t",
+		Generation: 1, CreatedAt: now, UpdatedAt: now}))
+	require.NoError(t, s.SkillPublicationInsert(ctx, db.SkillPublication{TargetID: target, SkillName: "lesson", ScopeID: scope,
+		DesiredState: "published", DesiredRevision: 1, State: "pending", Generation: 1, CreatedAt: now, UpdatedAt: now}))
 }
 
 // requireNoRowOf checks every pc_* table of the database's catalog for rows of scope. Tables with a scope_id

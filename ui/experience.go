@@ -394,7 +394,7 @@ func (u *ui) review(approve bool) pageFunc {
 				Message: "The review form needs expected_version, the candidate's state version (an integer ≥ 1)."}
 		}
 		id := r.PathValue("id")
-		reviews := experience.Reviews{Store: u.store}
+		reviews := experience.Reviews{Store: u.store, OnApproved: u.onApproved}
 		c, err := reviews.Review(r.Context(), id, version, approve)
 		var conflict *experience.ErrCandidateConflict
 		switch {

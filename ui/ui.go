@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"embed"
 	"io/fs"
 	"net/http"
@@ -41,8 +42,10 @@ var staticFS embed.FS
 type Deps struct {
 	Ledger *coordinator.Ledger
 	// Store serves membership and the scheduler lease; defaults to Ledger.Store().
-	Store  db.Store
-	Logger zerolog.Logger
+	Store db.Store
+	// OnApproved runs after a candidate is approved on the review page (experience.Reviews.OnApproved); optional.
+	OnApproved func(ctx context.Context, c db.ExperienceCandidate)
+	Logger     zerolog.Logger
 	// Principals are the server's tokens (docs/security.md#principals). When set, POST /ui/login checks the token
 	// it is given, and every page requires a principal with the admin role and no scope restriction: the one the
 	// server's middleware authenticated, or (a second check behind it) the page's own bearer header or session.
@@ -61,11 +64,13 @@ type ui struct {
 	principals *auth.Set
 	sessions   *Sessions
 	pages      *pages
+	onApproved func(ctx context.Context, c db.ExperienceCandidate)
 }
 
 // New returns the dashboard handler. It serves every path under /ui (and /ui itself); mount it there.
 func New(d Deps) http.Handler {
-	u := &ui{ledger: d.Ledger, store: d.Store, log: d.Logger.With().Str("component", "ui").Logger(), pages: mustParsePages()}
+	u := &ui{ledger: d.Ledger, store: d.Store, log: d.Logger.With().Str("component", "ui").Logger(), pages: mustParsePages(),
+		onApproved: d.OnApproved}
 	if u.store == nil && u.ledger != nil {
 		u.store = u.ledger.Store()
 	}

@@ -183,6 +183,113 @@ func (q queries) SchedulerScanUpdate(ctx context.Context, p db.SchedulerScanUpda
 	return errs.Rows(q.q.SchedulerScanUpdate(ctx, conv.SchedulerScanUpdateToGen[postgresgen.SchedulerScanUpdateParams](p)))
 }
 
+func (q queries) SkillDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.q.SkillDeleteBatch(ctx, postgresgen.SkillDeleteBatchParams(p)))
+}
+
+func (q queries) SkillGet(ctx context.Context, p db.SkillGetParams) (db.Skill, error) {
+	r, err := q.q.SkillGet(ctx, postgresgen.SkillGetParams(p))
+	return conv.One(errs, r, err, conv.SkillFromGen)
+}
+
+func (q queries) SkillInsert(ctx context.Context, s db.Skill) error {
+	return errs.Err(q.q.SkillInsert(ctx, conv.SkillToGen[postgresgen.SkillInsertParams](s)))
+}
+
+func (q queries) SkillList(ctx context.Context, p db.ScopeLimitParams) ([]db.Skill, error) {
+	rs, err := q.q.SkillList(ctx, postgresgen.SkillListParams(p))
+	return conv.Many(errs, rs, err, conv.SkillFromGen)
+}
+
+func (q queries) SkillPublicationDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.q.SkillPublicationDeleteBatch(ctx, postgresgen.SkillPublicationDeleteBatchParams(p)))
+}
+
+func (q queries) SkillPublicationGet(ctx context.Context, p db.SkillPublicationGetParams) (db.SkillPublication, error) {
+	r, err := q.q.SkillPublicationGet(ctx, postgresgen.SkillPublicationGetParams(p))
+	return conv.One(errs, r, err, conv.SkillPublicationFromGen)
+}
+
+func (q queries) SkillPublicationInsert(ctx context.Context, p db.SkillPublication) error {
+	return errs.Err(q.q.SkillPublicationInsert(ctx, conv.SkillPublicationToGen[postgresgen.SkillPublicationInsertParams](p)))
+}
+
+func (q queries) SkillPublicationListBySkill(ctx context.Context, p db.SkillGetParams) ([]db.SkillPublication, error) {
+	rs, err := q.q.SkillPublicationListBySkill(ctx, postgresgen.SkillPublicationListBySkillParams(p))
+	return conv.Many(errs, rs, err, conv.SkillPublicationFromGen)
+}
+
+func (q queries) SkillPublicationListByTarget(ctx context.Context, targetID string) ([]db.SkillPublication, error) {
+	rs, err := q.q.SkillPublicationListByTarget(ctx, targetID)
+	return conv.Many(errs, rs, err, conv.SkillPublicationFromGen)
+}
+
+func (q queries) SkillPublicationUpdateDesired(ctx context.Context, p db.SkillPublicationUpdateDesiredParams) (int64, error) {
+	return errs.Rows(q.q.SkillPublicationUpdateDesired(ctx, conv.SkillPublicationUpdateDesiredToGen[postgresgen.SkillPublicationUpdateDesiredParams](p)))
+}
+
+func (q queries) SkillPublicationUpdateObserved(ctx context.Context, p db.SkillPublicationUpdateObservedParams) (int64, error) {
+	return errs.Rows(q.q.SkillPublicationUpdateObserved(ctx, conv.SkillPublicationUpdateObservedToGen[postgresgen.SkillPublicationUpdateObservedParams](p)))
+}
+
+func (q queries) SkillRevisionDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.q.SkillRevisionDeleteBatch(ctx, postgresgen.SkillRevisionDeleteBatchParams(p)))
+}
+
+func (q queries) SkillRevisionGet(ctx context.Context, p db.SkillRevisionGetParams) (db.SkillRevision, error) {
+	r, err := q.q.SkillRevisionGet(ctx, postgresgen.SkillRevisionGetParams(p))
+	return conv.One(errs, r, err, conv.SkillRevisionFromGen)
+}
+
+func (q queries) SkillRevisionInsert(ctx context.Context, r db.SkillRevision) error {
+	return errs.Err(q.q.SkillRevisionInsert(ctx, conv.SkillRevisionToGen[postgresgen.SkillRevisionInsertParams](r)))
+}
+
+func (q queries) SkillRevisionList(ctx context.Context, p db.SkillRevisionListParams) ([]db.SkillRevision, error) {
+	rs, err := q.q.SkillRevisionList(ctx, postgresgen.SkillRevisionListParams(p))
+	return conv.Many(errs, rs, err, conv.SkillRevisionFromGen)
+}
+
+func (q queries) SkillTargetDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.q.SkillTargetDeleteBatch(ctx, postgresgen.SkillTargetDeleteBatchParams(p)))
+}
+
+func (q queries) SkillTargetEnroll(ctx context.Context, p db.SkillTargetEnrollParams) (int64, error) {
+	return errs.Rows(q.q.SkillTargetEnroll(ctx, conv.SkillTargetEnrollToGen[postgresgen.SkillTargetEnrollParams](p)))
+}
+
+func (q queries) SkillTargetGet(ctx context.Context, targetID string) (db.SkillTarget, error) {
+	r, err := q.q.SkillTargetGet(ctx, targetID)
+	return conv.One(errs, r, err, conv.SkillTargetFromGen)
+}
+
+func (q queries) SkillTargetGetByCredential(ctx context.Context, credentialDigest string) (db.SkillTarget, error) {
+	r, err := q.q.SkillTargetGetByCredential(ctx, conv.SkillTargetDigestToGen[*string](credentialDigest))
+	return conv.One(errs, r, err, conv.SkillTargetFromGen)
+}
+
+func (q queries) SkillTargetGetByEnrollment(ctx context.Context, enrollmentDigest string) (db.SkillTarget, error) {
+	r, err := q.q.SkillTargetGetByEnrollment(ctx, conv.SkillTargetDigestToGen[*string](enrollmentDigest))
+	return conv.One(errs, r, err, conv.SkillTargetFromGen)
+}
+
+func (q queries) SkillTargetInsert(ctx context.Context, t db.SkillTarget) error {
+	return errs.Err(q.q.SkillTargetInsert(ctx, conv.SkillTargetToGen[postgresgen.SkillTargetInsertParams](t)))
+}
+
+func (q queries) SkillTargetList(ctx context.Context, p db.ScopeLimitParams) ([]db.SkillTarget, error) {
+	rs, err := q.q.SkillTargetList(ctx, postgresgen.SkillTargetListParams(p))
+	return conv.Many(errs, rs, err, conv.SkillTargetFromGen)
+}
+
+func (q queries) SkillTargetRevoke(ctx context.Context, p db.SkillTargetRevokeParams) (int64, error) {
+	return errs.Rows(q.q.SkillTargetRevoke(ctx, conv.SkillTargetRevokeToGen[postgresgen.SkillTargetRevokeParams](p)))
+}
+
+func (q queries) SkillUpdateRevision(ctx context.Context, p db.SkillUpdateRevisionParams) (int64, error) {
+	return errs.Rows(q.q.SkillUpdateRevision(ctx, conv.SkillUpdateRevisionToGen[postgresgen.SkillUpdateRevisionParams](p)))
+}
+
 func (q queries) SourceCursorAdvance(ctx context.Context, p db.SourceCursorAdvanceParams) (int64, error) {
 	return errs.Rows(q.q.SourceCursorAdvance(ctx, conv.SourceCursorAdvanceToGen[postgresgen.SourceCursorAdvanceParams](p)))
 }

@@ -196,6 +196,113 @@ func (q *queries) SchedulerScanUpdate(ctx context.Context, p db.SchedulerScanUpd
 	return errs.Rows(q.w.SchedulerScanUpdate(ctx, conv.SchedulerScanUpdateToGen[sqlitegen.SchedulerScanUpdateParams](p)))
 }
 
+func (q *queries) SkillDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.w.SkillDeleteBatch(ctx, sqlitegen.SkillDeleteBatchParams(p)))
+}
+
+func (q *queries) SkillGet(ctx context.Context, p db.SkillGetParams) (db.Skill, error) {
+	r, err := q.r.SkillGet(ctx, sqlitegen.SkillGetParams(p))
+	return conv.One(errs, r, err, conv.SkillFromGen)
+}
+
+func (q *queries) SkillInsert(ctx context.Context, s db.Skill) error {
+	return errs.Err(q.w.SkillInsert(ctx, conv.SkillToGen[sqlitegen.SkillInsertParams](s)))
+}
+
+func (q *queries) SkillList(ctx context.Context, p db.ScopeLimitParams) ([]db.Skill, error) {
+	rs, err := q.r.SkillList(ctx, sqlitegen.SkillListParams(p))
+	return conv.Many(errs, rs, err, conv.SkillFromGen)
+}
+
+func (q *queries) SkillPublicationDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.w.SkillPublicationDeleteBatch(ctx, sqlitegen.SkillPublicationDeleteBatchParams(p)))
+}
+
+func (q *queries) SkillPublicationGet(ctx context.Context, p db.SkillPublicationGetParams) (db.SkillPublication, error) {
+	r, err := q.r.SkillPublicationGet(ctx, sqlitegen.SkillPublicationGetParams(p))
+	return conv.One(errs, r, err, conv.SkillPublicationFromGen)
+}
+
+func (q *queries) SkillPublicationInsert(ctx context.Context, p db.SkillPublication) error {
+	return errs.Err(q.w.SkillPublicationInsert(ctx, conv.SkillPublicationToGen[sqlitegen.SkillPublicationInsertParams](p)))
+}
+
+func (q *queries) SkillPublicationListBySkill(ctx context.Context, p db.SkillGetParams) ([]db.SkillPublication, error) {
+	rs, err := q.r.SkillPublicationListBySkill(ctx, sqlitegen.SkillPublicationListBySkillParams(p))
+	return conv.Many(errs, rs, err, conv.SkillPublicationFromGen)
+}
+
+func (q *queries) SkillPublicationListByTarget(ctx context.Context, targetID string) ([]db.SkillPublication, error) {
+	rs, err := q.r.SkillPublicationListByTarget(ctx, targetID)
+	return conv.Many(errs, rs, err, conv.SkillPublicationFromGen)
+}
+
+func (q *queries) SkillPublicationUpdateDesired(ctx context.Context, p db.SkillPublicationUpdateDesiredParams) (int64, error) {
+	return errs.Rows(q.w.SkillPublicationUpdateDesired(ctx, conv.SkillPublicationUpdateDesiredToGen[sqlitegen.SkillPublicationUpdateDesiredParams](p)))
+}
+
+func (q *queries) SkillPublicationUpdateObserved(ctx context.Context, p db.SkillPublicationUpdateObservedParams) (int64, error) {
+	return errs.Rows(q.w.SkillPublicationUpdateObserved(ctx, conv.SkillPublicationUpdateObservedToGen[sqlitegen.SkillPublicationUpdateObservedParams](p)))
+}
+
+func (q *queries) SkillRevisionDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.w.SkillRevisionDeleteBatch(ctx, sqlitegen.SkillRevisionDeleteBatchParams(p)))
+}
+
+func (q *queries) SkillRevisionGet(ctx context.Context, p db.SkillRevisionGetParams) (db.SkillRevision, error) {
+	r, err := q.r.SkillRevisionGet(ctx, sqlitegen.SkillRevisionGetParams(p))
+	return conv.One(errs, r, err, conv.SkillRevisionFromGen)
+}
+
+func (q *queries) SkillRevisionInsert(ctx context.Context, r db.SkillRevision) error {
+	return errs.Err(q.w.SkillRevisionInsert(ctx, conv.SkillRevisionToGen[sqlitegen.SkillRevisionInsertParams](r)))
+}
+
+func (q *queries) SkillRevisionList(ctx context.Context, p db.SkillRevisionListParams) ([]db.SkillRevision, error) {
+	rs, err := q.r.SkillRevisionList(ctx, sqlitegen.SkillRevisionListParams(p))
+	return conv.Many(errs, rs, err, conv.SkillRevisionFromGen)
+}
+
+func (q *queries) SkillTargetDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.w.SkillTargetDeleteBatch(ctx, sqlitegen.SkillTargetDeleteBatchParams(p)))
+}
+
+func (q *queries) SkillTargetEnroll(ctx context.Context, p db.SkillTargetEnrollParams) (int64, error) {
+	return errs.Rows(q.w.SkillTargetEnroll(ctx, conv.SkillTargetEnrollToGen[sqlitegen.SkillTargetEnrollParams](p)))
+}
+
+func (q *queries) SkillTargetGet(ctx context.Context, targetID string) (db.SkillTarget, error) {
+	r, err := q.r.SkillTargetGet(ctx, targetID)
+	return conv.One(errs, r, err, conv.SkillTargetFromGen)
+}
+
+func (q *queries) SkillTargetGetByCredential(ctx context.Context, credentialDigest string) (db.SkillTarget, error) {
+	r, err := q.r.SkillTargetGetByCredential(ctx, conv.SkillTargetDigestToGen[*string](credentialDigest))
+	return conv.One(errs, r, err, conv.SkillTargetFromGen)
+}
+
+func (q *queries) SkillTargetGetByEnrollment(ctx context.Context, enrollmentDigest string) (db.SkillTarget, error) {
+	r, err := q.r.SkillTargetGetByEnrollment(ctx, conv.SkillTargetDigestToGen[*string](enrollmentDigest))
+	return conv.One(errs, r, err, conv.SkillTargetFromGen)
+}
+
+func (q *queries) SkillTargetInsert(ctx context.Context, t db.SkillTarget) error {
+	return errs.Err(q.w.SkillTargetInsert(ctx, conv.SkillTargetToGen[sqlitegen.SkillTargetInsertParams](t)))
+}
+
+func (q *queries) SkillTargetList(ctx context.Context, p db.ScopeLimitParams) ([]db.SkillTarget, error) {
+	rs, err := q.r.SkillTargetList(ctx, sqlitegen.SkillTargetListParams(p))
+	return conv.Many(errs, rs, err, conv.SkillTargetFromGen)
+}
+
+func (q *queries) SkillTargetRevoke(ctx context.Context, p db.SkillTargetRevokeParams) (int64, error) {
+	return errs.Rows(q.w.SkillTargetRevoke(ctx, conv.SkillTargetRevokeToGen[sqlitegen.SkillTargetRevokeParams](p)))
+}
+
+func (q *queries) SkillUpdateRevision(ctx context.Context, p db.SkillUpdateRevisionParams) (int64, error) {
+	return errs.Rows(q.w.SkillUpdateRevision(ctx, conv.SkillUpdateRevisionToGen[sqlitegen.SkillUpdateRevisionParams](p)))
+}
+
 func (q *queries) SourceCursorAdvance(ctx context.Context, p db.SourceCursorAdvanceParams) (int64, error) {
 	return errs.Rows(q.w.SourceCursorAdvance(ctx, conv.SourceCursorAdvanceToGen[sqlitegen.SourceCursorAdvanceParams](p)))
 }

@@ -40,7 +40,7 @@ func Run(t *testing.T, engine db.Engine) {
 	for _, family := range [][]storeCase{
 		dbCases, workLaneCases, workKeyCases, workItemCases, workAttemptCases, compositeCases, schedulerLeaseCases,
 		schedulerScanCases, runtimeMemberCases, rateLimitCases, uiSessionCases, sourceCases, sourceCursorCases, memoryCases,
-		memoryEntryCases, memoryEmbeddingCases, experienceCases, lifecycleCases, setCases,
+		memoryEntryCases, memoryEmbeddingCases, experienceCases, skillCases, lifecycleCases, setCases,
 	} {
 		for _, c := range family {
 			t.Run(c.name, func(t *testing.T) {

@@ -92,6 +92,56 @@ type PcSchedulerScan struct {
 	UpdatedAt    time.Time
 }
 
+type PcSkill struct {
+	ScopeID         string
+	SkillName       string
+	CurrentRevision int64
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+type PcSkillPublication struct {
+	TargetID           string
+	SkillName          string
+	ScopeID            string
+	DesiredState       string
+	DesiredRevision    int64
+	ObservedRevision   *int64
+	ObservedTreeDigest *string
+	ErrorCode          *string
+	State              string
+	Generation         int64
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+type PcSkillRevision struct {
+	ScopeID            string
+	SkillName          string
+	Revision           int64
+	TreeDigest         string
+	ArchiveDigest      string
+	FileCount          int32
+	ByteSize           int64
+	Archive            []byte
+	SourceCandidateIds []byte
+	CreatedAt          time.Time
+}
+
+type PcSkillTarget struct {
+	TargetID            string
+	ScopeID             string
+	AgentKind           string
+	DisplayName         string
+	EnrollmentDigest    *string
+	EnrollmentExpiresAt *time.Time
+	CredentialDigest    *string
+	RevokedAt           *time.Time
+	Generation          int64
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
 type PcSource struct {
 	ScopeID         string
 	JournalPosition int64

@@ -88,6 +88,56 @@ type PcSchedulerScan struct {
 	UpdatedAt    int64
 }
 
+type PcSkill struct {
+	ScopeID         string
+	SkillName       string
+	CurrentRevision int64
+	CreatedAt       int64
+	UpdatedAt       int64
+}
+
+type PcSkillPublication struct {
+	TargetID           string
+	SkillName          string
+	ScopeID            string
+	DesiredState       string
+	DesiredRevision    int64
+	ObservedRevision   *int64
+	ObservedTreeDigest *string
+	ErrorCode          *string
+	State              string
+	Generation         int64
+	CreatedAt          int64
+	UpdatedAt          int64
+}
+
+type PcSkillRevision struct {
+	ScopeID            string
+	SkillName          string
+	Revision           int64
+	TreeDigest         string
+	ArchiveDigest      string
+	FileCount          int32
+	ByteSize           int64
+	Archive            []byte
+	SourceCandidateIds []byte
+	CreatedAt          int64
+}
+
+type PcSkillTarget struct {
+	TargetID            string
+	ScopeID             string
+	AgentKind           string
+	DisplayName         string
+	EnrollmentDigest    *string
+	EnrollmentExpiresAt *int64
+	CredentialDigest    *string
+	RevokedAt           *int64
+	Generation          int64
+	CreatedAt           int64
+	UpdatedAt           int64
+}
+
 type PcSource struct {
 	ScopeID         string
 	JournalPosition int64

@@ -1,0 +1,294 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/db"
+)
+
+// skillCases are the cases of pc_skills, pc_skill_revisions, pc_skill_targets and pc_skill_publications (skill.sql).
+var skillCases = []storeCase{
+	{"SkillUpdateRevision/InsertGetListCompareAndSet", testSkill},
+	{"SkillRevisionInsert/GetListConflictChecks", testSkillRevision},
+	{"SkillTargetEnroll/EnrollSpendExpireRevoke", testSkillTarget},
+	{"SkillPublicationUpdateObserved/DesiredObservedNulls", testSkillPublication},
+	{"SkillDeleteBatch/EraseBatches", testSkillDeleteBatches},
+}
+
+func testSkill(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	_, err := s.SkillGet(ctx, db.SkillGetParams{ScopeID: scope, SkillName: "a"})
+	require.ErrorIs(t, err, db.ErrNotFound)
+	list, err := s.SkillList(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, list)
+
+	sk := db.Skill{ScopeID: scope, SkillName: "retry-flaky-tests", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, s.SkillInsert(ctx, sk))
+	require.ErrorIs(t, s.SkillInsert(ctx, sk), db.ErrConflict, "(scope, name) is the primary key")
+	require.NoError(t, s.SkillInsert(ctx, db.Skill{ScopeID: scope, SkillName: "a-first", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}))
+	got, err := s.SkillGet(ctx, db.SkillGetParams{ScopeID: scope, SkillName: sk.SkillName})
+	require.NoError(t, err)
+	require.Equal(t, sk, got)
+	requireUTC(t, got.CreatedAt)
+	list, err = s.SkillList(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	require.Equal(t, "a-first", list[0].SkillName, "by name")
+	list, err = s.SkillList(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+
+	later := now.Add(time.Second)
+	n, err := s.SkillUpdateRevision(ctx, db.SkillUpdateRevisionParams{CurrentRevision: 2, UpdatedAt: later, ScopeID: scope,
+		SkillName: sk.SkillName, ExpectedRevision: 1})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	n, err = s.SkillUpdateRevision(ctx, db.SkillUpdateRevisionParams{CurrentRevision: 2, UpdatedAt: later, ScopeID: scope,
+		SkillName: sk.SkillName, ExpectedRevision: 1})
+	require.NoError(t, err)
+	require.EqualValues(t, 0, n, "a stale expected revision matches nothing")
+	got, err = s.SkillGet(ctx, db.SkillGetParams{ScopeID: scope, SkillName: sk.SkillName})
+	require.NoError(t, err)
+	require.EqualValues(t, 2, got.CurrentRevision)
+	require.Equal(t, later, got.UpdatedAt)
+}
+
+func skillRevision(scope, name string, rev int64, now time.Time) db.SkillRevision {
+	return db.SkillRevision{ScopeID: scope, SkillName: name, Revision: rev, TreeDigest: hex64(rev), ArchiveDigest: hex64(rev + 100),
+		FileCount: 2, ByteSize: 300, Archive: []byte{0, 1, 2, byte(rev)}, SourceCandidateIDs: []byte(`["` + uuid.NewString() + `"]`),
+		CreatedAt: now}
+}
+
+func hex64(n int64) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 64)
+	for i := range b {
+		b[i] = digits[(int(n)+i)%16]
+	}
+	return string(b)
+}
+
+func testSkillRevision(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	_, err := s.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: scope, SkillName: "x", Revision: 1})
+	require.ErrorIs(t, err, db.ErrNotFound)
+	r1, r2 := skillRevision(scope, "x", 1, now), skillRevision(scope, "x", 2, now.Add(time.Second))
+	require.NoError(t, s.SkillRevisionInsert(ctx, r1))
+	require.NoError(t, s.SkillRevisionInsert(ctx, r2))
+	require.ErrorIs(t, s.SkillRevisionInsert(ctx, r2), db.ErrConflict, "(scope, name, revision) is the primary key")
+	got, err := s.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: scope, SkillName: "x", Revision: 1})
+	require.NoError(t, err)
+	require.Equal(t, r1, got)
+	list, err := s.SkillRevisionList(ctx, db.SkillRevisionListParams{ScopeID: scope, SkillName: "x", Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []db.SkillRevision{r2, r1}, list, "newest first")
+	list, err = s.SkillRevisionList(ctx, db.SkillRevisionListParams{ScopeID: scope, SkillName: "other", Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, list)
+
+	// The CHECK constraints bound the package: no empty or oversized trees.
+	bad := skillRevision(scope, "x", 3, now)
+	bad.FileCount = 0
+	require.Error(t, s.SkillRevisionInsert(ctx, bad))
+	bad = skillRevision(scope, "x", 3, now)
+	bad.ByteSize = 1<<20 + 1
+	require.Error(t, s.SkillRevisionInsert(ctx, bad))
+	_, err = s.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: scope, SkillName: "x", Revision: 3})
+	require.ErrorIs(t, err, db.ErrNotFound)
+}
+
+func testSkillTarget(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	enroll := randHex(t, 64)
+	tg := db.SkillTarget{TargetID: uuid.NewString(), ScopeID: scope, AgentKind: "claude_code", DisplayName: "Laptop — Ana",
+		EnrollmentDigest: enroll, EnrollmentExpiresAt: now.Add(time.Hour), Generation: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, s.SkillTargetInsert(ctx, tg))
+	dup := tg
+	dup.TargetID = uuid.NewString()
+	require.ErrorIs(t, s.SkillTargetInsert(ctx, dup), db.ErrConflict, "the enrollment digest is unique")
+	got, err := s.SkillTargetGet(ctx, tg.TargetID)
+	require.NoError(t, err)
+	require.Equal(t, tg, got, "NULL credential and revoked_at read as zero values")
+	got, err = s.SkillTargetGetByEnrollment(ctx, enroll)
+	require.NoError(t, err)
+	require.Equal(t, tg.TargetID, got.TargetID)
+	_, err = s.SkillTargetGetByCredential(ctx, "")
+	require.ErrorIs(t, err, db.ErrNotFound, "an empty digest is NULL and matches nothing")
+
+	cred := randHex(t, 64)
+	n, err := s.SkillTargetEnroll(ctx, db.SkillTargetEnrollParams{CredentialDigest: cred, UpdatedAt: now, EnrollmentDigest: randHex(t, 64)})
+	require.NoError(t, err)
+	require.EqualValues(t, 0, n, "an unknown enrollment matches nothing")
+	n, err = s.SkillTargetEnroll(ctx, db.SkillTargetEnrollParams{CredentialDigest: cred, UpdatedAt: now, EnrollmentDigest: enroll})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	n, err = s.SkillTargetEnroll(ctx, db.SkillTargetEnrollParams{CredentialDigest: randHex(t, 64), UpdatedAt: now, EnrollmentDigest: enroll})
+	require.NoError(t, err)
+	require.EqualValues(t, 0, n, "an enrollment is spent once")
+	got, err = s.SkillTargetGetByCredential(ctx, cred)
+	require.NoError(t, err)
+	require.Equal(t, tg.TargetID, got.TargetID)
+	require.Empty(t, got.EnrollmentDigest)
+	require.True(t, got.EnrollmentExpiresAt.IsZero())
+	require.EqualValues(t, 2, got.Generation)
+	_, err = s.SkillTargetGetByEnrollment(ctx, enroll)
+	require.ErrorIs(t, err, db.ErrNotFound)
+
+	// Expiry is on the database clock.
+	expired := db.SkillTarget{TargetID: uuid.NewString(), ScopeID: scope, AgentKind: "codex", DisplayName: "ci",
+		EnrollmentDigest: randHex(t, 64), EnrollmentExpiresAt: now.Add(-time.Millisecond), Generation: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, s.SkillTargetInsert(ctx, expired))
+	n, err = s.SkillTargetEnroll(ctx, db.SkillTargetEnrollParams{CredentialDigest: randHex(t, 64), UpdatedAt: now, EnrollmentDigest: expired.EnrollmentDigest})
+	require.NoError(t, err)
+	require.EqualValues(t, 0, n, "an expired enrollment matches nothing")
+
+	// Revocation: once; a revoked target's unspent enrollment goes with it.
+	later := now.Add(time.Second)
+	n, err = s.SkillTargetRevoke(ctx, db.SkillTargetRevokeParams{RevokedAt: later, TargetID: tg.TargetID})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	n, err = s.SkillTargetRevoke(ctx, db.SkillTargetRevokeParams{RevokedAt: later, TargetID: tg.TargetID})
+	require.NoError(t, err)
+	require.EqualValues(t, 0, n)
+	got, err = s.SkillTargetGetByCredential(ctx, cred)
+	require.NoError(t, err, "a revoked target is still found by its credential (the caller refuses it)")
+	require.Equal(t, later, got.RevokedAt)
+	require.EqualValues(t, 3, got.Generation)
+	pending := db.SkillTarget{TargetID: uuid.NewString(), ScopeID: scope, AgentKind: "codex", DisplayName: "ci",
+		EnrollmentDigest: randHex(t, 64), EnrollmentExpiresAt: now.Add(time.Hour), Generation: 1, CreatedAt: now.Add(time.Millisecond), UpdatedAt: now}
+	require.NoError(t, s.SkillTargetInsert(ctx, pending))
+	n, err = s.SkillTargetRevoke(ctx, db.SkillTargetRevokeParams{RevokedAt: later, TargetID: pending.TargetID})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	n, err = s.SkillTargetEnroll(ctx, db.SkillTargetEnrollParams{CredentialDigest: randHex(t, 64), UpdatedAt: now, EnrollmentDigest: pending.EnrollmentDigest})
+	require.NoError(t, err)
+	require.EqualValues(t, 0, n, "a revoked target cannot enroll")
+
+	list, err := s.SkillTargetList(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	require.Equal(t, pending.TargetID, list[2].TargetID, "oldest first")
+	_, err = s.SkillTargetGet(ctx, uuid.NewString())
+	require.ErrorIs(t, err, db.ErrNotFound)
+}
+
+func testSkillPublication(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	target := uuid.NewString()
+	p := db.SkillPublication{TargetID: target, SkillName: "b", ScopeID: scope, DesiredState: "published", DesiredRevision: 1,
+		State: "pending", Generation: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, s.SkillPublicationInsert(ctx, p))
+	require.ErrorIs(t, s.SkillPublicationInsert(ctx, p), db.ErrConflict)
+	p2 := p
+	p2.SkillName = "a"
+	require.NoError(t, s.SkillPublicationInsert(ctx, p2))
+	got, err := s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: target, SkillName: "b"})
+	require.NoError(t, err)
+	require.Equal(t, p, got)
+	byTarget, err := s.SkillPublicationListByTarget(ctx, target)
+	require.NoError(t, err)
+	require.Equal(t, []db.SkillPublication{p2, p}, byTarget, "by skill name")
+	bySkill, err := s.SkillPublicationListBySkill(ctx, db.SkillGetParams{ScopeID: scope, SkillName: "b"})
+	require.NoError(t, err)
+	require.Equal(t, []db.SkillPublication{p}, bySkill)
+
+	// Observed: compare-and-set on the generation.
+	obs := db.SkillPublicationUpdateObservedParams{ObservedRevision: 1, ObservedTreeDigest: hex64(1), State: "current",
+		UpdatedAt: now, TargetID: target, SkillName: "b", ExpectedGeneration: 1}
+	n, err := s.SkillPublicationUpdateObserved(ctx, obs)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	n, err = s.SkillPublicationUpdateObserved(ctx, obs)
+	require.NoError(t, err)
+	require.EqualValues(t, 0, n, "a stale generation matches nothing")
+	got, err = s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: target, SkillName: "b"})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, got.ObservedRevision)
+	require.Equal(t, hex64(1), got.ObservedTreeDigest)
+	require.Empty(t, got.ErrorCode)
+	require.Equal(t, "current", got.State)
+	require.EqualValues(t, 2, got.Generation)
+
+	// Desired: a new revision; then an error report clears the observed revision (NULL).
+	n, err = s.SkillPublicationUpdateDesired(ctx, db.SkillPublicationUpdateDesiredParams{DesiredState: "published", DesiredRevision: 2,
+		State: "update_available", UpdatedAt: now, TargetID: target, SkillName: "b", ExpectedGeneration: 2})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	n, err = s.SkillPublicationUpdateObserved(ctx, db.SkillPublicationUpdateObservedParams{ErrorCode: "write_failed",
+		State: "delivery_failed", UpdatedAt: now, TargetID: target, SkillName: "b", ExpectedGeneration: 3})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	got, err = s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: target, SkillName: "b"})
+	require.NoError(t, err)
+	require.EqualValues(t, 2, got.DesiredRevision)
+	require.Zero(t, got.ObservedRevision)
+	require.Empty(t, got.ObservedTreeDigest)
+	require.Equal(t, "write_failed", got.ErrorCode)
+	require.Equal(t, "delivery_failed", got.State)
+	require.EqualValues(t, 4, got.Generation)
+
+	// The CHECK constraints hold the state vocabulary.
+	bad := p
+	bad.SkillName, bad.State = "c", "lost"
+	require.Error(t, s.SkillPublicationInsert(ctx, bad))
+	_, err = s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: target, SkillName: "c"})
+	require.ErrorIs(t, err, db.ErrNotFound)
+}
+
+func testSkillDeleteBatches(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope, other := "scope-"+randHex(t, 8), "scope-"+randHex(t, 8)
+	for _, sc := range []string{scope, other} {
+		for _, name := range []string{"a", "b", "c"} {
+			require.NoError(t, s.SkillInsert(ctx, db.Skill{ScopeID: sc, SkillName: name, CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}))
+			require.NoError(t, s.SkillRevisionInsert(ctx, skillRevision(sc, name, 1, now)))
+			tg := uuid.NewString()
+			require.NoError(t, s.SkillTargetInsert(ctx, db.SkillTarget{TargetID: tg, ScopeID: sc, AgentKind: "generic",
+				DisplayName: name, Generation: 1, CreatedAt: now, UpdatedAt: now}))
+			require.NoError(t, s.SkillPublicationInsert(ctx, db.SkillPublication{TargetID: tg, SkillName: name, ScopeID: sc,
+				DesiredState: "published", DesiredRevision: 1, State: "pending", Generation: 1, CreatedAt: now, UpdatedAt: now}))
+		}
+	}
+	for _, del := range []func(context.Context, db.ScopeBatchParams) (int64, error){
+		s.SkillDeleteBatch, s.SkillRevisionDeleteBatch, s.SkillTargetDeleteBatch, s.SkillPublicationDeleteBatch,
+	} {
+		n, err := del(ctx, db.ScopeBatchParams{ScopeID: scope, Limit: 2})
+		require.NoError(t, err)
+		require.EqualValues(t, 2, n)
+		n, err = del(ctx, db.ScopeBatchParams{ScopeID: scope, Limit: 2})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		n, err = del(ctx, db.ScopeBatchParams{ScopeID: scope, Limit: 2})
+		require.NoError(t, err)
+		require.EqualValues(t, 0, n)
+	}
+	skills, err := s.SkillList(ctx, db.ScopeLimitParams{ScopeID: other, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, skills, 3, "another scope's rows stay")
+	targets, err := s.SkillTargetList(ctx, db.ScopeLimitParams{ScopeID: other, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, targets, 3)
+	for _, tg := range targets {
+		pubs, err := s.SkillPublicationListByTarget(ctx, tg.TargetID)
+		require.NoError(t, err)
+		require.Len(t, pubs, 1)
+	}
+	revs, err := s.SkillRevisionList(ctx, db.SkillRevisionListParams{ScopeID: other, SkillName: "a", Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, revs, 1)
+}

@@ -1,0 +1,240 @@
+package skills_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
+	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/internal/testutil"
+	"github.com/powercontext/powercontext/skills"
+)
+
+// approve inserts a pending candidate of scope and approves it through experience.Reviews, whose OnApproved
+// enqueues its packaging.
+func approve(t *testing.T, s db.Store, r experience.Reviews, scope, title, lesson string) db.ExperienceCandidate {
+	t.Helper()
+	ctx := context.Background()
+	now, err := s.DBNow(ctx)
+	require.NoError(t, err)
+	c := db.ExperienceCandidate{CandidateID: uuid.NewString(), ScopeID: scope, WorkID: uuid.NewString(), Title: title, Lesson: lesson,
+		CitedPositions: []byte("[3,7]"), Status: experience.StatusPending, StateVersion: 1, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, s.ExperienceCandidateInsert(ctx, c))
+	c, err = r.Review(ctx, c.CandidateID, 1, true)
+	require.NoError(t, err)
+	return c
+}
+
+func waitRevision(t *testing.T, s db.Store, scope, name string, rev int64) db.Skill {
+	t.Helper()
+	var sk db.Skill
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		var err error
+		sk, err = s.SkillGet(context.Background(), db.SkillGetParams{ScopeID: scope, SkillName: name})
+		if errors.Is(err, db.ErrNotFound) {
+			return false
+		}
+		require.NoError(t, err)
+		return sk.CurrentRevision == rev
+	}, "skill %s never reached revision %d", name, rev)
+	return sk
+}
+
+// untar reads a package archive back into files.
+func untar(t *testing.T, archive []byte) []skills.File {
+	t.Helper()
+	var files []skills.File
+	tr := tar.NewReader(bytes.NewReader(archive))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		require.NoError(t, err)
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		files = append(files, skills.File{Path: h.Name, Content: b})
+	}
+}
+
+// TestApprovalPackagesAndPublishes: an approval becomes a skill revision (ledger work in the scope's skills lane),
+// published to an enrolled target; the agent's reports move the publication through its states; a new approval
+// makes a new revision that the publication follows (update_available until reported); a rollback pins an older
+// revision; a revoked target's credential is refused.
+func TestApprovalPackagesAndPublishes(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		pk := &skills.Packager{Ledger: l, MaxAttempts: 3}
+		reviews := experience.Reviews{Store: s, OnApproved: pk.Approved}
+		w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w-skills", Concurrency: 1, Poll: 10 * time.Millisecond,
+			Logger: zerolog.Nop()}, &skills.Handler{Store: s})
+		require.NoError(t, err)
+		testutil.RunWorker(t, w)
+		svc := skills.Service{Store: s}
+		const scope = "team/skills"
+
+		c1 := approve(t, s, reviews, scope, "Retry flaky tests once!", "Re-run a failing integration test once before debugging it.")
+		const name = "retry-flaky-tests-once"
+		waitRevision(t, s, scope, name, 1)
+		rev1, err := s.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: scope, SkillName: name, Revision: 1})
+		require.NoError(t, err)
+		sum := sha256.Sum256(rev1.Archive)
+		require.Equal(t, hex.EncodeToString(sum[:]), rev1.ArchiveDigest)
+		files := untar(t, rev1.Archive)
+		require.Equal(t, rev1.TreeDigest, skills.TreeDigest(files))
+		require.EqualValues(t, len(files), rev1.FileCount)
+		require.Equal(t, skills.SkillFile, files[0].Path)
+		md := string(files[0].Content)
+		require.True(t, strings.HasPrefix(md, "---\n"))
+		front, body, ok := strings.Cut(strings.TrimPrefix(md, "---\n"), "\n---\n")
+		require.True(t, ok)
+		var fm struct{ Name, Description string }
+		require.NoError(t, yaml.Unmarshal([]byte(front), &fm))
+		require.Equal(t, name, fm.Name)
+		require.NotEmpty(t, fm.Description)
+		require.LessOrEqual(t, len([]rune(fm.Description)), skills.MaxDescriptionLen)
+		require.Contains(t, body, "Re-run a failing integration test once")
+		require.Contains(t, body, "journal positions 3, 7")
+		require.JSONEq(t, `["`+c1.CandidateID+`"]`, string(rev1.SourceCandidateIDs))
+
+		// A target: registered, enrolled once, then known by its credential.
+		tg, enrollToken, err := svc.RegisterTarget(ctx, scope, "claude_code", "Ana's laptop")
+		require.NoError(t, err)
+		require.NotContains(t, tg.EnrollmentDigest, enrollToken)
+		require.Equal(t, skills.Digest(enrollToken), tg.EnrollmentDigest, "only the digest is stored")
+		_, _, err = svc.Enroll(ctx, "pcse_wrong")
+		require.ErrorIs(t, err, skills.ErrUnauthenticated)
+		enrolled, cred, err := svc.Enroll(ctx, enrollToken)
+		require.NoError(t, err)
+		require.Equal(t, skills.Digest(cred), enrolled.CredentialDigest)
+		_, _, err = svc.Enroll(ctx, enrollToken)
+		require.ErrorIs(t, err, skills.ErrUnauthenticated, "an enrollment token is spent once")
+		agent, err := svc.Authenticate(ctx, cred)
+		require.NoError(t, err)
+
+		pub, err := svc.Publish(ctx, tg.TargetID, name, 0, false)
+		require.NoError(t, err)
+		require.Equal(t, skills.StatePending, pub.State)
+		desired, err := svc.Desired(ctx, agent)
+		require.NoError(t, err)
+		require.Equal(t, []skills.DesiredSkill{{Name: name, DesiredState: skills.DesiredPublished, Revision: 1, TreeDigest: rev1.TreeDigest,
+			ArchiveDigest: rev1.ArchiveDigest, State: skills.StatePending, Generation: 1}}, desired)
+		got, err := svc.Archive(ctx, agent, name, 1)
+		require.NoError(t, err)
+		require.Equal(t, rev1.Archive, got.Archive)
+		_, err = svc.Archive(ctx, agent, name, 2)
+		require.ErrorIs(t, err, db.ErrNotFound, "only the desired revision")
+
+		pub, err = svc.Report(ctx, agent, name, skills.Report{ObservedRevision: 1, ObservedTreeDigest: rev1.TreeDigest})
+		require.NoError(t, err)
+		require.Equal(t, skills.StateCurrent, pub.State)
+		pub, err = svc.Report(ctx, agent, name, skills.Report{ObservedRevision: 1, ObservedTreeDigest: strings.Repeat("0", 64)})
+		require.NoError(t, err)
+		require.Equal(t, skills.StateDrifted, pub.State)
+		_, err = svc.Report(ctx, agent, name, skills.Report{ObservedRevision: 1, ObservedTreeDigest: "nothex"})
+		var verr interface{ Error() string }
+		require.ErrorAs(t, err, &verr)
+
+		// A new approval of the same skill: revision 2, which the publication follows.
+		approve(t, s, reviews, scope, "Retry flaky tests once", "Quarantine a test that fails twice in a row.")
+		waitRevision(t, s, scope, name, 2)
+		pub, err = s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: tg.TargetID, SkillName: name})
+		require.NoError(t, err)
+		require.EqualValues(t, 2, pub.DesiredRevision)
+		require.Equal(t, skills.StateUpdateAvailable, pub.State, "the agent holds revision 1, revision 2 is desired")
+		pub, err = svc.Report(ctx, agent, name, skills.Report{ObservedRevision: 1, ObservedTreeDigest: rev1.TreeDigest})
+		require.NoError(t, err)
+		require.Equal(t, skills.StateUpdateAvailable, pub.State)
+		rev2, err := s.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: scope, SkillName: name, Revision: 2})
+		require.NoError(t, err)
+		require.Contains(t, string(untar(t, rev2.Archive)[0].Content), "Quarantine a test")
+		pub, err = svc.Report(ctx, agent, name, skills.Report{ObservedRevision: 2, ObservedTreeDigest: rev2.TreeDigest})
+		require.NoError(t, err)
+		require.Equal(t, skills.StateCurrent, pub.State)
+		pub, err = svc.Report(ctx, agent, name, skills.Report{ErrorCode: skills.ReportConflict})
+		require.NoError(t, err)
+		require.Equal(t, skills.StateConflict, pub.State)
+
+		// Rollback: publishing revision 1 pins it; a later revision does not move it.
+		pub, err = svc.Publish(ctx, tg.TargetID, name, 1, false)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, pub.DesiredRevision)
+		approve(t, s, reviews, scope, "retry flaky tests ONCE", "Log the seed of a randomised test.")
+		waitRevision(t, s, scope, name, 3)
+		pub, err = s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: tg.TargetID, SkillName: name})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, pub.DesiredRevision, "a pinned revision stays")
+		revs, err := svc.Revisions(ctx, scope, name, 10)
+		require.NoError(t, err)
+		require.Len(t, revs, 3, "old revisions are kept")
+
+		// Unpublish: the agent removes the folder and reports nothing observed.
+		pub, err = svc.Publish(ctx, tg.TargetID, name, 0, true)
+		require.NoError(t, err)
+		require.Equal(t, skills.DesiredUnpublished, pub.DesiredState)
+		pub, err = svc.Report(ctx, agent, name, skills.Report{})
+		require.NoError(t, err)
+		require.Equal(t, skills.StateCurrent, pub.State)
+
+		// Revocation: the credential is refused from now on.
+		_, err = svc.Revoke(ctx, tg.TargetID)
+		require.NoError(t, err)
+		_, err = svc.Authenticate(ctx, cred)
+		require.ErrorIs(t, err, skills.ErrRevoked)
+		_, err = svc.Authenticate(ctx, "pcsc_unknown")
+		require.ErrorIs(t, err, skills.ErrUnauthenticated)
+		_, err = svc.Publish(ctx, tg.TargetID, name, 0, false)
+		require.ErrorIs(t, err, skills.ErrRevoked)
+	})
+}
+
+// TestBuildIsDeterministic: the same lessons give the same archive and digests, in any order.
+func TestBuildIsDeterministic(t *testing.T) {
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	a := skills.Lesson{CandidateID: "a", Title: "T", Lesson: "one", CitedPositions: []int64{1}, ApprovedAt: at}
+	b := skills.Lesson{CandidateID: "b", Title: "T", Lesson: "two", CitedPositions: []int64{2}, ApprovedAt: at.Add(time.Second)}
+	p1, err := skills.Build("t", []skills.Lesson{a, b})
+	require.NoError(t, err)
+	p2, err := skills.Build("t", []skills.Lesson{b, a})
+	require.NoError(t, err)
+	require.Equal(t, p1.Archive, p2.Archive)
+	require.Equal(t, p1.TreeDigest, p2.TreeDigest)
+	require.Equal(t, p1.ArchiveDigest, p2.ArchiveDigest)
+	_, err = skills.Build("Bad Name", []skills.Lesson{a})
+	require.Error(t, err)
+	_, err = skills.FromFiles("t", make([]skills.File, skills.MaxFiles+1))
+	require.ErrorIs(t, err, skills.ErrTooLarge)
+}
+
+// TestName: titles become valid skill names.
+func TestName(t *testing.T) {
+	for title, want := range map[string]string{
+		"Retry flaky tests once!":         "retry-flaky-tests-once",
+		"  --  ":                          "lesson",
+		"Ünïcode & Co.":                   "n-code-co",
+		strings.Repeat("abcdefghij ", 10): "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcdefghij",
+	} {
+		got := skills.Name(title)
+		require.Equal(t, want, got, title)
+		require.True(t, skills.ValidName(got), got)
+	}
+}
