@@ -333,17 +333,18 @@ func TestRollingUpgradeAcrossExpandMigration(t *testing.T) {
 		require.Eventually(t, func() bool { _, s, _, _ := newAPI.readiness(); return s == "ready" }, 30*time.Second, 20*time.Millisecond,
 			"the fleet is ready again once only the new build runs")
 		flushOK(t, newAPI, "after")
+		// The new build's next revision of old Memory gives every entry an id (docs/memory.md#entry-ids). Only the
+		// release that started writing ids shows revision 1 without them: an older build is what the upgrade across
+		// that migration ran; any later upgrade's old build already wrote them.
+		flushOK(t, newAPI, "before")
+		var withoutID [2]int
+		for rev := range withoutID {
+			require.NoError(t, sqlDB.QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM pc_memory_entries WHERE scope_id = 'before' "+
+				"AND revision = %d AND entry_id IS NULL", rev+1)).Scan(&withoutID[rev]))
+		}
+		require.Zero(t, withoutID[1], "revision 2 (new build) has ids on every entry")
 		if expandVersion == entryIDsWrittenFrom {
-			// Memory the old build wrote carries no entry ids; the new build's next revision gives them ids
-			// (docs/memory.md#entry-ids). Only the release that started writing ids can show this: an older build
-			// is what the upgrade across that migration ran.
-			flushOK(t, newAPI, "before")
-			var withoutID [2]int
-			for rev := range withoutID {
-				require.NoError(t, sqlDB.QueryRow(fmt.Sprintf("SELECT COUNT(*) FROM pc_memory_entries WHERE scope_id = 'before' "+
-					"AND revision = %d AND entry_id IS NULL", rev+1)).Scan(&withoutID[rev]))
-			}
-			require.Equal(t, [2]int{1, 0}, withoutID, "revision 1 (old build) has no ids, revision 2 (new build) has them all")
+			require.Equal(t, 1, withoutID[0], "revision 1 (old build, before entry ids) has none")
 		}
 		samples, failures := watch.finish()
 		require.Empty(t, failures, "every readiness answer during the upgrade was 200")
