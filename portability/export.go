@@ -14,6 +14,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/internal/buildinfo"
+	"github.com/powercontext/powercontext/internal/clock"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/sources"
 )
@@ -128,7 +129,7 @@ func (e Exporter) Export(ctx context.Context, scope string, w io.Writer, opts Op
 	}
 	lw := &lineWriter{w: bufio.NewWriterSize(w, 64<<10), h: sha256.New()}
 	if err := lw.put(Header{Type: TypeHeader, Format: Format, FormatVersion: FormatVersion, BinaryVersion: buildinfo.Version(),
-		Schema: opts.Schema, ScopeID: scope, ExportedAt: ts(time.Now()), Embeddings: opts.Embeddings, Counts: counts}); err != nil {
+		Schema: opts.Schema, ScopeID: scope, ExportedAt: ts(clock.Now()), Embeddings: opts.Embeddings, Counts: counts}); err != nil {
 		return counts, err
 	}
 	if err := lw.put(JournalHead{Type: TypeJournalHead, Position: before.head}); err != nil {
