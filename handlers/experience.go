@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
 )
@@ -21,8 +22,8 @@ type Candidate struct {
 	CitedPositions json.RawMessage `json:"cited_positions"`
 	Status         string          `json:"status"`
 	StateVersion   int64           `json:"state_version"`
-	CreatedAt      Time            `json:"created_at"`
-	UpdatedAt      Time            `json:"updated_at"`
+	CreatedAt      types.Time      `json:"created_at"`
+	UpdatedAt      types.Time      `json:"updated_at"`
 }
 
 // CandidateList is the answer of GET /v1/experience/candidates, newest first.

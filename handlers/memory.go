@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/memory"
@@ -44,67 +45,19 @@ type FlushAccepted struct {
 	StatusURL   string `json:"status_url"`
 }
 
-// MemoryResponse is a scope's current Memory (GET /v1/memory) or the matching entries of it
-// (GET /v1/memory/search). revision and created_at are null while nothing was committed; evicted is null then too,
-// and for a revision an older build wrote.
-type MemoryResponse struct {
-	ScopeID   string        `json:"scope_id"`
-	Revision  *int64        `json:"revision"`
-	CreatedAt *Time         `json:"created_at"`
-	Evicted   *Eviction     `json:"evicted"`
-	Entries   []MemoryEntry `json:"entries"`
-}
-
-// Eviction is what the 500-entry cap dropped when a revision was written (docs/memory.md#eviction): how many
-// entries, and their ids, least recently confirmed first.
-type Eviction struct {
-	Count    int     `json:"count"`
-	EntryIDs []int64 `json:"entry_ids"`
-}
-
-func eviction(ids []int64) *Eviction {
+func eviction(ids []int64) *types.Eviction {
 	if ids == nil {
 		return nil
 	}
-	return &Eviction{Count: len(ids), EntryIDs: ids}
-}
-
-// MemoryEntry is one fact of a Memory revision with the journal positions it came from. entry_no is its place in
-// the revision; entry_id its stable id in the scope (docs/memory.md#entry-ids), null for an entry an older build
-// wrote.
-type MemoryEntry struct {
-	EntryNo         int32           `json:"entry_no"`
-	EntryID         *int64          `json:"entry_id"`
-	Content         string          `json:"content"`
-	SourcePositions json.RawMessage `json:"source_positions"`
-	// Score is the relevance to the query by the search's mode: BM25 (fts), cosine similarity (semantic) or the
-	// reciprocal-rank-fusion sum (hybrid) (GET /v1/memory/search only).
-	Score *float64 `json:"score,omitempty"`
-	// Scores are the entry's scores by method (GET /v1/memory/search only).
-	Scores *MethodScores `json:"scores,omitempty"`
-}
-
-// MethodScores are an entry's scores by ranking method: fts (BM25) when it matched the query's terms, semantic
-// (cosine similarity) when its vector matched the query's; absent when that method did not match it or did not run.
-type MethodScores struct {
-	FTS      *float64 `json:"fts,omitempty"`
-	Semantic *float64 `json:"semantic,omitempty"`
-}
-
-// MemorySearchResponse is the answer of GET /v1/memory/search: the matching entries of the current revision, the
-// mode that ranked them, and whether a vector mode fell back to full text.
-type MemorySearchResponse struct {
-	MemoryResponse
-	Mode     string `json:"mode"`
-	Degraded bool   `json:"degraded"`
+	return &types.Eviction{Count: len(ids), EntryIDs: ids}
 }
 
 // methodScores is nil when no method matched (a context item that did not match the query).
-func methodScores(m memory.MethodScores) *MethodScores {
+func methodScores(m memory.MethodScores) *types.MethodScores {
 	if m.FTS == nil && m.Semantic == nil {
 		return nil
 	}
-	return &MethodScores{FTS: m.FTS, Semantic: m.Semantic}
+	return &types.MethodScores{FTS: m.FTS, Semantic: m.Semantic}
 }
 
 // queryMode reads the optional mode parameter of search and context.
@@ -238,15 +191,15 @@ func entryID(e db.MemoryEntry) *int64 {
 	return &id
 }
 
-func memoryResponse(m memory.Memory) MemoryResponse {
-	out := MemoryResponse{ScopeID: m.ScopeID, Entries: make([]MemoryEntry, 0, len(m.Entries)), Evicted: eviction(m.Evicted)}
+func memoryResponse(m memory.Memory) types.MemoryResponse {
+	out := types.MemoryResponse{ScopeID: m.ScopeID, Entries: make([]types.MemoryEntry, 0, len(m.Entries)), Evicted: eviction(m.Evicted)}
 	if m.Revision > 0 {
 		rev := m.Revision
 		out.Revision = &rev
 		out.CreatedAt = optTime(m.CreatedAt)
 	}
 	for i, e := range m.Entries {
-		entry := MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")}
+		entry := types.MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")}
 		if i < len(m.Scores) {
 			score := m.Scores[i]
 			entry.Score = &score
@@ -307,20 +260,20 @@ func (s *server) searchMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, MemorySearchResponse{MemoryResponse: memoryResponse(m), Mode: m.Mode, Degraded: m.Degraded})
+	return c.JSON(http.StatusOK, types.MemorySearchResponse{MemoryResponse: memoryResponse(m), Mode: m.Mode, Degraded: m.Degraded})
 }
 
 // MemoryRevisionRecord is one revision in GET /v1/memory/revisions: the window of journal positions
 // (window_after, window_through] it consumed, the memory_flush or memory_redact operation that wrote it, and what
 // the entry cap evicted (null for a revision an older build wrote).
 type MemoryRevisionRecord struct {
-	Revision      int64     `json:"revision"`
-	CreatedAt     Time      `json:"created_at"`
-	EntryCount    int32     `json:"entry_count"`
-	WindowAfter   int64     `json:"window_after"`
-	WindowThrough int64     `json:"window_through"`
-	OperationID   string    `json:"operation_id"`
-	Evicted       *Eviction `json:"evicted"`
+	Revision      int64           `json:"revision"`
+	CreatedAt     types.Time      `json:"created_at"`
+	EntryCount    int32           `json:"entry_count"`
+	WindowAfter   int64           `json:"window_after"`
+	WindowThrough int64           `json:"window_through"`
+	OperationID   string          `json:"operation_id"`
+	Evicted       *types.Eviction `json:"evicted"`
 }
 
 // MemoryRevisionList is the answer of GET /v1/memory/revisions: newest first; next_cursor is null on the last page.
@@ -366,7 +319,7 @@ func (s *server) listMemoryRevisions(c echo.Context) error {
 	for i, r := range revs {
 		kept := true
 		if i < int(limit) {
-			if kept, err = pg.add(MemoryRevisionRecord{Revision: r.Revision, CreatedAt: Time(r.CreatedAt),
+			if kept, err = pg.add(MemoryRevisionRecord{Revision: r.Revision, CreatedAt: types.Time(r.CreatedAt),
 				EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough,
 				OperationID: r.WorkID, Evicted: eviction(memory.EvictedIDs(r))}); err != nil {
 				return err
@@ -384,24 +337,24 @@ func (s *server) listMemoryRevisions(c echo.Context) error {
 
 // MemoryDiff is the answer of GET /v1/memory/diff.
 type MemoryDiff struct {
-	ScopeID string            `json:"scope_id"`
-	From    int64             `json:"from"`
-	To      int64             `json:"to"`
-	Added   []MemoryEntry     `json:"added"`
-	Removed []MemoryEntry     `json:"removed"`
-	Changed []MemoryDiffEntry `json:"changed"`
+	ScopeID string              `json:"scope_id"`
+	From    int64               `json:"from"`
+	To      int64               `json:"to"`
+	Added   []types.MemoryEntry `json:"added"`
+	Removed []types.MemoryEntry `json:"removed"`
+	Changed []MemoryDiffEntry   `json:"changed"`
 }
 
 // MemoryDiffEntry is one fact in both revisions whose text or source positions differ.
 type MemoryDiffEntry struct {
-	From MemoryEntry `json:"from"`
-	To   MemoryEntry `json:"to"`
+	From types.MemoryEntry `json:"from"`
+	To   types.MemoryEntry `json:"to"`
 }
 
-func diffEntries(es []db.MemoryEntry) []MemoryEntry {
-	out := make([]MemoryEntry, 0, len(es))
+func diffEntries(es []db.MemoryEntry) []types.MemoryEntry {
+	out := make([]types.MemoryEntry, 0, len(es))
 	for _, e := range es {
-		out = append(out, MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")})
+		out = append(out, types.MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")})
 	}
 	return out
 }
@@ -471,7 +424,7 @@ type ContextItem struct {
 	Score           float64         `json:"score"`
 	Tokens          int             `json:"tokens"`
 	// Scores are a memory item's scores by method (lessons are ranked by full text only).
-	Scores *MethodScores `json:"scores,omitempty"`
+	Scores *types.MethodScores `json:"scores,omitempty"`
 }
 
 func (s *server) getContext(c echo.Context) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/coordinator"
 )
 
@@ -24,9 +25,9 @@ type Member struct {
 	SchemaVersions   VersionRange `json:"schema_versions"`
 	PayloadVersions  VersionRange `json:"payload_versions"`
 	BehaviorRevision string       `json:"behavior_revision"`
-	StartedAt        Time         `json:"started_at"`
-	HeartbeatAt      Time         `json:"heartbeat_at"`
-	ExpiresAt        Time         `json:"expires_at"`
+	StartedAt        types.Time   `json:"started_at"`
+	HeartbeatAt      types.Time   `json:"heartbeat_at"`
+	ExpiresAt        types.Time   `json:"expires_at"`
 }
 
 // VersionRange is an inclusive range of versions.

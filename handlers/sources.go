@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -19,14 +20,6 @@ type CaptureSourceRequest struct {
 	Metadata   json.RawMessage `json:"metadata"`
 }
 
-// CaptureSourceResponse is the answer of POST /v1/sources (201 created, 200 for a repeated source id).
-type CaptureSourceResponse struct {
-	ScopeID         string `json:"scope_id"`
-	SourceID        string `json:"source_id"`
-	JournalPosition int64  `json:"journal_position"`
-	Created         bool   `json:"created"`
-}
-
 // SourceRecord is one Source in GET /v1/sources.
 type SourceRecord struct {
 	ScopeID         string          `json:"scope_id"`
@@ -35,7 +28,7 @@ type SourceRecord struct {
 	SourceType      string          `json:"source_type"`
 	Content         string          `json:"content"`
 	Metadata        json.RawMessage `json:"metadata"`
-	CreatedAt       Time            `json:"created_at"`
+	CreatedAt       types.Time      `json:"created_at"`
 }
 
 // SourceList is the answer of GET /v1/sources: journal order; next_after is the position to pass as after for
@@ -77,7 +70,7 @@ func (s *server) captureSource(c echo.Context) error {
 	if res.Created {
 		status = http.StatusCreated
 	}
-	return c.JSON(status, CaptureSourceResponse{ScopeID: res.ScopeID, SourceID: res.SourceID,
+	return c.JSON(status, types.CaptureSourceResponse{ScopeID: res.ScopeID, SourceID: res.SourceID,
 		JournalPosition: res.JournalPosition, Created: res.Created})
 }
 
