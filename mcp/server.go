@@ -256,9 +256,10 @@ type GetContextInput struct {
 //
 // This type and the other results below that carry timestamps or stored JSON (ContextItem, MemoryRevision,
 // MemoryOutput, MemoryEntry, Candidate, and in work.go OperationOutput and Source) keep their own declarations on
-// purpose: the SDK infers a tool's output schema from the Go type, and the HTTP types' types.Time (a struct) and
-// json.RawMessage (bytes) would be described as an object and a string. Here timestamps are strings and positions,
-// metadata and results decoded values, so the advertised schema says what the JSON holds; the JSON is the HTTP one.
+// purpose: the SDK infers a tool's output schema from the Go type, and would describe the HTTP types' types.Time (a
+// struct) as an empty object and their json.RawMessage fields as arrays of bytes. Here timestamps are strings and
+// positions, metadata and results decoded values, so the advertised schema says what the JSON holds; the JSON is the
+// HTTP one.
 type ContextOutput struct {
 	ScopeID    string        `json:"scope_id"`
 	Revision   *int64        `json:"revision" jsonschema:"the Memory revision read; null while nothing was committed"`
