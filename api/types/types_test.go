@@ -1,0 +1,82 @@
+package types_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/powercontext/powercontext/api/apitest"
+	"github.com/powercontext/powercontext/api/types"
+)
+
+// components maps each shared type to the component schema of api/openapi.yaml it implements.
+var components = map[reflect.Type]string{
+	reflect.TypeFor[types.Time]():                  "Time",
+	reflect.TypeFor[types.Eviction]():              "Eviction",
+	reflect.TypeFor[types.MethodScores]():          "MethodScores",
+	reflect.TypeFor[types.MemoryEntry]():           "MemoryEntry",
+	reflect.TypeFor[types.MemoryResponse]():        "Memory",
+	reflect.TypeFor[types.MemorySearchResponse]():  "MemorySearch",
+	reflect.TypeFor[types.OperationRecord]():       "OperationRecord",
+	reflect.TypeFor[types.CaptureSourceResponse](): "CaptureSourceResponse",
+}
+
+// nested are the types with no component of their own: the document declares them inline in a parent's property,
+// where the parent's check compares them.
+var nested = map[string]string{"OperationError": "OperationRecord.error"}
+
+// Field names, required-ness, nullability and JSON types of every shared type agree with the document.
+func TestSchemasMatchOpenAPI(t *testing.T) {
+	for typ, component := range components {
+		if typ == reflect.TypeFor[types.Time]() {
+			continue // a string on the wire (MarshalJSON); checked as a field of the others
+		}
+		for _, p := range apitest.ShapeProblems(typ, component) {
+			t.Errorf("%s: %s", typ, p)
+		}
+	}
+}
+
+// Every type declared in this package is in components or nested, so a new one cannot skip the check above.
+func TestEveryTypeIsChecked(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	known := map[string]bool{}
+	for typ := range components {
+		known[typ.Name()] = true
+	}
+	for name := range nested {
+		known[name] = true
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+				for _, s := range g.Specs {
+					typ := s.(*ast.TypeSpec).Name.Name
+					require.True(t, known[typ], "api/types.%s is not mapped to a component schema", typ)
+				}
+			}
+		}
+	}
+}
+
+// The checker finds a mismatch: a field the schema does not name, and a wrong JSON type.
+func TestShapeProblemsCatchesMismatches(t *testing.T) {
+	type wrong struct {
+		Count    string  `json:"count"`
+		EntryIDs []int64 `json:"entry_ids"`
+		Extra    int     `json:"extra"`
+	}
+	require.Len(t, apitest.ShapeProblems(reflect.TypeFor[wrong](), "Eviction"), 2)
+}
