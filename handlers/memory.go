@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -16,34 +15,6 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/memory"
 )
-
-// FlushRequest is the body of POST /v1/memory/flush.
-type FlushRequest struct {
-	ScopeID string `json:"scope_id"`
-}
-
-// FlushResponse is the 200 answer of a flush: nothing pending (idle) or done within the wait (processed).
-type FlushResponse struct {
-	Status               string          `json:"status"`
-	PreviousCursor       int64           `json:"previous_cursor"`
-	CurrentCursor        int64           `json:"current_cursor"`
-	HighWatermark        int64           `json:"high_watermark"`
-	ProcessedSourceCount int64           `json:"processed_source_count"`
-	Memory               *MemoryRevision `json:"memory"`
-	OperationID          *string         `json:"operation_id"`
-}
-
-// MemoryRevision names a committed Memory revision.
-type MemoryRevision struct {
-	Revision int64 `json:"revision"`
-}
-
-// FlushAccepted is the 202 answer of a flush still queued or running after the wait.
-type FlushAccepted struct {
-	OperationID string `json:"operation_id"`
-	Status      string `json:"status"`
-	StatusURL   string `json:"status_url"`
-}
 
 func eviction(ids []int64) *types.Eviction {
 	if ids == nil {
@@ -92,11 +63,11 @@ func (s *server) flushMemory(c echo.Context) error {
 		return err
 	}
 	return s.answerTrigger(c, "memory flush", "memory", out.Status, out.Item, func(id *string) any {
-		resp := FlushResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
+		resp := types.FlushResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
 			CurrentCursor: out.Result.CurrentCursor, HighWatermark: out.Result.HighWatermark,
 			ProcessedSourceCount: out.Result.ProcessedSourceCount, OperationID: id}
 		if out.Result.Memory != nil {
-			resp.Memory = &MemoryRevision{Revision: out.Result.Memory.Revision}
+			resp.Memory = &types.MemoryRevision{Revision: out.Result.Memory.Revision}
 		}
 		return resp
 	})
@@ -104,7 +75,7 @@ func (s *server) flushMemory(c echo.Context) error {
 
 // triggerRequest reads the body ({"scope_id"}) and the Prefer wait of a flush or an incubation.
 func (s *server) triggerRequest(c echo.Context) (scope string, wait time.Duration, err error) {
-	var req FlushRequest
+	var req types.FlushRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return "", 0, err
 	}
@@ -130,7 +101,7 @@ func (s *server) answerTrigger(c echo.Context, what, window, status string, item
 		h := c.Response().Header()
 		h.Set(echo.HeaderLocation, operationURL(id))
 		h.Set(echo.HeaderRetryAfter, strconv.Itoa(RetryAfterSeconds))
-		return c.JSON(http.StatusAccepted, FlushAccepted{OperationID: id, Status: item.Status, StatusURL: operationURL(id)})
+		return c.JSON(http.StatusAccepted, types.FlushAccepted{OperationID: id, Status: item.Status, StatusURL: operationURL(id)})
 	case coordinator.TriggerBlocked:
 		return apiErr(http.StatusConflict, CodeOperationBlocked,
 			"the scope's next "+window+" window is held by a failed operation; retry or cancel it",
@@ -263,25 +234,6 @@ func (s *server) searchMemory(c echo.Context) error {
 	return c.JSON(http.StatusOK, types.MemorySearchResponse{MemoryResponse: memoryResponse(m), Mode: m.Mode, Degraded: m.Degraded})
 }
 
-// MemoryRevisionRecord is one revision in GET /v1/memory/revisions: the window of journal positions
-// (window_after, window_through] it consumed, the memory_flush or memory_redact operation that wrote it, and what
-// the entry cap evicted (null for a revision an older build wrote).
-type MemoryRevisionRecord struct {
-	Revision      int64           `json:"revision"`
-	CreatedAt     types.Time      `json:"created_at"`
-	EntryCount    int32           `json:"entry_count"`
-	WindowAfter   int64           `json:"window_after"`
-	WindowThrough int64           `json:"window_through"`
-	OperationID   string          `json:"operation_id"`
-	Evicted       *types.Eviction `json:"evicted"`
-}
-
-// MemoryRevisionList is the answer of GET /v1/memory/revisions: newest first; next_cursor is null on the last page.
-type MemoryRevisionList struct {
-	Items      []json.RawMessage `json:"items"`
-	NextCursor *string           `json:"next_cursor"`
-}
-
 const (
 	defaultRevisionLimit = 50
 	maxRevisionLimit     = memory.MaxHistoryLimit
@@ -315,11 +267,11 @@ func (s *server) listMemoryRevisions(c echo.Context) error {
 		return err
 	}
 	pg := s.newPage()
-	var out MemoryRevisionList
+	var out types.MemoryRevisionList
 	for i, r := range revs {
 		kept := true
 		if i < int(limit) {
-			if kept, err = pg.add(MemoryRevisionRecord{Revision: r.Revision, CreatedAt: types.Time(r.CreatedAt),
+			if kept, err = pg.add(types.MemoryRevisionRecord{Revision: r.Revision, CreatedAt: types.Time(r.CreatedAt),
 				EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough,
 				OperationID: r.WorkID, Evicted: eviction(memory.EvictedIDs(r))}); err != nil {
 				return err
@@ -333,22 +285,6 @@ func (s *server) listMemoryRevisions(c echo.Context) error {
 	}
 	out.Items = pg.list()
 	return c.JSON(http.StatusOK, out)
-}
-
-// MemoryDiff is the answer of GET /v1/memory/diff.
-type MemoryDiff struct {
-	ScopeID string              `json:"scope_id"`
-	From    int64               `json:"from"`
-	To      int64               `json:"to"`
-	Added   []types.MemoryEntry `json:"added"`
-	Removed []types.MemoryEntry `json:"removed"`
-	Changed []MemoryDiffEntry   `json:"changed"`
-}
-
-// MemoryDiffEntry is one fact in both revisions whose text or source positions differ.
-type MemoryDiffEntry struct {
-	From types.MemoryEntry `json:"from"`
-	To   types.MemoryEntry `json:"to"`
 }
 
 func diffEntries(es []db.MemoryEntry) []types.MemoryEntry {
@@ -389,42 +325,13 @@ func (s *server) diffMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := MemoryDiff{ScopeID: scope, From: from, To: to, Added: diffEntries(d.Added), Removed: diffEntries(d.Removed),
-		Changed: make([]MemoryDiffEntry, 0, len(d.Changed))}
+	out := types.MemoryDiff{ScopeID: scope, From: from, To: to, Added: diffEntries(d.Added), Removed: diffEntries(d.Removed),
+		Changed: make([]types.MemoryDiffEntry, 0, len(d.Changed))}
 	for _, ch := range d.Changed {
 		pair := diffEntries([]db.MemoryEntry{ch.From, ch.To})
-		out.Changed = append(out.Changed, MemoryDiffEntry{From: pair[0], To: pair[1]})
+		out.Changed = append(out.Changed, types.MemoryDiffEntry{From: pair[0], To: pair[1]})
 	}
 	return c.JSON(http.StatusOK, out)
-}
-
-// ContextResponse is the answer of GET /v1/context.
-type ContextResponse struct {
-	ScopeID    string        `json:"scope_id"`
-	Revision   *int64        `json:"revision"`
-	MaxTokens  int           `json:"max_tokens"`
-	UsedTokens int           `json:"used_tokens"`
-	Omitted    int           `json:"omitted"`
-	Items      []ContextItem `json:"items"`
-	// Mode is the method that ranked the Memory entries; Degraded says a vector mode fell back to full text.
-	Mode     string `json:"mode"`
-	Degraded bool   `json:"degraded"`
-}
-
-// ContextItem is one Memory entry (type memory, entry_no, entry_id unless an older build wrote it) or approved
-// lesson (type lesson, candidate_id, title).
-type ContextItem struct {
-	Type            string          `json:"type"`
-	EntryNo         *int32          `json:"entry_no,omitempty"`
-	EntryID         *int64          `json:"entry_id,omitempty"`
-	CandidateID     *string         `json:"candidate_id,omitempty"`
-	Title           *string         `json:"title,omitempty"`
-	Content         string          `json:"content"`
-	SourcePositions json.RawMessage `json:"source_positions"`
-	Score           float64         `json:"score"`
-	Tokens          int             `json:"tokens"`
-	// Scores are a memory item's scores by method (lessons are ranked by full text only).
-	Scores *types.MethodScores `json:"scores,omitempty"`
 }
 
 func (s *server) getContext(c echo.Context) error {
@@ -455,15 +362,15 @@ func (s *server) getContext(c echo.Context) error {
 	return c.JSON(http.StatusOK, contextResponse(got))
 }
 
-func contextResponse(got memory.Assembled) ContextResponse {
-	out := ContextResponse{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens,
-		Omitted: got.Omitted, Items: make([]ContextItem, 0, len(got.Items)), Mode: got.Mode, Degraded: got.Degraded}
+func contextResponse(got memory.Assembled) types.ContextResponse {
+	out := types.ContextResponse{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens,
+		Omitted: got.Omitted, Items: make([]types.ContextItem, 0, len(got.Items)), Mode: got.Mode, Degraded: got.Degraded}
 	if got.Revision > 0 {
 		rev := got.Revision
 		out.Revision = &rev
 	}
 	for _, it := range got.Items {
-		item := ContextItem{Type: it.Kind, Content: it.Content, SourcePositions: rawJSON(it.SourcePositions, "[]"),
+		item := types.ContextItem{Type: it.Kind, Content: it.Content, SourcePositions: rawJSON(it.SourcePositions, "[]"),
 			Score: it.Score, Tokens: it.Tokens}
 		if it.Kind == memory.ItemMemory {
 			n := it.EntryNo

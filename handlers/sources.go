@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"math"
 	"net/http"
 
@@ -10,34 +9,6 @@ import (
 	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/sources"
 )
-
-// CaptureSourceRequest is the body of POST /v1/sources.
-type CaptureSourceRequest struct {
-	ScopeID    string          `json:"scope_id"`
-	SourceID   string          `json:"source_id"`
-	SourceType string          `json:"source_type"`
-	Content    string          `json:"content"`
-	Metadata   json.RawMessage `json:"metadata"`
-}
-
-// SourceRecord is one Source in GET /v1/sources.
-type SourceRecord struct {
-	ScopeID         string          `json:"scope_id"`
-	SourceID        string          `json:"source_id"`
-	JournalPosition int64           `json:"journal_position"`
-	SourceType      string          `json:"source_type"`
-	Content         string          `json:"content"`
-	Metadata        json.RawMessage `json:"metadata"`
-	CreatedAt       types.Time      `json:"created_at"`
-}
-
-// SourceList is the answer of GET /v1/sources: journal order; next_after is the position to pass as after for
-// the next page, null on the last page. A page holds at most limit items and ends earlier at the byte cap
-// (Deps.MaxListBytes); next_after then continues after its last item. Items are SourceRecord values.
-type SourceList struct {
-	Items     []json.RawMessage `json:"items"`
-	NextAfter *int64            `json:"next_after"`
-}
 
 const (
 	defaultSourceLimit = 100
@@ -51,7 +22,7 @@ func (s *server) captureSource(c echo.Context) error {
 	if s.d.Journal == nil {
 		return notReady("the source journal")
 	}
-	var req CaptureSourceRequest
+	var req types.CaptureSourceRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
@@ -99,7 +70,7 @@ func (s *server) listSources(c echo.Context) error {
 		}
 		more = len(rows) == chunk
 		for _, r := range rows {
-			kept, err := p.add(SourceRecord{ScopeID: r.ScopeID, SourceID: r.SourceID,
+			kept, err := p.add(types.SourceRecord{ScopeID: r.ScopeID, SourceID: r.SourceID,
 				JournalPosition: r.JournalPosition, SourceType: r.SourceType, Content: r.Content,
 				Metadata: rawJSON(r.Metadata, "{}"), CreatedAt: apiTime(r.CreatedAt)})
 			if err != nil {
@@ -113,7 +84,7 @@ func (s *server) listSources(c echo.Context) error {
 			remaining--
 		}
 	}
-	out := SourceList{Items: p.list()}
+	out := types.SourceList{Items: p.list()}
 	if more && p.len() > 0 {
 		out.NextAfter = &after
 	}
