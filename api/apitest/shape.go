@@ -19,39 +19,52 @@ import (
 //
 // Two encodings are taken on trust: a type with its own MarshalJSON (a timestamp) must be a string, and
 // json.RawMessage (stored JSON passed through) may be anything.
+//
+// component may also be a JSON pointer into the document ("#/components/requestBodies/…/schema") for a schema
+// declared inline.
 func ShapeProblems(t reflect.Type, component string) []string {
-	schemas, err := componentSchemas()
+	return shapeProblems(t, component, false)
+}
+
+// RequestShapeProblems is ShapeProblems for a request body, which the server decodes rather than writes: the names
+// and JSON types must agree, but omitempty and pointers say nothing there (a pointer tells an absent value from
+// zero; an optional field decodes the same with or without omitempty), so required-ness and null are not compared.
+func RequestShapeProblems(t reflect.Type, component string) []string {
+	return shapeProblems(t, component, true)
+}
+
+func shapeProblems(t reflect.Type, component string, request bool) []string {
+	doc, err := api.JSON()
 	if err != nil {
 		return []string{err.Error()}
 	}
-	s, ok := schemas[component]
-	if !ok {
-		return []string{"no component schema " + component}
-	}
-	var c shapeChecker
-	c.schemas = schemas
-	c.structure(t, s.(map[string]any), component)
-	return c.problems
-}
-
-func componentSchemas() (map[string]any, error) {
-	doc, err := api.JSON()
-	if err != nil {
-		return nil, err
-	}
-	var root struct {
-		Components struct {
-			Schemas map[string]any `json:"schemas"`
-		} `json:"components"`
-	}
+	var root map[string]any
 	if err := json.Unmarshal(doc, &root); err != nil {
-		return nil, err
+		return []string{err.Error()}
 	}
-	return root.Components.Schemas, nil
+	components, _ := root["components"].(map[string]any)
+	schemas, _ := components["schemas"].(map[string]any)
+	pointer := component
+	if !strings.HasPrefix(pointer, "#/") {
+		pointer = "#/components/schemas/" + component
+	}
+	var s any = root
+	for _, key := range strings.Split(strings.TrimPrefix(pointer, "#/"), "/") {
+		m, _ := s.(map[string]any)
+		s = m[strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")]
+	}
+	schema, ok := s.(map[string]any)
+	if !ok {
+		return []string{"no schema at " + pointer}
+	}
+	c := shapeChecker{schemas: schemas, request: request}
+	c.structure(t, schema, component)
+	return c.problems
 }
 
 type shapeChecker struct {
 	schemas  map[string]any
+	request  bool
 	problems []string
 }
 
@@ -152,7 +165,7 @@ func (c *shapeChecker) structure(t reflect.Type, s map[string]any, where string)
 			continue
 		}
 		omitempty := slices.Contains(strings.Split(f.Tag.Get("json"), ",")[1:], "omitempty")
-		if required[name] == omitempty {
+		if !c.request && required[name] == omitempty {
 			c.fail(at, "omitempty is %v but required is %v", omitempty, required[name])
 		}
 		c.value(f.Type, p, at, omitempty)
@@ -173,7 +186,7 @@ func (c *shapeChecker) value(t reflect.Type, s map[string]any, where string, omi
 	if pointer {
 		t = t.Elem()
 	}
-	if pointer && !omitempty && !null {
+	if pointer && !omitempty && !null && !c.request {
 		c.fail(where, "a pointer (null) but the schema does not allow null")
 	}
 	if !pointer && null && t.Kind() != reflect.Slice && t.Kind() != reflect.Map {

@@ -25,11 +25,38 @@ var components = map[reflect.Type]string{
 	reflect.TypeFor[types.MemorySearchResponse]():  "MemorySearch",
 	reflect.TypeFor[types.OperationRecord]():       "OperationRecord",
 	reflect.TypeFor[types.CaptureSourceResponse](): "CaptureSourceResponse",
+	reflect.TypeFor[types.SourceRecord]():          "SourceRecord",
+	reflect.TypeFor[types.SourceList]():            "SourceList",
+	reflect.TypeFor[types.FlushResponse]():         "FlushResult",
+	reflect.TypeFor[types.MemoryRevision]():        "MemoryRevisionRef",
+	reflect.TypeFor[types.FlushAccepted]():         "FlushAccepted",
+	reflect.TypeFor[types.MemoryRevisionRecord]():  "MemoryRevisionRecord",
+	reflect.TypeFor[types.MemoryRevisionList]():    "MemoryRevisionList",
+	reflect.TypeFor[types.MemoryDiff]():            "MemoryDiff",
+	reflect.TypeFor[types.ContextResponse]():       "Context",
+	reflect.TypeFor[types.ContextItem]():           "ContextItem",
+	reflect.TypeFor[types.Candidate]():             "Candidate",
+	reflect.TypeFor[types.CandidateList]():         "CandidateList",
+	reflect.TypeFor[types.IncubateResponse]():      "IncubateResult",
+	reflect.TypeFor[types.ForgetSourceResponse]():  "ForgetSourceResponse",
+	reflect.TypeFor[types.EraseScopeResponse]():    "EraseScopeResponse",
+	reflect.TypeFor[types.OperationList]():         "OperationList",
+	reflect.TypeFor[types.Health]():                "Readiness",
+	reflect.TypeFor[types.VersionRange]():          "VersionRange",
+	reflect.TypeFor[types.Member]():                "Member",
+	reflect.TypeFor[types.MemberList]():            "MemberList",
+}
+
+// requests maps each request body to its schema (compared by names and JSON types only: RequestShapeProblems).
+var requests = map[reflect.Type]string{
+	reflect.TypeFor[types.CaptureSourceRequest]():   "CaptureSourceRequest",
+	reflect.TypeFor[types.FlushRequest]():           "FlushRequest",
+	reflect.TypeFor[types.ExpectedVersionRequest](): "#/components/requestBodies/ExpectedVersion/content/application~1json/schema",
 }
 
 // nested are the types with no component of their own: the document declares them inline in a parent's property,
 // where the parent's check compares them.
-var nested = map[string]string{"OperationError": "OperationRecord.error"}
+var nested = map[string]string{"OperationError": "OperationRecord.error", "MemoryDiffEntry": "MemoryDiff.changed"}
 
 // Field names, required-ness, nullability and JSON types of every shared type agree with the document.
 func TestSchemasMatchOpenAPI(t *testing.T) {
@@ -41,14 +68,22 @@ func TestSchemasMatchOpenAPI(t *testing.T) {
 			t.Errorf("%s: %s", typ, p)
 		}
 	}
+	for typ, schema := range requests {
+		for _, p := range apitest.RequestShapeProblems(typ, schema) {
+			t.Errorf("%s: %s", typ, p)
+		}
+	}
 }
 
-// Every type declared in this package is in components or nested, so a new one cannot skip the check above.
+// Every type declared in this package is in components, requests or nested, so a new one cannot skip the check above.
 func TestEveryTypeIsChecked(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
 	known := map[string]bool{}
 	for typ := range components {
+		known[typ.Name()] = true
+	}
+	for typ := range requests {
 		known[typ.Name()] = true
 	}
 	for name := range nested {
