@@ -26,10 +26,11 @@ func ShapeProblems(t reflect.Type, component string) []string {
 	return shapeProblems(t, component, false)
 }
 
-// RequestShapeProblems is ShapeProblems for a request body, which the server decodes rather than writes: the names
-// and JSON types must agree, but omitempty and pointers say nothing there (a pointer tells an absent value from
-// zero; an optional field decodes the same with or without omitempty), so required-ness and null are not compared.
-func RequestShapeProblems(t reflect.Type, component string) []string {
+// DecodedShapeProblems is ShapeProblems for a type that is only decoded from the JSON (a request body in the
+// server, any body in a client): the names and JSON types must agree, but omitempty and pointers say nothing there
+// (a pointer tells an absent value from zero; an optional field decodes the same with or without omitempty), so
+// required-ness and null are not compared.
+func DecodedShapeProblems(t reflect.Type, component string) []string {
 	return shapeProblems(t, component, true)
 }
 
@@ -217,8 +218,8 @@ func (c *shapeChecker) value(t reflect.Type, s map[string]any, where string, omi
 		return
 	}
 	a := alts[0]
-	if a["type"] != want {
-		c.fail(where, "%s is JSON %s but the schema says %v", t, want, a["type"])
+	if got := jsonType(a); got != want {
+		c.fail(where, "%s is JSON %s but the schema says %v", t, want, got)
 		return
 	}
 	switch {
@@ -232,4 +233,23 @@ func (c *shapeChecker) value(t reflect.Type, s map[string]any, where string, omi
 		}
 		c.value(t.Elem(), items, where+"[]", false)
 	}
+}
+
+// jsonType is a schema's type, or that of its const (a schema may give only the value).
+func jsonType(s map[string]any) any {
+	if ty, ok := s["type"]; ok {
+		return ty
+	}
+	switch v := s["const"].(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64:
+		if v == float64(int64(v)) {
+			return "integer"
+		}
+		return "number"
+	}
+	return nil
 }

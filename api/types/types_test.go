@@ -47,7 +47,7 @@ var components = map[reflect.Type]string{
 	reflect.TypeFor[types.MemberList]():            "MemberList",
 }
 
-// requests maps each request body to its schema (compared by names and JSON types only: RequestShapeProblems).
+// requests maps each request body to its schema (compared by names and JSON types only: DecodedShapeProblems).
 var requests = map[reflect.Type]string{
 	reflect.TypeFor[types.CaptureSourceRequest]():   "CaptureSourceRequest",
 	reflect.TypeFor[types.FlushRequest]():           "FlushRequest",
@@ -69,7 +69,7 @@ func TestSchemasMatchOpenAPI(t *testing.T) {
 		}
 	}
 	for typ, schema := range requests {
-		for _, p := range apitest.RequestShapeProblems(typ, schema) {
+		for _, p := range apitest.DecodedShapeProblems(typ, schema) {
 			t.Errorf("%s: %s", typ, p)
 		}
 	}
