@@ -255,11 +255,12 @@ type GetContextInput struct {
 // ContextOutput is the result of get_context (the answer of GET /v1/context).
 //
 // This type and the other results below that carry timestamps or stored JSON (ContextItem, MemoryRevision,
-// MemoryOutput, MemoryEntry, Candidate, and in work.go OperationOutput and Source) keep their own declarations on
-// purpose: the SDK infers a tool's output schema from the Go type, and would describe the HTTP types' types.Time (a
-// struct) as an empty object and their json.RawMessage fields as arrays of bytes. Here timestamps are strings and
-// positions, metadata and results decoded values, so the advertised schema says what the JSON holds; the JSON is the
-// HTTP one.
+// MemoryOutput, MemoryEntry, Candidate, and in work.go OperationOutput and Source), with the lists that hold them,
+// keep their own declarations on purpose: the SDK infers a tool's output schema from the Go type, and would describe
+// the HTTP types' types.Time (a struct) as an empty object and their json.RawMessage fields as arrays of bytes. Here
+// timestamps are strings and positions, metadata and results decoded values, so the advertised schema says what the
+// JSON holds. The JSON is the HTTP one, except that MemoryOutput answers both get_memory and search_memory (mode
+// and degraded only in the latter).
 type ContextOutput struct {
 	ScopeID    string        `json:"scope_id"`
 	Revision   *int64        `json:"revision" jsonschema:"the Memory revision read; null while nothing was committed"`
