@@ -282,10 +282,11 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	}
 	if cfg.RunsAPI() {
 		// Sessions live in the database: every API replica accepts a sign-in made on any other.
-		deps.UISessions = ui.NewSessions(ui.SessionConfig{Store: store, Principals: deps.Principals,
+		sessions := ui.NewSessions(ui.SessionConfig{Store: store, Principals: deps.Principals,
 			TTL: Seconds(cfg.UISessionTTLSeconds), TrustedProxies: deps.TrustedProxies, Keys: deps.ServerKeys})
+		deps.UISessions = sessions
 		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, Principals: deps.Principals,
-			Sessions: deps.UISessions, OnApproved: packager.Approved})
+			Sessions: sessions, OnApproved: packager.Approved})
 	}
 	if cfg.TLSEnabled() {
 		if r.certs, err = newCertReloader(cfg.TLSCertFile, cfg.TLSKeyFile, log); err != nil {

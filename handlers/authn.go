@@ -16,7 +16,6 @@ import (
 
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/internal/connstate"
-	"github.com/powercontext/powercontext/ui"
 )
 
 // DefaultUnauthenticatedPerMinute is the default budget of requests without valid credentials per client address
@@ -72,7 +71,7 @@ func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 			if p, valid = sp, sp != nil; !valid {
-				req = req.WithContext(ui.Checked(req.Context()))
+				req = req.WithContext(s.d.UISessions.Checked(req.Context()))
 				c.SetRequest(req)
 			}
 		}
@@ -91,7 +90,7 @@ func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := s.spendUnauthenticated(c); err != nil {
 			return err
 		}
-		if !isBearer && ui.Public(path) {
+		if !isBearer && dashboardPath(path) {
 			return next(c)
 		}
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="powercontext"`)
@@ -103,7 +102,7 @@ func (s *server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 // check is one SHA-256 of the submitted token and a map lookup by digest (no comparison of token bytes, so its
 // time says nothing about a stored token) and no database work; the body is already capped by bodyLimitMiddleware.
 func (s *server) loginWithValidToken(req *http.Request) bool {
-	if req.Method != http.MethodPost || req.URL.Path != ui.LoginPath {
+	if req.Method != http.MethodPost || req.URL.Path != DashboardLoginPath {
 		return false
 	}
 	if req.ParseForm() != nil {

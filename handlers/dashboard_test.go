@@ -22,8 +22,9 @@ func dashboardEnv(t *testing.T) *env {
 	t.Helper()
 	set := principals(t)
 	e := newEnv(t, func(d *Deps) { d.Principals = set })
-	e.deps.UISessions = ui.NewSessions(ui.SessionConfig{Store: e.store, Principals: set})
-	e.deps.UI = ui.New(ui.Deps{Ledger: e.ledger, Store: e.store, Logger: zerolog.Nop(), Principals: set, Sessions: e.deps.UISessions})
+	sessions := ui.NewSessions(ui.SessionConfig{Store: e.store, Principals: set})
+	e.deps.UISessions = sessions
+	e.deps.UI = ui.New(ui.Deps{Ledger: e.ledger, Store: e.store, Logger: zerolog.Nop(), Principals: set, Sessions: sessions})
 	e.e = New(e.deps)
 	return e
 }
@@ -187,8 +188,9 @@ func TestDashboardSessionCostsOneRead(t *testing.T) {
 	reads := &atomic.Int64{}
 	counted := countingStore{Store: e.store, reads: reads}
 	set := e.deps.Principals
-	e.deps.UISessions = ui.NewSessions(ui.SessionConfig{Store: counted, Principals: set})
-	e.deps.UI = ui.New(ui.Deps{Ledger: e.ledger, Store: counted, Logger: zerolog.Nop(), Principals: set, Sessions: e.deps.UISessions})
+	sessions := ui.NewSessions(ui.SessionConfig{Store: counted, Principals: set})
+	e.deps.UISessions = sessions
+	e.deps.UI = ui.New(ui.Deps{Ledger: e.ledger, Store: counted, Logger: zerolog.Nop(), Principals: set, Sessions: sessions})
 	h := New(e.deps)
 	r := exchange(t, h, http.MethodPost, "/ui/login", strings.NewReader("token="+adminTok), formCT)
 	require.Equal(t, http.StatusSeeOther, r.Code)

@@ -1,6 +1,9 @@
 /*
 Package handlers is the HTTP API (docs/api.md) on Echo v4. Handlers are thin: bind, validate, call the domain or
-the ledger, map errors. Request and response bodies (DTOs) are defined here and nowhere else.
+the ledger, map errors. Request and response bodies (DTOs) are declared in api/types, which the MCP tools share;
+this package maps domain values into them. A new body goes there too, where a test compares it with its schema in
+api/openapi.yaml. The dashboard (ui) sits above this package and is never imported by it: app/ hands its sessions
+in as a DashboardSessions and mounts its handler as Deps.UI.
 
 # Middleware, outermost first
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
@@ -13,25 +14,14 @@ import (
 	"github.com/powercontext/powercontext/portability"
 )
 
-// timeLayout is RFC 3339 in UTC with exactly six fractional digits (2026-12-02T13:00:00.123456Z).
-const timeLayout = "2006-01-02T15:04:05.000000Z"
-
-// Time is a timestamp on the wire.
-type Time time.Time
-
-// MarshalJSON writes the time in the API's one timestamp format.
-func (t Time) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Time(t).UTC().Format(timeLayout) + `"`), nil
-}
-
-func apiTime(t time.Time) Time { return Time(t) }
+func apiTime(t time.Time) types.Time { return types.Time(t) }
 
 // optTime is nil for the zero time (SQL NULL).
-func optTime(t time.Time) *Time {
+func optTime(t time.Time) *types.Time {
 	if t.IsZero() {
 		return nil
 	}
-	v := Time(t)
+	v := types.Time(t)
 	return &v
 }
 
@@ -66,40 +56,18 @@ func visibleOperation(p *auth.Principal, item db.WorkItem) bool {
 	return !systemKind[item.Kind] || p == nil || p.Admin()
 }
 
-// OperationRecord is the public view of one work item.
-type OperationRecord struct {
-	OperationID  string          `json:"operation_id"`
-	Kind         string          `json:"kind"`
-	ScopeID      string          `json:"scope_id"`
-	Status       string          `json:"status"`
-	AttemptCount int32           `json:"attempt_count"`
-	StateVersion int64           `json:"state_version"`
-	CreatedAt    Time            `json:"created_at"`
-	UpdatedAt    Time            `json:"updated_at"`
-	CompletedAt  *Time           `json:"completed_at"`
-	AvailableAt  Time            `json:"available_at"`
-	Result       json.RawMessage `json:"result"`
-	Error        *OperationError `json:"error"`
-}
-
-// OperationError is the bounded failure of an operation.
-type OperationError struct {
-	Category string `json:"category"`
-	Code     string `json:"code"`
-}
-
 // operationRecord maps a work item of a public kind (ok false for any other kind).
-func operationRecord(w db.WorkItem) (OperationRecord, bool) {
+func operationRecord(w db.WorkItem) (types.OperationRecord, bool) {
 	kind, ok := publicKindOf[w.Kind]
 	if !ok {
-		return OperationRecord{}, false
+		return types.OperationRecord{}, false
 	}
-	r := OperationRecord{OperationID: w.WorkID, Kind: kind, ScopeID: w.ScopeID, Status: w.Status,
+	r := types.OperationRecord{OperationID: w.WorkID, Kind: kind, ScopeID: w.ScopeID, Status: w.Status,
 		AttemptCount: w.AttemptCount, StateVersion: w.StateVersion, CreatedAt: apiTime(w.CreatedAt),
 		UpdatedAt: apiTime(w.UpdatedAt), CompletedAt: optTime(w.CompletedAt), AvailableAt: apiTime(w.AvailableAt),
 		Result: rawJSON(w.ResultPayload, "null")}
 	if w.ErrorCategory != "" || w.ErrorCode != "" {
-		r.Error = &OperationError{Category: w.ErrorCategory, Code: w.ErrorCode}
+		r.Error = &types.OperationError{Category: w.ErrorCategory, Code: w.ErrorCode}
 	}
 	return r, true
 }

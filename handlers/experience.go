@@ -1,54 +1,30 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
 )
-
-// Candidate is one Experience candidate (a proposed lesson awaiting human review).
-type Candidate struct {
-	CandidateID    string          `json:"candidate_id"`
-	ScopeID        string          `json:"scope_id"`
-	OperationID    string          `json:"operation_id"`
-	Title          string          `json:"title"`
-	Lesson         string          `json:"lesson"`
-	CitedPositions json.RawMessage `json:"cited_positions"`
-	Status         string          `json:"status"`
-	StateVersion   int64           `json:"state_version"`
-	CreatedAt      Time            `json:"created_at"`
-	UpdatedAt      Time            `json:"updated_at"`
-}
-
-// CandidateList is the answer of GET /v1/experience/candidates, newest first.
-type CandidateList struct {
-	Items []Candidate `json:"items"`
-}
-
-// ExpectedVersionRequest is the body of approve/reject and of operation cancel/retry.
-type ExpectedVersionRequest struct {
-	ExpectedVersion *int64 `json:"expected_version"`
-}
 
 const (
 	defaultCandidateLimit = 50
 	maxCandidateLimit     = 500
 )
 
-func candidate(c db.ExperienceCandidate) Candidate {
-	return Candidate{CandidateID: c.CandidateID, ScopeID: c.ScopeID, OperationID: c.WorkID, Title: c.Title,
+func candidate(c db.ExperienceCandidate) types.Candidate {
+	return types.Candidate{CandidateID: c.CandidateID, ScopeID: c.ScopeID, OperationID: c.WorkID, Title: c.Title,
 		Lesson: c.Lesson, CitedPositions: rawJSON(c.CitedPositions, "[]"), Status: c.Status,
 		StateVersion: c.StateVersion, CreatedAt: apiTime(c.CreatedAt), UpdatedAt: apiTime(c.UpdatedAt)}
 }
 
 // expectedVersion decodes {expected_version: int >= 1}.
 func expectedVersion(c echo.Context) (int64, error) {
-	var req ExpectedVersionRequest
+	var req types.ExpectedVersionRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return 0, err
 	}
@@ -81,7 +57,7 @@ func (s *server) listCandidates(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := CandidateList{Items: make([]Candidate, 0, len(rows))}
+	out := types.CandidateList{Items: make([]types.Candidate, 0, len(rows))}
 	for _, r := range rows {
 		out.Items = append(out.Items, candidate(r))
 	}
@@ -125,18 +101,6 @@ func (s *server) reviewCandidate(c echo.Context, approve bool) error {
 	return c.JSON(http.StatusOK, candidate(row))
 }
 
-// IncubateResponse is the 200 answer of a manual incubation: nothing pending (idle) or done within the wait
-// (processed), with the number of pending candidates the window proposed.
-type IncubateResponse struct {
-	Status               string  `json:"status"`
-	PreviousCursor       int64   `json:"previous_cursor"`
-	CurrentCursor        int64   `json:"current_cursor"`
-	HighWatermark        int64   `json:"high_watermark"`
-	ProcessedSourceCount int64   `json:"processed_source_count"`
-	CandidateCount       int     `json:"candidate_count"`
-	OperationID          *string `json:"operation_id"`
-}
-
 // incubateExperience is POST /v1/experience/incubate: the manual trigger of the scope's next incubation window,
 // with the memory flush's body, Prefer waits and 200/202/409 answers.
 func (s *server) incubateExperience(c echo.Context) error {
@@ -152,7 +116,7 @@ func (s *server) incubateExperience(c echo.Context) error {
 		return err
 	}
 	return s.answerTrigger(c, "experience incubation", "incubation", out.Status, out.Item, func(id *string) any {
-		return IncubateResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
+		return types.IncubateResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
 			CurrentCursor: out.Result.CurrentCursor, HighWatermark: out.Result.HighWatermark,
 			ProcessedSourceCount: out.Result.ProcessedSourceCount, CandidateCount: out.Result.CandidateCount, OperationID: id}
 	})

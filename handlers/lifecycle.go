@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/sources"
@@ -18,17 +19,6 @@ func (s *server) addLifecycle(e *echo.Echo) {
 	s.add(e, http.MethodPost, "/v1/operations/:operation_id/skip", s.skipOperation)
 	s.add(e, http.MethodDelete, "/v1/sources/:source_id", s.forgetSource)
 	s.add(e, http.MethodDelete, "/v1/scopes/:scope_id", s.eraseScope)
-}
-
-// ForgetSourceResponse is the answer of DELETE /v1/sources/{source_id}: 202 with the memory_redact operation that
-// removes the Source from Memory, or 200 (operation_id null, status "forgotten") when Memory had not consumed it.
-type ForgetSourceResponse struct {
-	ScopeID         string  `json:"scope_id"`
-	SourceID        string  `json:"source_id"`
-	JournalPosition int64   `json:"journal_position"`
-	OperationID     *string `json:"operation_id"`
-	Status          string  `json:"status"`
-	StatusURL       *string `json:"status_url"`
 }
 
 // forgetSource is DELETE /v1/sources/{source_id}?scope_id=: the Source's content is erased at once (its row stays
@@ -52,7 +42,7 @@ func (s *server) forgetSource(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := ForgetSourceResponse{ScopeID: res.ScopeID, SourceID: res.SourceID, JournalPosition: res.JournalPosition, Status: "forgotten"}
+	out := types.ForgetSourceResponse{ScopeID: res.ScopeID, SourceID: res.SourceID, JournalPosition: res.JournalPosition, Status: "forgotten"}
 	if res.Redaction == nil {
 		return c.JSON(http.StatusOK, out)
 	}
@@ -60,14 +50,6 @@ func (s *server) forgetSource(c echo.Context) error {
 	out.OperationID, out.Status, out.StatusURL = &id, res.Redaction.Status, &url
 	c.Response().Header().Set(echo.HeaderLocation, url)
 	return c.JSON(http.StatusAccepted, out)
-}
-
-// EraseScopeResponse is the answer of DELETE /v1/scopes/{scope_id}: the scope_erase operation.
-type EraseScopeResponse struct {
-	ScopeID     string `json:"scope_id"`
-	OperationID string `json:"operation_id"`
-	Status      string `json:"status"`
-	StatusURL   string `json:"status_url"`
 }
 
 // eraseScope is DELETE /v1/scopes/{scope_id}: 202 with the scope_erase operation (a live one is joined).
@@ -96,7 +78,7 @@ func (s *server) eraseScope(c echo.Context) error {
 	}
 	url := operationURL(item.WorkID)
 	c.Response().Header().Set(echo.HeaderLocation, url)
-	return c.JSON(http.StatusAccepted, EraseScopeResponse{ScopeID: scope, OperationID: item.WorkID, Status: item.Status, StatusURL: url})
+	return c.JSON(http.StatusAccepted, types.EraseScopeResponse{ScopeID: scope, OperationID: item.WorkID, Status: item.Status, StatusURL: url})
 }
 
 // principalName names the caller in records an operator action leaves (a skip's note): the principal's name, or

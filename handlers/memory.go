@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -11,100 +10,25 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/memory"
 )
 
-// FlushRequest is the body of POST /v1/memory/flush.
-type FlushRequest struct {
-	ScopeID string `json:"scope_id"`
-}
-
-// FlushResponse is the 200 answer of a flush: nothing pending (idle) or done within the wait (processed).
-type FlushResponse struct {
-	Status               string          `json:"status"`
-	PreviousCursor       int64           `json:"previous_cursor"`
-	CurrentCursor        int64           `json:"current_cursor"`
-	HighWatermark        int64           `json:"high_watermark"`
-	ProcessedSourceCount int64           `json:"processed_source_count"`
-	Memory               *MemoryRevision `json:"memory"`
-	OperationID          *string         `json:"operation_id"`
-}
-
-// MemoryRevision names a committed Memory revision.
-type MemoryRevision struct {
-	Revision int64 `json:"revision"`
-}
-
-// FlushAccepted is the 202 answer of a flush still queued or running after the wait.
-type FlushAccepted struct {
-	OperationID string `json:"operation_id"`
-	Status      string `json:"status"`
-	StatusURL   string `json:"status_url"`
-}
-
-// MemoryResponse is a scope's current Memory (GET /v1/memory) or the matching entries of it
-// (GET /v1/memory/search). revision and created_at are null while nothing was committed; evicted is null then too,
-// and for a revision an older build wrote.
-type MemoryResponse struct {
-	ScopeID   string        `json:"scope_id"`
-	Revision  *int64        `json:"revision"`
-	CreatedAt *Time         `json:"created_at"`
-	Evicted   *Eviction     `json:"evicted"`
-	Entries   []MemoryEntry `json:"entries"`
-}
-
-// Eviction is what the 500-entry cap dropped when a revision was written (docs/memory.md#eviction): how many
-// entries, and their ids, least recently confirmed first.
-type Eviction struct {
-	Count    int     `json:"count"`
-	EntryIDs []int64 `json:"entry_ids"`
-}
-
-func eviction(ids []int64) *Eviction {
+func eviction(ids []int64) *types.Eviction {
 	if ids == nil {
 		return nil
 	}
-	return &Eviction{Count: len(ids), EntryIDs: ids}
-}
-
-// MemoryEntry is one fact of a Memory revision with the journal positions it came from. entry_no is its place in
-// the revision; entry_id its stable id in the scope (docs/memory.md#entry-ids), null for an entry an older build
-// wrote.
-type MemoryEntry struct {
-	EntryNo         int32           `json:"entry_no"`
-	EntryID         *int64          `json:"entry_id"`
-	Content         string          `json:"content"`
-	SourcePositions json.RawMessage `json:"source_positions"`
-	// Score is the relevance to the query by the search's mode: BM25 (fts), cosine similarity (semantic) or the
-	// reciprocal-rank-fusion sum (hybrid) (GET /v1/memory/search only).
-	Score *float64 `json:"score,omitempty"`
-	// Scores are the entry's scores by method (GET /v1/memory/search only).
-	Scores *MethodScores `json:"scores,omitempty"`
-}
-
-// MethodScores are an entry's scores by ranking method: fts (BM25) when it matched the query's terms, semantic
-// (cosine similarity) when its vector matched the query's; absent when that method did not match it or did not run.
-type MethodScores struct {
-	FTS      *float64 `json:"fts,omitempty"`
-	Semantic *float64 `json:"semantic,omitempty"`
-}
-
-// MemorySearchResponse is the answer of GET /v1/memory/search: the matching entries of the current revision, the
-// mode that ranked them, and whether a vector mode fell back to full text.
-type MemorySearchResponse struct {
-	MemoryResponse
-	Mode     string `json:"mode"`
-	Degraded bool   `json:"degraded"`
+	return &types.Eviction{Count: len(ids), EntryIDs: ids}
 }
 
 // methodScores is nil when no method matched (a context item that did not match the query).
-func methodScores(m memory.MethodScores) *MethodScores {
+func methodScores(m memory.MethodScores) *types.MethodScores {
 	if m.FTS == nil && m.Semantic == nil {
 		return nil
 	}
-	return &MethodScores{FTS: m.FTS, Semantic: m.Semantic}
+	return &types.MethodScores{FTS: m.FTS, Semantic: m.Semantic}
 }
 
 // queryMode reads the optional mode parameter of search and context.
@@ -139,11 +63,11 @@ func (s *server) flushMemory(c echo.Context) error {
 		return err
 	}
 	return s.answerTrigger(c, "memory flush", "memory", out.Status, out.Item, func(id *string) any {
-		resp := FlushResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
+		resp := types.FlushResponse{Status: out.Status, PreviousCursor: out.Result.PreviousCursor,
 			CurrentCursor: out.Result.CurrentCursor, HighWatermark: out.Result.HighWatermark,
 			ProcessedSourceCount: out.Result.ProcessedSourceCount, OperationID: id}
 		if out.Result.Memory != nil {
-			resp.Memory = &MemoryRevision{Revision: out.Result.Memory.Revision}
+			resp.Memory = &types.MemoryRevision{Revision: out.Result.Memory.Revision}
 		}
 		return resp
 	})
@@ -151,7 +75,7 @@ func (s *server) flushMemory(c echo.Context) error {
 
 // triggerRequest reads the body ({"scope_id"}) and the Prefer wait of a flush or an incubation.
 func (s *server) triggerRequest(c echo.Context) (scope string, wait time.Duration, err error) {
-	var req FlushRequest
+	var req types.FlushRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return "", 0, err
 	}
@@ -177,7 +101,7 @@ func (s *server) answerTrigger(c echo.Context, what, window, status string, item
 		h := c.Response().Header()
 		h.Set(echo.HeaderLocation, operationURL(id))
 		h.Set(echo.HeaderRetryAfter, strconv.Itoa(RetryAfterSeconds))
-		return c.JSON(http.StatusAccepted, FlushAccepted{OperationID: id, Status: item.Status, StatusURL: operationURL(id)})
+		return c.JSON(http.StatusAccepted, types.FlushAccepted{OperationID: id, Status: item.Status, StatusURL: operationURL(id)})
 	case coordinator.TriggerBlocked:
 		return apiErr(http.StatusConflict, CodeOperationBlocked,
 			"the scope's next "+window+" window is held by a failed operation; retry or cancel it",
@@ -238,15 +162,15 @@ func entryID(e db.MemoryEntry) *int64 {
 	return &id
 }
 
-func memoryResponse(m memory.Memory) MemoryResponse {
-	out := MemoryResponse{ScopeID: m.ScopeID, Entries: make([]MemoryEntry, 0, len(m.Entries)), Evicted: eviction(m.Evicted)}
+func memoryResponse(m memory.Memory) types.MemoryResponse {
+	out := types.MemoryResponse{ScopeID: m.ScopeID, Entries: make([]types.MemoryEntry, 0, len(m.Entries)), Evicted: eviction(m.Evicted)}
 	if m.Revision > 0 {
 		rev := m.Revision
 		out.Revision = &rev
 		out.CreatedAt = optTime(m.CreatedAt)
 	}
 	for i, e := range m.Entries {
-		entry := MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")}
+		entry := types.MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")}
 		if i < len(m.Scores) {
 			score := m.Scores[i]
 			entry.Score = &score
@@ -307,26 +231,7 @@ func (s *server) searchMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, MemorySearchResponse{MemoryResponse: memoryResponse(m), Mode: m.Mode, Degraded: m.Degraded})
-}
-
-// MemoryRevisionRecord is one revision in GET /v1/memory/revisions: the window of journal positions
-// (window_after, window_through] it consumed, the memory_flush or memory_redact operation that wrote it, and what
-// the entry cap evicted (null for a revision an older build wrote).
-type MemoryRevisionRecord struct {
-	Revision      int64     `json:"revision"`
-	CreatedAt     Time      `json:"created_at"`
-	EntryCount    int32     `json:"entry_count"`
-	WindowAfter   int64     `json:"window_after"`
-	WindowThrough int64     `json:"window_through"`
-	OperationID   string    `json:"operation_id"`
-	Evicted       *Eviction `json:"evicted"`
-}
-
-// MemoryRevisionList is the answer of GET /v1/memory/revisions: newest first; next_cursor is null on the last page.
-type MemoryRevisionList struct {
-	Items      []json.RawMessage `json:"items"`
-	NextCursor *string           `json:"next_cursor"`
+	return c.JSON(http.StatusOK, types.MemorySearchResponse{MemoryResponse: memoryResponse(m), Mode: m.Mode, Degraded: m.Degraded})
 }
 
 const (
@@ -362,11 +267,11 @@ func (s *server) listMemoryRevisions(c echo.Context) error {
 		return err
 	}
 	pg := s.newPage()
-	var out MemoryRevisionList
+	var out types.MemoryRevisionList
 	for i, r := range revs {
 		kept := true
 		if i < int(limit) {
-			if kept, err = pg.add(MemoryRevisionRecord{Revision: r.Revision, CreatedAt: Time(r.CreatedAt),
+			if kept, err = pg.add(types.MemoryRevisionRecord{Revision: r.Revision, CreatedAt: types.Time(r.CreatedAt),
 				EntryCount: r.EntryCount, WindowAfter: r.WindowAfter, WindowThrough: r.WindowThrough,
 				OperationID: r.WorkID, Evicted: eviction(memory.EvictedIDs(r))}); err != nil {
 				return err
@@ -382,26 +287,10 @@ func (s *server) listMemoryRevisions(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// MemoryDiff is the answer of GET /v1/memory/diff.
-type MemoryDiff struct {
-	ScopeID string            `json:"scope_id"`
-	From    int64             `json:"from"`
-	To      int64             `json:"to"`
-	Added   []MemoryEntry     `json:"added"`
-	Removed []MemoryEntry     `json:"removed"`
-	Changed []MemoryDiffEntry `json:"changed"`
-}
-
-// MemoryDiffEntry is one fact in both revisions whose text or source positions differ.
-type MemoryDiffEntry struct {
-	From MemoryEntry `json:"from"`
-	To   MemoryEntry `json:"to"`
-}
-
-func diffEntries(es []db.MemoryEntry) []MemoryEntry {
-	out := make([]MemoryEntry, 0, len(es))
+func diffEntries(es []db.MemoryEntry) []types.MemoryEntry {
+	out := make([]types.MemoryEntry, 0, len(es))
 	for _, e := range es {
-		out = append(out, MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")})
+		out = append(out, types.MemoryEntry{EntryNo: e.EntryNo, EntryID: entryID(e), Content: e.Content, SourcePositions: rawJSON(e.SourcePositions, "[]")})
 	}
 	return out
 }
@@ -436,42 +325,13 @@ func (s *server) diffMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := MemoryDiff{ScopeID: scope, From: from, To: to, Added: diffEntries(d.Added), Removed: diffEntries(d.Removed),
-		Changed: make([]MemoryDiffEntry, 0, len(d.Changed))}
+	out := types.MemoryDiff{ScopeID: scope, From: from, To: to, Added: diffEntries(d.Added), Removed: diffEntries(d.Removed),
+		Changed: make([]types.MemoryDiffEntry, 0, len(d.Changed))}
 	for _, ch := range d.Changed {
 		pair := diffEntries([]db.MemoryEntry{ch.From, ch.To})
-		out.Changed = append(out.Changed, MemoryDiffEntry{From: pair[0], To: pair[1]})
+		out.Changed = append(out.Changed, types.MemoryDiffEntry{From: pair[0], To: pair[1]})
 	}
 	return c.JSON(http.StatusOK, out)
-}
-
-// ContextResponse is the answer of GET /v1/context.
-type ContextResponse struct {
-	ScopeID    string        `json:"scope_id"`
-	Revision   *int64        `json:"revision"`
-	MaxTokens  int           `json:"max_tokens"`
-	UsedTokens int           `json:"used_tokens"`
-	Omitted    int           `json:"omitted"`
-	Items      []ContextItem `json:"items"`
-	// Mode is the method that ranked the Memory entries; Degraded says a vector mode fell back to full text.
-	Mode     string `json:"mode"`
-	Degraded bool   `json:"degraded"`
-}
-
-// ContextItem is one Memory entry (type memory, entry_no, entry_id unless an older build wrote it) or approved
-// lesson (type lesson, candidate_id, title).
-type ContextItem struct {
-	Type            string          `json:"type"`
-	EntryNo         *int32          `json:"entry_no,omitempty"`
-	EntryID         *int64          `json:"entry_id,omitempty"`
-	CandidateID     *string         `json:"candidate_id,omitempty"`
-	Title           *string         `json:"title,omitempty"`
-	Content         string          `json:"content"`
-	SourcePositions json.RawMessage `json:"source_positions"`
-	Score           float64         `json:"score"`
-	Tokens          int             `json:"tokens"`
-	// Scores are a memory item's scores by method (lessons are ranked by full text only).
-	Scores *MethodScores `json:"scores,omitempty"`
 }
 
 func (s *server) getContext(c echo.Context) error {
@@ -502,15 +362,15 @@ func (s *server) getContext(c echo.Context) error {
 	return c.JSON(http.StatusOK, contextResponse(got))
 }
 
-func contextResponse(got memory.Assembled) ContextResponse {
-	out := ContextResponse{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens,
-		Omitted: got.Omitted, Items: make([]ContextItem, 0, len(got.Items)), Mode: got.Mode, Degraded: got.Degraded}
+func contextResponse(got memory.Assembled) types.ContextResponse {
+	out := types.ContextResponse{ScopeID: got.ScopeID, MaxTokens: got.MaxTokens, UsedTokens: got.UsedTokens,
+		Omitted: got.Omitted, Items: make([]types.ContextItem, 0, len(got.Items)), Mode: got.Mode, Degraded: got.Degraded}
 	if got.Revision > 0 {
 		rev := got.Revision
 		out.Revision = &rev
 	}
 	for _, it := range got.Items {
-		item := ContextItem{Type: it.Kind, Content: it.Content, SourcePositions: rawJSON(it.SourcePositions, "[]"),
+		item := types.ContextItem{Type: it.Kind, Content: it.Content, SourcePositions: rawJSON(it.SourcePositions, "[]"),
 			Score: it.Score, Tokens: it.Tokens}
 		if it.Kind == memory.ItemMemory {
 			n := it.EntryNo

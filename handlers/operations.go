@@ -1,25 +1,17 @@
 package handlers
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/sources"
 )
-
-// OperationList is the answer of GET /v1/operations: newest first; next_cursor is null on the last page. A page
-// ends early at the byte cap (Deps.MaxListBytes) with next_cursor after its last item. Items are OperationRecord
-// values.
-type OperationList struct {
-	Items      []json.RawMessage `json:"items"`
-	NextCursor *string           `json:"next_cursor"`
-}
 
 const (
 	defaultOperationLimit = 50
@@ -112,7 +104,7 @@ func (s *server) listOperations(c echo.Context) error {
 		return err
 	}
 	pg := s.newPage()
-	var out OperationList
+	var out types.OperationList
 	if len(p.Kinds) > 0 {
 		next, err := s.fillOperationPage(c, who, p, int(limit), pg)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/sources"
@@ -115,26 +116,6 @@ func (s *server) exportScope(c echo.Context) error {
 	return nil
 }
 
-// ImportCounts are the records an import wrote.
-type ImportCounts struct {
-	Sources    int64 `json:"sources"`
-	Tombstones int64 `json:"tombstones"`
-	Cursors    int64 `json:"cursors"`
-	Revisions  int64 `json:"revisions"`
-	Entries    int64 `json:"entries"`
-	Embeddings int64 `json:"embeddings"`
-	Candidates int64 `json:"candidates"`
-}
-
-// ImportScopeResponse is the answer of POST /v1/scopes/{scope_id}/import.
-type ImportScopeResponse struct {
-	ScopeID       string       `json:"scope_id"`
-	SourceScopeID string       `json:"source_scope_id"`
-	Counts        ImportCounts `json:"counts"`
-	OperationID   string       `json:"operation_id"`
-	StatusURL     string       `json:"status_url"`
-}
-
 // importScope is POST /v1/scopes/{scope_id}/import with an export stream as the body (application/x-ndjson, at most
 // Deps.ImportBodyLimit bytes): 201 once the scope was written in one transaction; 409 scope_not_empty,
 // scope_erasing or import_id_collision, 422 for a stream that is refused (its line in details.line), 413 beyond the
@@ -157,8 +138,8 @@ func (s *server) importScope(c echo.Context) error {
 	}
 	url := operationURL(item.WorkID)
 	n := res.Counts
-	return c.JSON(http.StatusCreated, ImportScopeResponse{ScopeID: res.ScopeID, SourceScopeID: res.SourceScopeID,
-		Counts: ImportCounts{Sources: n.Sources, Tombstones: n.Tombstones, Cursors: n.Cursors, Revisions: n.Revisions,
+	return c.JSON(http.StatusCreated, types.ImportScopeResponse{ScopeID: res.ScopeID, SourceScopeID: res.SourceScopeID,
+		Counts: types.ImportCounts{Sources: n.Sources, Tombstones: n.Tombstones, Cursors: n.Cursors, Revisions: n.Revisions,
 			Entries: n.Entries, Embeddings: n.Embeddings, Candidates: n.Candidates}, OperationID: item.WorkID, StatusURL: url})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/api"
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/portability"
 )
 
@@ -51,7 +52,7 @@ func TestExportImportOverHTTP(t *testing.T) {
 
 	in := e.do(http.MethodPost, "/v1/scopes/team-a%2Fcopy/import", bytes.NewReader(out.Body), ndjson)
 	require.Equal(t, http.StatusCreated, in.Code, "body: %s", in.Body)
-	var res ImportScopeResponse
+	var res types.ImportScopeResponse
 	require.NoError(t, json.Unmarshal(in.Body, &res))
 	require.Equal(t, "team-a/copy", res.ScopeID)
 	require.Equal(t, "team-a/x", res.SourceScopeID)

@@ -7,38 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/coordinator"
 )
-
-// Health is the body of /health/ready (and of /health/live, without checks).
-type Health struct {
-	Status string         `json:"status"`
-	Checks map[string]any `json:"checks"`
-}
-
-// Member is one live runtime member: identity, role, build and version ranges, heartbeat. No secrets.
-type Member struct {
-	MemberID         string       `json:"member_id"`
-	Role             string       `json:"role"`
-	BuildVersion     string       `json:"build_version"`
-	SchemaVersions   VersionRange `json:"schema_versions"`
-	PayloadVersions  VersionRange `json:"payload_versions"`
-	BehaviorRevision string       `json:"behavior_revision"`
-	StartedAt        Time         `json:"started_at"`
-	HeartbeatAt      Time         `json:"heartbeat_at"`
-	ExpiresAt        Time         `json:"expires_at"`
-}
-
-// VersionRange is an inclusive range of versions.
-type VersionRange struct {
-	Min int64 `json:"min"`
-	Max int64 `json:"max"`
-}
-
-// MemberList is the answer of GET /v1/runtime/members.
-type MemberList struct {
-	Items []Member `json:"items"`
-}
 
 const readinessTimeout = 5 * time.Second
 
@@ -75,7 +46,7 @@ func (s *server) ready(c echo.Context) error {
 	if status != coordinator.ReadyReady && status != coordinator.ReadyDegraded {
 		code = http.StatusServiceUnavailable
 	}
-	return health(c, code, Health{Status: status, Checks: checks})
+	return health(c, code, types.Health{Status: status, Checks: checks})
 }
 
 // defaultReadiness: the database answers and live members agree (coordinator.MembershipCheck).
@@ -103,11 +74,11 @@ func (s *server) listMembers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := MemberList{Items: make([]Member, 0, len(ms))}
+	out := types.MemberList{Items: make([]types.Member, 0, len(ms))}
 	for _, m := range ms {
-		out.Items = append(out.Items, Member{MemberID: m.MemberID, Role: m.Role, BuildVersion: m.BuildVersion,
-			SchemaVersions:   VersionRange{Min: m.SchemaMin, Max: m.SchemaMax},
-			PayloadVersions:  VersionRange{Min: int64(m.PayloadMin), Max: int64(m.PayloadMax)},
+		out.Items = append(out.Items, types.Member{MemberID: m.MemberID, Role: m.Role, BuildVersion: m.BuildVersion,
+			SchemaVersions:   types.VersionRange{Min: m.SchemaMin, Max: m.SchemaMax},
+			PayloadVersions:  types.VersionRange{Min: int64(m.PayloadMin), Max: int64(m.PayloadMax)},
 			BehaviorRevision: m.BehaviorRevision, StartedAt: apiTime(m.StartedAt), HeartbeatAt: apiTime(m.HeartbeatAt),
 			ExpiresAt: apiTime(m.ExpiresAt)})
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -21,7 +22,6 @@ import (
 	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
-	"github.com/powercontext/powercontext/ui"
 )
 
 // Defaults applied by New to zero Deps values.
@@ -114,13 +114,35 @@ type Deps struct {
 	MCP http.Handler
 	// UISessions are the dashboard's sign-ins (ui.NewSessions, the same value as the dashboard's Deps.Sessions):
 	// the auth middleware accepts a valid session cookie on /ui paths and on the dashboard's fetches. nil: none.
-	UISessions *ui.Sessions
+	UISessions DashboardSessions
 	// UI, when non-nil, is the operations dashboard (ui.New), mounted at /ui and /ui/* (roles all and api) behind
 	// auth, rate limit and body limit.
 	UI http.Handler
 	// ObserveRequest, when non-nil, is called once per request with bounded labels (route template or
 	// "unmatched", method, status) for the HTTP request metric.
 	ObserveRequest func(route, method string, status int, latency time.Duration)
+}
+
+// DashboardSessions is what the auth middleware uses of the dashboard's sign-ins. It is declared here, and app/
+// hands in ui's implementation, so that this package does not import the dashboard (the dashboard sits on top of
+// the HTTP edge, not below it).
+type DashboardSessions interface {
+	// Principal resolves the request's session: nil without error when it has none that is valid.
+	Principal(r *http.Request) (*auth.Principal, error)
+	// Checked marks ctx as resolved without a valid session, so the dashboard does not read the same row again.
+	Checked(ctx context.Context) context.Context
+}
+
+// Where Deps.UI is mounted and its sign-in form (ui.Prefix and ui.LoginPath; app's tests check they agree).
+const (
+	DashboardPrefix    = "/ui"
+	DashboardLoginPath = DashboardPrefix + "/login"
+)
+
+// dashboardPath reports whether path is the dashboard's: it checks its own credentials (a page without them
+// redirects to the sign-in form), so the auth middleware lets it through.
+func dashboardPath(path string) bool {
+	return path == DashboardPrefix || strings.HasPrefix(path, DashboardPrefix+"/")
 }
 
 type server struct {

@@ -1,13 +1,13 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/skills"
 )
@@ -31,63 +31,8 @@ func (s *server) addSkills(e *echo.Echo) {
 	s.add(e, http.MethodPost, agentPrefix+"skills/:skill_name/report", s.skillAgentReport)
 }
 
-// Skill is one skill of a scope.
-type Skill struct {
-	ScopeID         string `json:"scope_id"`
-	Name            string `json:"name"`
-	CurrentRevision int64  `json:"current_revision"`
-	CreatedAt       Time   `json:"created_at"`
-	UpdatedAt       Time   `json:"updated_at"`
-}
-
-// SkillRevision is one revision of a skill (its archive is served to agents only).
-type SkillRevision struct {
-	Revision           int64           `json:"revision"`
-	TreeDigest         string          `json:"tree_digest"`
-	ArchiveDigest      string          `json:"archive_digest"`
-	FileCount          int32           `json:"file_count"`
-	ByteSize           int64           `json:"byte_size"`
-	SourceCandidateIDs json.RawMessage `json:"source_candidate_ids"`
-	CreatedAt          Time            `json:"created_at"`
-}
-
-// SkillTarget is one agent installation; its enrollment token and credential are never shown.
-type SkillTarget struct {
-	TargetID            string `json:"target_id"`
-	ScopeID             string `json:"scope_id"`
-	AgentKind           string `json:"agent_kind"`
-	DisplayName         string `json:"display_name"`
-	Enrolled            bool   `json:"enrolled"`
-	EnrollmentExpiresAt *Time  `json:"enrollment_expires_at"`
-	RevokedAt           *Time  `json:"revoked_at"`
-	Generation          int64  `json:"generation"`
-	CreatedAt           Time   `json:"created_at"`
-	UpdatedAt           Time   `json:"updated_at"`
-}
-
-// SkillPublication is the desired and observed state of one skill on one target.
-type SkillPublication struct {
-	TargetID           string  `json:"target_id"`
-	SkillName          string  `json:"skill_name"`
-	ScopeID            string  `json:"scope_id"`
-	DesiredState       string  `json:"desired_state"`
-	DesiredRevision    int64   `json:"desired_revision"`
-	ObservedRevision   *int64  `json:"observed_revision"`
-	ObservedTreeDigest *string `json:"observed_tree_digest"`
-	ErrorCode          *string `json:"error_code"`
-	State              string  `json:"state"`
-	Generation         int64   `json:"generation"`
-	CreatedAt          Time    `json:"created_at"`
-	UpdatedAt          Time    `json:"updated_at"`
-}
-
-// Items is a list answer.
-type Items[T any] struct {
-	Items []T `json:"items"`
-}
-
-func skillTarget(t db.SkillTarget) SkillTarget {
-	return SkillTarget{TargetID: t.TargetID, ScopeID: t.ScopeID, AgentKind: t.AgentKind, DisplayName: t.DisplayName,
+func skillTarget(t db.SkillTarget) types.SkillTarget {
+	return types.SkillTarget{TargetID: t.TargetID, ScopeID: t.ScopeID, AgentKind: t.AgentKind, DisplayName: t.DisplayName,
 		Enrolled: t.CredentialDigest != "", EnrollmentExpiresAt: optTime(t.EnrollmentExpiresAt), RevokedAt: optTime(t.RevokedAt),
 		Generation: t.Generation, CreatedAt: apiTime(t.CreatedAt), UpdatedAt: apiTime(t.UpdatedAt)}
 }
@@ -99,8 +44,8 @@ func optString(s string) *string {
 	return &s
 }
 
-func skillPublication(p db.SkillPublication) SkillPublication {
-	out := SkillPublication{TargetID: p.TargetID, SkillName: p.SkillName, ScopeID: p.ScopeID, DesiredState: p.DesiredState,
+func skillPublication(p db.SkillPublication) types.SkillPublication {
+	out := types.SkillPublication{TargetID: p.TargetID, SkillName: p.SkillName, ScopeID: p.ScopeID, DesiredState: p.DesiredState,
 		DesiredRevision: p.DesiredRevision, ObservedTreeDigest: optString(p.ObservedTreeDigest), ErrorCode: optString(p.ErrorCode),
 		State: p.State, Generation: p.Generation, CreatedAt: apiTime(p.CreatedAt), UpdatedAt: apiTime(p.UpdatedAt)}
 	if p.ObservedRevision > 0 {
@@ -144,9 +89,9 @@ func (s *server) listSkills(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := Items[Skill]{Items: make([]Skill, 0, len(rows))}
+	out := types.Items[types.Skill]{Items: make([]types.Skill, 0, len(rows))}
 	for _, r := range rows {
-		out.Items = append(out.Items, Skill{ScopeID: r.ScopeID, Name: r.SkillName, CurrentRevision: r.CurrentRevision,
+		out.Items = append(out.Items, types.Skill{ScopeID: r.ScopeID, Name: r.SkillName, CurrentRevision: r.CurrentRevision,
 			CreatedAt: apiTime(r.CreatedAt), UpdatedAt: apiTime(r.UpdatedAt)})
 	}
 	return c.JSON(http.StatusOK, out)
@@ -168,32 +113,19 @@ func (s *server) listSkillRevisions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := Items[SkillRevision]{Items: make([]SkillRevision, 0, len(rows))}
+	out := types.Items[types.SkillRevision]{Items: make([]types.SkillRevision, 0, len(rows))}
 	for _, r := range rows {
-		out.Items = append(out.Items, SkillRevision{Revision: r.Revision, TreeDigest: r.TreeDigest, ArchiveDigest: r.ArchiveDigest,
+		out.Items = append(out.Items, types.SkillRevision{Revision: r.Revision, TreeDigest: r.TreeDigest, ArchiveDigest: r.ArchiveDigest,
 			FileCount: r.FileCount, ByteSize: r.ByteSize, SourceCandidateIDs: rawJSON(r.SourceCandidateIDs, "[]"), CreatedAt: apiTime(r.CreatedAt)})
 	}
 	return c.JSON(http.StatusOK, out)
-}
-
-// RegisterSkillTargetRequest is the body of POST /v1/skill-targets.
-type RegisterSkillTargetRequest struct {
-	ScopeID     string `json:"scope_id"`
-	AgentKind   string `json:"agent_kind"`
-	DisplayName string `json:"display_name"`
-}
-
-// RegisterSkillTargetResponse carries the one-time enrollment token: it is shown once and stored only as a digest.
-type RegisterSkillTargetResponse struct {
-	Target          SkillTarget `json:"target"`
-	EnrollmentToken string      `json:"enrollment_token"`
 }
 
 func (s *server) registerSkillTarget(c echo.Context) error {
 	if err := s.skillsReady(); err != nil {
 		return err
 	}
-	var req RegisterSkillTargetRequest
+	var req types.RegisterSkillTargetRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
@@ -204,7 +136,7 @@ func (s *server) registerSkillTarget(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, RegisterSkillTargetResponse{Target: skillTarget(t), EnrollmentToken: tok})
+	return c.JSON(http.StatusCreated, types.RegisterSkillTargetResponse{Target: skillTarget(t), EnrollmentToken: tok})
 }
 
 func (s *server) listSkillTargets(c echo.Context) error {
@@ -223,7 +155,7 @@ func (s *server) listSkillTargets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := Items[SkillTarget]{Items: make([]SkillTarget, 0, len(rows))}
+	out := types.Items[types.SkillTarget]{Items: make([]types.SkillTarget, 0, len(rows))}
 	for _, r := range rows {
 		out.Items = append(out.Items, skillTarget(r))
 	}
@@ -266,25 +198,18 @@ func (s *server) listSkillPublications(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := Items[SkillPublication]{Items: make([]SkillPublication, 0, len(rows))}
+	out := types.Items[types.SkillPublication]{Items: make([]types.SkillPublication, 0, len(rows))}
 	for _, r := range rows {
 		out.Items = append(out.Items, skillPublication(r))
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
-// PutSkillPublicationRequest is the body of PUT /v1/skill-targets/{target_id}/publications/{skill_name}.
-type PutSkillPublicationRequest struct {
-	DesiredState string `json:"desired_state"`
-	// Revision pins a revision (a rollback); absent, the publication follows the skill's current revision.
-	Revision *int64 `json:"revision"`
-}
-
 func (s *server) putSkillPublication(c echo.Context) error {
 	if err := s.skillsReady(); err != nil {
 		return err
 	}
-	var req PutSkillPublicationRequest
+	var req types.PutSkillPublicationRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
@@ -330,23 +255,11 @@ func (s *server) agent(c echo.Context) (db.SkillTarget, error) {
 	return t, err
 }
 
-// EnrollSkillAgentRequest is the body of POST /v1/skill-agent/enroll.
-type EnrollSkillAgentRequest struct {
-	EnrollmentToken string `json:"enrollment_token"`
-}
-
-// EnrollSkillAgentResponse carries the agent's credential, shown once and stored only as a digest.
-type EnrollSkillAgentResponse struct {
-	TargetID   string `json:"target_id"`
-	ScopeID    string `json:"scope_id"`
-	Credential string `json:"credential"`
-}
-
 func (s *server) enrollSkillAgent(c echo.Context) error {
 	if err := s.skillsReady(); err != nil {
 		return err
 	}
-	var req EnrollSkillAgentRequest
+	var req types.EnrollSkillAgentRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
@@ -361,24 +274,7 @@ func (s *server) enrollSkillAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, EnrollSkillAgentResponse{TargetID: t.TargetID, ScopeID: t.ScopeID, Credential: cred})
-}
-
-// DesiredSkill is one entry of an agent's desired state.
-type DesiredSkill struct {
-	SkillName     string  `json:"skill_name"`
-	DesiredState  string  `json:"desired_state"`
-	Revision      int64   `json:"revision"`
-	TreeDigest    *string `json:"tree_digest"`
-	ArchiveDigest *string `json:"archive_digest"`
-	State         string  `json:"state"`
-	Generation    int64   `json:"generation"`
-}
-
-// DesiredState is the answer of GET /v1/skill-agent/desired.
-type DesiredState struct {
-	TargetID string         `json:"target_id"`
-	Items    []DesiredSkill `json:"items"`
+	return c.JSON(http.StatusOK, types.EnrollSkillAgentResponse{TargetID: t.TargetID, ScopeID: t.ScopeID, Credential: cred})
 }
 
 func (s *server) skillAgentDesired(c echo.Context) error {
@@ -390,9 +286,9 @@ func (s *server) skillAgentDesired(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := DesiredState{TargetID: t.TargetID, Items: make([]DesiredSkill, 0, len(rows))}
+	out := types.DesiredState{TargetID: t.TargetID, Items: make([]types.DesiredSkill, 0, len(rows))}
 	for _, r := range rows {
-		out.Items = append(out.Items, DesiredSkill{SkillName: r.Name, DesiredState: r.DesiredState, Revision: r.Revision,
+		out.Items = append(out.Items, types.DesiredSkill{SkillName: r.Name, DesiredState: r.DesiredState, Revision: r.Revision,
 			TreeDigest: optString(r.TreeDigest), ArchiveDigest: optString(r.ArchiveDigest), State: r.State, Generation: r.Generation})
 	}
 	return c.JSON(http.StatusOK, out)
@@ -419,20 +315,12 @@ func (s *server) skillAgentArchive(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/x-tar", r.Archive)
 }
 
-// SkillReportRequest is the body of POST /v1/skill-agent/skills/{skill_name}/report: a revision and the tree
-// digest of the folder (both absent when the agent holds none), or an error code.
-type SkillReportRequest struct {
-	ObservedRevision   *int64  `json:"observed_revision"`
-	ObservedTreeDigest *string `json:"observed_tree_digest"`
-	ErrorCode          *string `json:"error_code"`
-}
-
 func (s *server) skillAgentReport(c echo.Context) error {
 	t, err := s.agent(c)
 	if err != nil {
 		return err
 	}
-	var req SkillReportRequest
+	var req types.SkillReportRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}

@@ -1,50 +1,14 @@
 package handlers
 
 import (
-	"encoding/json"
 	"math"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/sources"
 )
-
-// CaptureSourceRequest is the body of POST /v1/sources.
-type CaptureSourceRequest struct {
-	ScopeID    string          `json:"scope_id"`
-	SourceID   string          `json:"source_id"`
-	SourceType string          `json:"source_type"`
-	Content    string          `json:"content"`
-	Metadata   json.RawMessage `json:"metadata"`
-}
-
-// CaptureSourceResponse is the answer of POST /v1/sources (201 created, 200 for a repeated source id).
-type CaptureSourceResponse struct {
-	ScopeID         string `json:"scope_id"`
-	SourceID        string `json:"source_id"`
-	JournalPosition int64  `json:"journal_position"`
-	Created         bool   `json:"created"`
-}
-
-// SourceRecord is one Source in GET /v1/sources.
-type SourceRecord struct {
-	ScopeID         string          `json:"scope_id"`
-	SourceID        string          `json:"source_id"`
-	JournalPosition int64           `json:"journal_position"`
-	SourceType      string          `json:"source_type"`
-	Content         string          `json:"content"`
-	Metadata        json.RawMessage `json:"metadata"`
-	CreatedAt       Time            `json:"created_at"`
-}
-
-// SourceList is the answer of GET /v1/sources: journal order; next_after is the position to pass as after for
-// the next page, null on the last page. A page holds at most limit items and ends earlier at the byte cap
-// (Deps.MaxListBytes); next_after then continues after its last item. Items are SourceRecord values.
-type SourceList struct {
-	Items     []json.RawMessage `json:"items"`
-	NextAfter *int64            `json:"next_after"`
-}
 
 const (
 	defaultSourceLimit = 100
@@ -58,7 +22,7 @@ func (s *server) captureSource(c echo.Context) error {
 	if s.d.Journal == nil {
 		return notReady("the source journal")
 	}
-	var req CaptureSourceRequest
+	var req types.CaptureSourceRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
@@ -77,7 +41,7 @@ func (s *server) captureSource(c echo.Context) error {
 	if res.Created {
 		status = http.StatusCreated
 	}
-	return c.JSON(status, CaptureSourceResponse{ScopeID: res.ScopeID, SourceID: res.SourceID,
+	return c.JSON(status, types.CaptureSourceResponse{ScopeID: res.ScopeID, SourceID: res.SourceID,
 		JournalPosition: res.JournalPosition, Created: res.Created})
 }
 
@@ -106,7 +70,7 @@ func (s *server) listSources(c echo.Context) error {
 		}
 		more = len(rows) == chunk
 		for _, r := range rows {
-			kept, err := p.add(SourceRecord{ScopeID: r.ScopeID, SourceID: r.SourceID,
+			kept, err := p.add(types.SourceRecord{ScopeID: r.ScopeID, SourceID: r.SourceID,
 				JournalPosition: r.JournalPosition, SourceType: r.SourceType, Content: r.Content,
 				Metadata: rawJSON(r.Metadata, "{}"), CreatedAt: apiTime(r.CreatedAt)})
 			if err != nil {
@@ -120,7 +84,7 @@ func (s *server) listSources(c echo.Context) error {
 			remaining--
 		}
 	}
-	out := SourceList{Items: p.list()}
+	out := types.SourceList{Items: p.list()}
 	if more && p.len() > 0 {
 		out.NextAfter = &after
 	}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
@@ -68,8 +69,8 @@ const (
 	defaultHistoryLimit   = 50
 )
 
-// timeLayout is RFC 3339 in UTC with exactly six fractional digits, as on the HTTP API.
-const timeLayout = "2006-01-02T15:04:05.000000Z"
+// timeLayout is the HTTP API's timestamp format.
+const timeLayout = types.TimeLayout
 
 // NewHandler returns the streamable HTTP handler of the MCP server. stateless is true in distributed mode: no
 // session, any replica answers any request.
@@ -234,13 +235,8 @@ type CaptureSourceInput struct {
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 }
 
-// CaptureSourceOutput is the result of capture_source (the HTTP answer of POST /v1/sources).
-type CaptureSourceOutput struct {
-	ScopeID         string `json:"scope_id"`
-	SourceID        string `json:"source_id"`
-	JournalPosition int64  `json:"journal_position"`
-	Created         bool   `json:"created"`
-}
+// CaptureSourceOutput is the result of capture_source: the HTTP answer of POST /v1/sources.
+type CaptureSourceOutput = types.CaptureSourceResponse
 
 // GetMemoryInput is the argument object of get_memory.
 type GetMemoryInput struct {
@@ -257,6 +253,14 @@ type GetContextInput struct {
 }
 
 // ContextOutput is the result of get_context (the answer of GET /v1/context).
+//
+// This type and the other results below that carry timestamps or stored JSON (ContextItem, MemoryRevision,
+// MemoryOutput, MemoryEntry, Candidate, and in work.go OperationOutput and Source), with the lists that hold them,
+// keep their own declarations on purpose: the SDK infers a tool's output schema from the Go type, and would describe
+// the HTTP types' types.Time (a struct) as an empty object and their json.RawMessage fields as arrays of bytes. Here
+// timestamps are strings and positions, metadata and results decoded values, so the advertised schema says what the
+// JSON holds. The JSON is the HTTP one, except that MemoryOutput answers both get_memory and search_memory (mode
+// and degraded only in the latter).
 type ContextOutput struct {
 	ScopeID    string        `json:"scope_id"`
 	Revision   *int64        `json:"revision" jsonschema:"the Memory revision read; null while nothing was committed"`
@@ -283,11 +287,8 @@ type ContextItem struct {
 	Scores *MethodScores `json:"scores,omitempty"`
 }
 
-// MethodScores are an entry's scores by ranking method (absent: that method did not match it or did not run).
-type MethodScores struct {
-	FTS      *float64 `json:"fts,omitempty" jsonschema:"BM25 relevance to q's words"`
-	Semantic *float64 `json:"semantic,omitempty" jsonschema:"cosine similarity of the entry's embedding and q's"`
-}
+// MethodScores are an entry's scores by ranking method, as on the HTTP API.
+type MethodScores = types.MethodScores
 
 func methodScores(m memory.MethodScores) *MethodScores {
 	if m.FTS == nil && m.Semantic == nil {
@@ -320,12 +321,8 @@ type MemoryRevision struct {
 	Evicted       *Eviction `json:"evicted" jsonschema:"what the 500-entry cap dropped; null for a revision an older build wrote"`
 }
 
-// Eviction is what the 500-entry cap dropped when a revision was written: how many entries, and their ids, least
-// recently confirmed first.
-type Eviction struct {
-	Count    int     `json:"count"`
-	EntryIDs []int64 `json:"entry_ids"`
-}
+// Eviction is what the 500-entry cap dropped when a revision was written, as on the HTTP API.
+type Eviction = types.Eviction
 
 func eviction(ids []int64) *Eviction {
 	if ids == nil {

@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
@@ -85,11 +86,8 @@ type OperationOutput struct {
 	Error        *OperationError `json:"error,omitempty"`
 }
 
-// OperationError is the bounded failure of an operation.
-type OperationError struct {
-	Category string `json:"category"`
-	Code     string `json:"code"`
-}
+// OperationError is the bounded failure of an operation, as on the HTTP API.
+type OperationError = types.OperationError
 
 // ListSourcesInput is the argument object of list_sources.
 type ListSourcesInput struct {

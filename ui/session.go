@@ -137,6 +137,10 @@ type checkedKey struct{}
 // finding a valid session, so the dashboard does not read the same row again: one lookup per request.
 func Checked(ctx context.Context) context.Context { return context.WithValue(ctx, checkedKey{}, true) }
 
+// Checked is the package's Checked, as a method so that Sessions satisfies handlers.DashboardSessions (the HTTP
+// server reaches the dashboard's sessions through that interface and does not import this package).
+func (*Sessions) Checked(ctx context.Context) context.Context { return Checked(ctx) }
+
 // Principal resolves the request's dashboard session. It considers the cookie only on /ui paths and on requests
 // carrying "X-PowerContext-UI: 1" (the dashboard's same-origin fetches; a cross-site page cannot add that header
 // without a CORS preflight this server never grants). It returns nil without error when there is no such cookie,

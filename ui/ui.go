@@ -305,8 +305,3 @@ func staticHandler(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-
-// Public reports whether the server's auth middleware should let an anonymous request to path through: every
-// dashboard path is, because the dashboard answers those itself — its sign-in page for pages, its stylesheet and
-// script (needed by that page) for assets.
-func Public(path string) bool { return isUIPath(path) }

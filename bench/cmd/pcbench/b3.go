@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
@@ -112,7 +113,7 @@ func runB3(ctx context.Context, srv *servers, clients, requests int) b3Result {
 			Content: fmt.Sprintf("Decision %d: the team prefers small pull requests and green builds.", seq)}); err != nil {
 			return 0, 0, fmt.Errorf("capture: %w", err)
 		}
-		body, _ := json.Marshal(handlers.FlushRequest{ScopeID: scope})
+		body, _ := json.Marshal(types.FlushRequest{ScopeID: scope})
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/memory/flush", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Prefer", "wait=10")
@@ -127,7 +128,7 @@ func runB3(ctx context.Context, srv *servers, clients, requests int) b3Result {
 		if resp.StatusCode != http.StatusOK {
 			return 0, 0, fmt.Errorf("flush answered %d: %s", resp.StatusCode, payload)
 		}
-		var out handlers.FlushResponse
+		var out types.FlushResponse
 		if err := json.Unmarshal(payload, &out); err != nil || out.Status != memory.FlushProcessed || out.OperationID == nil {
 			return 0, 0, fmt.Errorf("flush answered %s", payload)
 		}
