@@ -135,6 +135,14 @@ class SkillsTest(unittest.TestCase):
         self.assertEqual([r.revision for r in revisions], [1])
         self.assertEqual(revisions[0].source_candidate_ids, [cand.candidate_id])
         self.assertEqual(len(revisions[0].tree_digest), 64)
+
+        target = self.pc.register_skill_target(scope, "claude_code", "ci").target
+        pub = self.pc.publish_skill(target.target_id, skill.name)
+        self.assertEqual((pub.skill_name, pub.desired_state, pub.desired_revision, pub.observed_revision),
+                         (skill.name, "published", 1, None))
+        self.assertEqual([p.skill_name for p in self.pc.list_skill_publications(target.target_id)], [skill.name])
+        self.assertEqual(self.pc.publish_skill(target.target_id, skill.name, unpublish=True).desired_state,
+                         "unpublished")
         self.assertEqual(self.pc.list_skill_revisions(scope, "no-such-skill"), [])
 
     def test_register_list_and_revoke_a_target(self) -> None:
