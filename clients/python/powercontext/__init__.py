@@ -10,6 +10,7 @@ from .errors import (
     ConnectionFailedError,
     OperationFailedError,
     OperationPendingError,
+    ExportIncompleteError,
     PowerContextError,
 )
 from .types import (
@@ -40,6 +41,13 @@ from .types import (
     OperationRecord,
     SourceList,
     SourceRecord,
+    ImportCounts,
+    ImportScopeResult,
+    RegisteredSkillTarget,
+    Skill,
+    SkillPublication,
+    SkillRevision,
+    SkillTarget,
 )
 
 __version__ = "0.1.0"
@@ -82,4 +90,12 @@ __all__ = [
     "OperationRecord",
     "SourceList",
     "SourceRecord",
+    "ExportIncompleteError",
+    "ImportCounts",
+    "ImportScopeResult",
+    "RegisteredSkillTarget",
+    "Skill",
+    "SkillPublication",
+    "SkillRevision",
+    "SkillTarget",
 ]

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import email.message
+import http.client
 import json
 import socket
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from .errors import (
     CODE_UNEXPECTED_RESPONSE,
     APIError,
     ConnectionFailedError,
+    ExportIncompleteError,
     OperationFailedError,
     OperationPendingError,
 )
@@ -28,6 +30,7 @@ from .types import (
     ForgetResult,
     FlushResult,
     Health,
+    ImportScopeResult,
     IncubateResult,
     Member,
     Memory,
@@ -36,6 +39,11 @@ from .types import (
     MemoryRevisionList,
     OperationList,
     OperationRecord,
+    RegisteredSkillTarget,
+    Skill,
+    SkillPublication,
+    SkillRevision,
+    SkillTarget,
     SourceList,
 )
 
@@ -47,6 +55,7 @@ DEFAULT_POLL_INTERVAL = 0.2  # seconds between two polls of an operation
 _MAX_RESPONSE_BYTES = 32 << 20
 _MIN_POLL_BUDGET = 1.0
 _USER_AGENT = "powercontext-python-client"
+_MAX_TRAILER_BYTES = 1024  # a longer last line is not a trailer (the Go client's bound)
 
 Progress = Callable[[OperationRecord], None]
 
@@ -119,35 +128,51 @@ class Client:
         timeout: Optional[float] = None,
     ) -> _Response:
         """Sends one request and returns its answer whatever the status; only transport failures raise."""
-        url = self.base_url + path
+        url = path
         if query:
             q = {k: str(v) for k, v in query.items() if v is not None and v != ""}
             if q:
                 url += "?" + urllib.parse.urlencode(q)
         data = None
-        h = {"Accept": "application/json", "User-Agent": _USER_AGENT}
+        h: Dict[str, str] = {}
         if body is not None:
             data = json.dumps(body, ensure_ascii=False).encode("utf-8")
             h["Content-Type"] = "application/json"
+        h.update(headers or {})
+        return self._open(self._request(method, url, data, h), self.timeout if timeout is None else timeout)
+
+    def _request(self, method: str, path: str, data: Union[None, bytes, IO[bytes]],
+                 headers: Dict[str, str]) -> urllib.request.Request:
+        h = {"Accept": "application/json", "User-Agent": _USER_AGENT}
         if self._token:
             h["Authorization"] = "Bearer " + self._token
-        h.update(headers or {})
-        req = urllib.request.Request(url, data=data, headers=h, method=method)
-        t = self.timeout if timeout is None else timeout
+        h.update(headers)
+        return urllib.request.Request(self.base_url + path, data=data, headers=h, method=method)
+
+    def _open(self, req: urllib.request.Request, timeout: Optional[float]) -> _Response:
         try:
             ctx = self._ssl_context
-            with urllib.request.urlopen(req, timeout=t, context=ctx) as resp:  # noqa: S310 - the caller chose the URL
+            with urllib.request.urlopen(req, timeout=timeout, context=ctx) as resp:  # noqa: S310 - the caller chose the URL
                 return _Response(resp.status, resp.headers, resp.read(_MAX_RESPONSE_BYTES))
         except urllib.error.HTTPError as err:
             with err:
                 return _Response(err.code, err.headers, err.read(_MAX_RESPONSE_BYTES))
-        except (socket.timeout, TimeoutError) as err:
-            raise ConnectionFailedError(self._display, str(err) or "timed out", timeout=True) from None
-        except urllib.error.URLError as err:
-            timed_out = isinstance(err.reason, (socket.timeout, TimeoutError))
-            raise ConnectionFailedError(self._display, str(err.reason), timeout=timed_out) from None
         except OSError as err:
-            raise ConnectionFailedError(self._display, str(err)) from None
+            raise self._transport_error(err) from None
+
+    def _transport_error(self, err: OSError) -> ConnectionFailedError:
+        if isinstance(err, (socket.timeout, TimeoutError)):
+            return ConnectionFailedError(self._display, str(err) or "timed out", timeout=True)
+        if isinstance(err, urllib.error.URLError):
+            timed_out = isinstance(err.reason, (socket.timeout, TimeoutError))
+            return ConnectionFailedError(self._display, str(err.reason), timeout=timed_out)
+        return ConnectionFailedError(self._display, str(err))
+
+    @staticmethod
+    def _check(resp: _Response) -> _Response:
+        if resp.status >= 400:
+            raise _api_error(resp)
+        return resp
 
     def _send(self, method: str, path: str, query: Optional[Dict[str, Any]] = None, body: Any = None,
               headers: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> _Response:
@@ -417,6 +442,91 @@ class Client:
         path = "/v1/experience/candidates/" + urllib.parse.quote(candidate_id, safe="") + "/" + verb
         return Candidate.from_json(self._call("POST", path, body={"expected_version": expected_version}))
 
+    # --- Portability -----------------------------------------------------------------------------------------
+
+    def export_scope(self, scope_id: str, out: IO[bytes], *, embeddings: bool = False) -> int:
+        """Writes the export stream of the scope (GET /v1/scopes/{id}/export, application/x-ndjson) to ``out``,
+        with the entries' vectors when ``embeddings`` is set, and returns the bytes written. Raises
+        ExportIncompleteError when the stream ends without its trailer line (the scope changed while the server
+        read it, or the connection broke): what was written is not importable; export again."""
+        path = "/v1/scopes/" + urllib.parse.quote(scope_id, safe="") + "/export"
+        if embeddings:
+            path += "?embeddings=true"
+        req = self._request("GET", path, None, {"Accept": "application/x-ndjson, application/json"})
+        written = 0
+        tail = b""  # the last bytes seen: enough to hold the last line when it is a trailer
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout, context=self._ssl_context) as resp:  # noqa: S310
+                while True:
+                    chunk = resp.read(64 << 10)
+                    if not chunk:
+                        break
+                    out.write(chunk)
+                    written += len(chunk)
+                    tail = (tail + chunk)[-(_MAX_TRAILER_BYTES + 2):]
+        except urllib.error.HTTPError as err:
+            with err:
+                raise _api_error(_Response(err.code, err.headers, err.read(_MAX_RESPONSE_BYTES))) from None
+        except http.client.HTTPException as err:  # e.g. IncompleteRead: the connection broke mid-stream
+            raise ExportIncompleteError(written) from err
+        except OSError as err:
+            raise self._transport_error(err) from None
+        if not _ends_with_trailer(tail):
+            raise ExportIncompleteError(written)
+        return written
+
+    def import_scope(self, scope_id: str, stream: Union[bytes, IO[bytes]]) -> ImportScopeResult:
+        """Imports an export stream (bytes or a binary file) into the empty scope (POST /v1/scopes/{id}/import).
+        A refused import changes nothing and raises APIError: 422 ``import_truncated`` (no trailer),
+        ``import_checksum_mismatch``, ``import_format_unsupported``, ``import_invalid_record``; 409
+        ``scope_not_empty``, ``import_id_collision``, ``scope_erasing`` (``details["line"]`` names the line)."""
+        path = "/v1/scopes/" + urllib.parse.quote(scope_id, safe="") + "/import"
+        req = self._request("POST", path, stream, {"Content-Type": "application/x-ndjson"})
+        return ImportScopeResult.from_json(self._check(self._open(req, self.timeout)).json("POST", path))
+
+    # --- Skills ----------------------------------------------------------------------------------------------
+
+    def list_skills(self, scope_id: str) -> List[Skill]:
+        """The scope's skills (GET /v1/skills)."""
+        return [Skill.from_json(x) for x in self._call("GET", "/v1/skills", {"scope_id": scope_id})["items"]]
+
+    def list_skill_revisions(self, scope_id: str, name: str) -> List[SkillRevision]:
+        """A skill's revisions, newest first (GET /v1/skills/{name}/revisions)."""
+        path = "/v1/skills/" + urllib.parse.quote(name, safe="") + "/revisions"
+        return [SkillRevision.from_json(x) for x in self._call("GET", path, {"scope_id": scope_id})["items"]]
+
+    def register_skill_target(self, scope_id: str, agent_kind: str, display_name: str) -> RegisteredSkillTarget:
+        """Registers an agent installation (POST /v1/skill-targets, admin): the answer carries its one-time
+        ``enrollment_token``; no later call shows it again."""
+        body = {"scope_id": scope_id, "agent_kind": agent_kind, "display_name": display_name}
+        return RegisteredSkillTarget.from_json(self._call("POST", "/v1/skill-targets", body=body))
+
+    def list_skill_targets(self, scope_id: str) -> List[SkillTarget]:
+        """The scope's targets (GET /v1/skill-targets, admin); never a token."""
+        d = self._call("GET", "/v1/skill-targets", {"scope_id": scope_id})
+        return [SkillTarget.from_json(x) for x in d["items"]]
+
+    def revoke_skill_target(self, target_id: str) -> SkillTarget:
+        """Revokes a target (POST /v1/skill-targets/{id}/revoke, admin)."""
+        path = "/v1/skill-targets/" + urllib.parse.quote(target_id, safe="") + "/revoke"
+        return SkillTarget.from_json(self._call("POST", path))
+
+    def publish_skill(self, target_id: str, name: str, *, revision: int = 0,
+                      unpublish: bool = False) -> SkillPublication:
+        """Sets the desired state of a skill on a target (PUT /v1/skill-targets/{id}/publications/{name}, admin):
+        published at ``revision`` (0: follow the current revision), or unpublished."""
+        body: Dict[str, Any] = {"desired_state": "unpublished" if unpublish else "published"}
+        if revision > 0:
+            body["revision"] = revision
+        path = ("/v1/skill-targets/" + urllib.parse.quote(target_id, safe="") + "/publications/"
+                + urllib.parse.quote(name, safe=""))
+        return SkillPublication.from_json(self._call("PUT", path, body=body))
+
+    def list_skill_publications(self, target_id: str) -> List[SkillPublication]:
+        """A target's publications and their states (GET /v1/skill-targets/{id}/publications, admin)."""
+        path = "/v1/skill-targets/" + urllib.parse.quote(target_id, safe="") + "/publications"
+        return [SkillPublication.from_json(x) for x in self._call("GET", path)["items"]]
+
     # --- Runtime ---------------------------------------------------------------------------------------------
 
     def members(self) -> List[Member]:
@@ -444,6 +554,24 @@ def _raise_if_failed(rec: OperationRecord) -> None:
         raise OperationFailedError(rec.operation_id, code, "failed", category=category)
     if rec.status == "cancelled":
         raise OperationFailedError(rec.operation_id, "cancelled", "cancelled")
+
+
+def _ends_with_trailer(tail: bytes) -> bool:
+    """Whether ``tail`` (the stream's last bytes) ends with a newline-terminated ``{"type":"trailer"}`` line."""
+    if not tail.endswith(b"\n"):
+        return False
+    body = tail[:-1]
+    start = body.rfind(b"\n")
+    if start < 0 and len(body) > _MAX_TRAILER_BYTES:
+        return False
+    line = body[start + 1:]
+    if len(line) > _MAX_TRAILER_BYTES:
+        return False
+    try:
+        d = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(d, dict) and d.get("type") == "trailer"
 
 
 def _api_error(resp: _Response) -> APIError:

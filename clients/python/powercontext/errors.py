@@ -11,6 +11,7 @@ __all__ = [
     "ConnectionFailedError",
     "OperationPendingError",
     "OperationFailedError",
+    "ExportIncompleteError",
     "CODE_UNEXPECTED_RESPONSE",
 ]
 
@@ -111,3 +112,12 @@ class OperationFailedError(PowerContextError):
         else:
             text = f"operation {operation_id} failed: {code}"
         super().__init__(text)
+
+
+class ExportIncompleteError(PowerContextError):
+    """An export stream ended without its trailer: the scope changed while the server read it (or the connection
+    broke). Export again; what was written is not importable (docs/portability.md). ``written`` is the byte count."""
+
+    def __init__(self, written: int) -> None:
+        super().__init__("powercontext: the export stream ended without its trailer")
+        self.written = written

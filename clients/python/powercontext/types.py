@@ -34,6 +34,13 @@ __all__ = [
     "VersionRange",
     "Member",
     "Health",
+    "ImportCounts",
+    "ImportScopeResult",
+    "Skill",
+    "SkillRevision",
+    "SkillTarget",
+    "RegisteredSkillTarget",
+    "SkillPublication",
     "TERMINAL_STATUSES",
     "parse_time",
 ]
@@ -552,3 +559,129 @@ class Health:
     @property
     def serving(self) -> bool:
         return self.status in ("ready", "degraded")
+
+
+@dataclass(frozen=True)
+class ImportCounts:
+    """The records an import wrote."""
+
+    sources: int
+    tombstones: int
+    cursors: int
+    revisions: int
+    entries: int
+    embeddings: int
+    candidates: int
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ImportCounts":
+        return cls(*(int(d.get(k) or 0) for k in ("sources", "tombstones", "cursors", "revisions", "entries",
+                                                    "embeddings", "candidates")))
+
+
+@dataclass(frozen=True)
+class ImportScopeResult:
+    """Answer of import_scope (POST /v1/scopes/{id}/import): what was written and the scope_import operation."""
+
+    scope_id: str
+    source_scope_id: str
+    counts: ImportCounts
+    operation_id: str
+    status_url: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ImportScopeResult":
+        return cls(d["scope_id"], d["source_scope_id"], ImportCounts.from_json(d.get("counts") or {}),
+                   d.get("operation_id") or "", d.get("status_url") or "")
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill of a scope (docs/skills.md)."""
+
+    scope_id: str
+    name: str
+    current_revision: int
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Skill":
+        return cls(d["scope_id"], d["name"], int(d["current_revision"]), _time(d["created_at"]),
+                   _time(d["updated_at"]))
+
+
+@dataclass(frozen=True)
+class SkillRevision:
+    """One revision of a skill; the digests are SHA-256 in hex."""
+
+    revision: int
+    tree_digest: str
+    archive_digest: str
+    file_count: int
+    byte_size: int
+    source_candidate_ids: List[str]
+    created_at: datetime
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SkillRevision":
+        return cls(int(d["revision"]), d["tree_digest"], d["archive_digest"], int(d["file_count"]),
+                   int(d["byte_size"]), list(d.get("source_candidate_ids") or []), _time(d["created_at"]))
+
+
+@dataclass(frozen=True)
+class SkillTarget:
+    """One agent installation (a skill target)."""
+
+    target_id: str
+    scope_id: str
+    agent_kind: str
+    display_name: str
+    enrolled: bool
+    enrollment_expires_at: Optional[datetime]
+    revoked_at: Optional[datetime]
+    generation: int
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SkillTarget":
+        return cls(d["target_id"], d["scope_id"], d["agent_kind"], d["display_name"], bool(d["enrolled"]),
+                   parse_time(d.get("enrollment_expires_at")), parse_time(d.get("revoked_at")),
+                   int(d["generation"]), _time(d["created_at"]), _time(d["updated_at"]))
+
+
+@dataclass(frozen=True)
+class RegisteredSkillTarget:
+    """A new target with its one-time enrollment token (only its SHA-256 is stored)."""
+
+    target: SkillTarget
+    enrollment_token: str
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "RegisteredSkillTarget":
+        return cls(SkillTarget.from_json(d["target"]), d["enrollment_token"])
+
+
+@dataclass(frozen=True)
+class SkillPublication:
+    """The desired and observed state of one skill on one target."""
+
+    target_id: str
+    skill_name: str
+    scope_id: str
+    desired_state: str
+    desired_revision: int
+    observed_revision: Optional[int]
+    observed_tree_digest: Optional[str]
+    error_code: Optional[str]
+    state: str
+    generation: int
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SkillPublication":
+        return cls(d["target_id"], d["skill_name"], d["scope_id"], d["desired_state"], int(d["desired_revision"]),
+                   _optional_int(d.get("observed_revision")), d.get("observed_tree_digest"), d.get("error_code"),
+                   d["state"], int(d["generation"]), _time(d["created_at"]), _time(d["updated_at"]))

@@ -2,6 +2,7 @@ import {
   APIError,
   CODE_UNEXPECTED_RESPONSE,
   ConnectionError,
+  ExportIncompleteError,
   OperationFailedError,
   OperationPendingError,
 } from "./errors.js";
@@ -18,6 +19,7 @@ import {
   type FlushResult,
   type ForgetResult,
   type Health,
+  type ImportScopeResult,
   type IncubateResult,
   type ListOperationsParams,
   type Member,
@@ -26,7 +28,12 @@ import {
   type MemoryRevisionList,
   type OperationList,
   type OperationRecord,
+  type RegisteredSkillTarget,
   type SearchMode,
+  type Skill,
+  type SkillPublication,
+  type SkillRevision,
+  type SkillTarget,
   type SourceList,
 } from "./types.js";
 
@@ -34,6 +41,27 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_OPERATION_DEADLINE_MS = 30_000;
 export const DEFAULT_POLL_INTERVAL_MS = 200;
 const MIN_POLL_BUDGET_MS = 1_000;
+const MAX_TRAILER_BYTES = 1024; // a longer last line is not a trailer (the Go client's bound)
+
+/** Where exportScope writes the stream: a returned promise is awaited (a FileHandle, a writer, a callback's). */
+export interface ExportSink {
+  write(chunk: Uint8Array): unknown;
+}
+
+export interface ExportScopeOptions {
+  /** Include the entries' vectors. */
+  embeddings?: boolean;
+  /** Bounds the whole stream (the client's timeoutMs does not: an export may take longer). */
+  signal?: AbortSignal;
+}
+
+/** An export stream to import: its bytes, text, a Blob or a ReadableStream of bytes. */
+export type ImportStream = Uint8Array | string | Blob | ReadableStream<Uint8Array>;
+
+export interface ImportScopeOptions {
+  /** Bounds the request (the client's timeoutMs does not: an import may take longer). */
+  signal?: AbortSignal;
+}
 
 export interface ClientOptions {
   /** Sent as "Authorization: Bearer <token>". */
@@ -433,6 +461,147 @@ export class Client {
       { expected_version: expectedVersion });
   }
 
+  // --- Portability ----------------------------------------------------------------------------------------------
+
+  /** A request whose body is returned unread for a 2xx status; an APIError otherwise. Only `signal` bounds it. */
+  async #stream(method: string, path: string, init: RequestInit): Promise<Response> {
+    const h: Record<string, string> = { Accept: "application/x-ndjson, application/json" };
+    if (this.#token) h["Authorization"] = "Bearer " + this.#token;
+    Object.assign(h, init.headers);
+    let resp: Response;
+    try {
+      resp = await this.#fetch(this.baseURL + path, { ...init, method, headers: h });
+    } catch (err) {
+      throw this.#transportError(err);
+    }
+    if (resp.status < 400) return resp;
+    let text: string;
+    try {
+      text = await resp.text();
+    } catch (err) {
+      throw this.#transportError(err);
+    }
+    throw apiError({ status: resp.status, headers: resp.headers, text });
+  }
+
+  #transportError(err: unknown): ConnectionError {
+    const timeout = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : "";
+    const reason = err instanceof Error ? (cause || err.message) : String(err);
+    return new ConnectionError(this.#display, reason, timeout, err);
+  }
+
+  /**
+   * Writes the export stream of a scope (GET /v1/scopes/{scope_id}/export, application/x-ndjson) to `sink` as it
+   * arrives, with the entries' vectors when `embeddings` is set, and resolves to the bytes written. Rejects with
+   * ExportIncompleteError when the stream ends without its trailer line (the scope changed while the server read it,
+   * or the connection broke): what was written is not importable; export again.
+   */
+  async exportScope(scopeId: string, sink: ExportSink, options: ExportScopeOptions = {}): Promise<number> {
+    let path = "/v1/scopes/" + encodeURIComponent(scopeId) + "/export";
+    if (options.embeddings) path += "?embeddings=true";
+    const init: RequestInit = {};
+    if (options.signal) init.signal = options.signal;
+    const resp = await this.#stream("GET", path, init);
+    let written = 0;
+    let tail: Uint8Array = new Uint8Array(0); // the stream's last bytes: enough to hold a trailer line
+    if (resp.body) {
+      const reader = resp.body.getReader();
+      for (;;) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (err) {
+          if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) {
+            throw this.#transportError(err);
+          }
+          throw new ExportIncompleteError(written, { cause: err }); // the connection broke mid-stream
+        }
+        if (chunk.done) break;
+        await sink.write(chunk.value);
+        written += chunk.value.byteLength;
+        tail = lastBytes(tail, chunk.value, MAX_TRAILER_BYTES + 2);
+      }
+    }
+    if (!endsWithTrailer(tail)) throw new ExportIncompleteError(written);
+    return written;
+  }
+
+  /**
+   * Imports an export stream into the empty scope (POST /v1/scopes/{scope_id}/import). A refused import changes
+   * nothing and rejects with APIError: 422 import_truncated (no trailer), import_checksum_mismatch,
+   * import_format_unsupported, import_invalid_record; 409 scope_not_empty, import_id_collision, scope_erasing
+   * (details.line names the line).
+   */
+  async importScope(scopeId: string, stream: ImportStream, options: ImportScopeOptions = {}):
+    Promise<ImportScopeResult> {
+    const path = "/v1/scopes/" + encodeURIComponent(scopeId) + "/import";
+    const init: RequestInit & { duplex?: "half" } = { body: stream as BodyInit,
+      headers: { "Content-Type": "application/x-ndjson" } };
+    if (typeof ReadableStream !== "undefined" && stream instanceof ReadableStream) init.duplex = "half";
+    if (options.signal) init.signal = options.signal;
+    const resp = await this.#stream("POST", path, init);
+    let text: string;
+    try {
+      text = await resp.text();
+    } catch (err) {
+      throw this.#transportError(err);
+    }
+    return decode<ImportScopeResult>({ status: resp.status, headers: resp.headers, text }, "POST", path);
+  }
+
+  // --- Skills ---------------------------------------------------------------------------------------------------
+
+  /** A scope's skills (GET /v1/skills). */
+  async listSkills(scopeId: string): Promise<Skill[]> {
+    return (await this.#call<{ items: Skill[] }>("GET", "/v1/skills", { scope_id: scopeId })).items;
+  }
+
+  /** A skill's revisions, newest first (GET /v1/skills/{skill_name}/revisions). */
+  async listSkillRevisions(scopeId: string, name: string): Promise<SkillRevision[]> {
+    const path = "/v1/skills/" + encodeURIComponent(name) + "/revisions";
+    return (await this.#call<{ items: SkillRevision[] }>("GET", path, { scope_id: scopeId })).items;
+  }
+
+  /**
+   * Registers an agent installation (POST /v1/skill-targets, admin): the answer carries its one-time
+   * enrollment_token; no later call shows it again.
+   */
+  registerSkillTarget(scopeId: string, agentKind: string, displayName: string): Promise<RegisteredSkillTarget> {
+    return this.#call("POST", "/v1/skill-targets", undefined,
+      { scope_id: scopeId, agent_kind: agentKind, display_name: displayName });
+  }
+
+  /** A scope's targets (GET /v1/skill-targets, admin); never a token. */
+  async listSkillTargets(scopeId: string): Promise<SkillTarget[]> {
+    return (await this.#call<{ items: SkillTarget[] }>("GET", "/v1/skill-targets", { scope_id: scopeId })).items;
+  }
+
+  /** Revokes a target (POST /v1/skill-targets/{target_id}/revoke, admin). */
+  revokeSkillTarget(targetId: string): Promise<SkillTarget> {
+    return this.#call("POST", "/v1/skill-targets/" + encodeURIComponent(targetId) + "/revoke");
+  }
+
+  /**
+   * Sets the desired state of a skill on a target (PUT /v1/skill-targets/{target_id}/publications/{skill_name},
+   * admin): published at `revision` (0 or absent: follow the current revision), or unpublished.
+   */
+  publishSkill(targetId: string, name: string, options: { revision?: number; unpublish?: boolean } = {}):
+    Promise<SkillPublication> {
+    const body: { desired_state: string; revision?: number } = {
+      desired_state: options.unpublish ? "unpublished" : "published",
+    };
+    if (options.revision && options.revision > 0) body.revision = options.revision;
+    return this.#call("PUT", "/v1/skill-targets/" + encodeURIComponent(targetId) + "/publications/" +
+      encodeURIComponent(name), undefined, body);
+  }
+
+  /** A target's publications and their states (GET /v1/skill-targets/{target_id}/publications, admin). */
+  async listSkillPublications(targetId: string): Promise<SkillPublication[]> {
+    const path = "/v1/skill-targets/" + encodeURIComponent(targetId) + "/publications";
+    return (await this.#call<{ items: SkillPublication[] }>("GET", path)).items;
+  }
+
   // --- Runtime --------------------------------------------------------------------------------------------------
 
   /** The live runtime members (GET /v1/runtime/members). */
@@ -485,6 +654,32 @@ function apiError(a: Answer): APIError {
     // not the envelope
   }
   return new APIError(a.status, CODE_UNEXPECTED_RESPONSE, `HTTP ${a.status}`, null, requestId, retryAfter);
+}
+
+/** The last `max` bytes of tail followed by chunk. */
+function lastBytes(tail: Uint8Array, chunk: Uint8Array, max: number): Uint8Array {
+  if (chunk.byteLength >= max) return chunk.slice(chunk.byteLength - max);
+  const keep = Math.min(tail.byteLength, max - chunk.byteLength);
+  const out = new Uint8Array(keep + chunk.byteLength);
+  out.set(tail.subarray(tail.byteLength - keep), 0);
+  out.set(chunk, keep);
+  return out;
+}
+
+/** Whether tail (a stream's last bytes) ends with a newline-terminated {"type":"trailer"} line. */
+function endsWithTrailer(tail: Uint8Array): boolean {
+  const nl = 0x0a;
+  if (tail.byteLength === 0 || tail[tail.byteLength - 1] !== nl) return false;
+  const body = tail.subarray(0, tail.byteLength - 1);
+  const start = body.lastIndexOf(nl);
+  const line = body.subarray(start + 1);
+  if (line.byteLength > MAX_TRAILER_BYTES) return false;
+  try {
+    const d: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(line));
+    return typeof d === "object" && d !== null && (d as { type?: unknown }).type === "trailer";
+  } catch {
+    return false;
+  }
 }
 
 function sleep(ms: number): Promise<void> {

@@ -114,3 +114,17 @@ export class OperationFailedError extends PowerContextError {
     this.blocked = blocked;
   }
 }
+
+/**
+ * An export stream ended without its trailer line: the scope changed while the server read it (or the connection
+ * broke). Export again; what was written is not importable (docs/portability.md). `written` is the byte count.
+ */
+export class ExportIncompleteError extends PowerContextError {
+  override name = "ExportIncompleteError";
+  readonly written: number;
+
+  constructor(written: number, options?: { cause?: unknown }) {
+    super("powercontext: the export stream ended without its trailer", options);
+    this.written = written;
+  }
+}

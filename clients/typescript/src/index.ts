@@ -5,12 +5,17 @@ export {
   DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_TIMEOUT_MS,
   type ClientOptions,
+  type ExportScopeOptions,
+  type ExportSink,
+  type ImportScopeOptions,
+  type ImportStream,
   type Progress,
 } from "./client.js";
 export {
   APIError,
   CODE_UNEXPECTED_RESPONSE,
   ConnectionError,
+  ExportIncompleteError,
   OperationFailedError,
   OperationPendingError,
   PowerContextError,

@@ -14,7 +14,7 @@ interface IncomingMessage {
 
 interface ClientRequest {
   on(event: "error", listener: (err: Error) => void): this;
-  end(body?: string): void;
+  end(body?: string | Uint8Array): void;
 }
 
 interface HttpsModule {
@@ -54,7 +54,10 @@ export function caFileFetch(caFile: string): typeof fetch {
     }
     const headers: Record<string, string> = {};
     new Headers(init?.headers).forEach((v, k) => { headers[k] = v; });
-    const body = typeof init?.body === "string" ? init.body : undefined;
+    // A body other than text (importScope's bytes, Blob or stream) is read whole first.
+    const raw = init?.body;
+    const body = raw === undefined || raw === null ? undefined
+      : typeof raw === "string" ? raw : new Uint8Array(await new Response(raw).arrayBuffer());
     return new Promise<Response>((resolve, reject) => {
       const options: { method: string; headers: Record<string, string>; agent: unknown; signal?: AbortSignal } =
         { method: init?.method ?? "GET", headers, agent: loaded.agent };

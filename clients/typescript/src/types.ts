@@ -342,3 +342,88 @@ export interface ErrorBody {
     details: { [key: string]: unknown } | null;
   };
 }
+
+/** The records an import wrote. */
+export interface ImportCounts {
+  sources: number;
+  tombstones: number;
+  cursors: number;
+  revisions: number;
+  entries: number;
+  embeddings: number;
+  candidates: number;
+}
+
+/** Answer of importScope (POST /v1/scopes/{scope_id}/import): what was written and the scope_import operation. */
+export interface ImportScopeResult {
+  scope_id: string;
+  source_scope_id: string;
+  counts: ImportCounts;
+  operation_id: string;
+  status_url: string;
+}
+
+/** One skill of a scope (docs/skills.md). */
+export interface Skill {
+  scope_id: string;
+  name: string;
+  current_revision: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One revision of a skill; the digests are SHA-256 in hex. */
+export interface SkillRevision {
+  revision: number;
+  tree_digest: string;
+  archive_digest: string;
+  file_count: number;
+  byte_size: number;
+  source_candidate_ids: string[];
+  created_at: string;
+}
+
+/** One agent installation (a skill target). */
+export interface SkillTarget {
+  target_id: string;
+  scope_id: string;
+  agent_kind: string;
+  display_name: string;
+  enrolled: boolean;
+  enrollment_expires_at: string | null;
+  revoked_at: string | null;
+  generation: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A new target with its one-time enrollment token (only its SHA-256 is stored). */
+export interface RegisteredSkillTarget {
+  target: SkillTarget;
+  enrollment_token: string;
+}
+
+export type SkillPublicationState =
+  | "pending"
+  | "current"
+  | "update_available"
+  | "delivery_failed"
+  | "conflict"
+  | "drifted"
+  | "incompatible";
+
+/** The desired and observed state of one skill on one target. */
+export interface SkillPublication {
+  target_id: string;
+  skill_name: string;
+  scope_id: string;
+  desired_state: "published" | "unpublished";
+  desired_revision: number;
+  observed_revision: number | null;
+  observed_tree_digest: string | null;
+  error_code: string | null;
+  state: SkillPublicationState;
+  generation: number;
+  created_at: string;
+  updated_at: string;
+}

@@ -100,6 +100,18 @@ describe("powercontext client against an HTTPS server (caFile)", { skip }, () =>
     assert.deepEqual(page.items.map((s) => s.content), ["captured over TLS"]);
   });
 
+  test("export and import go over caFile too", async () => {
+    const pc = new Client(`https://127.0.0.1:${port}`, { token, caFile: certs.ca });
+    await pc.captureSource({ scope_id: "ts-tls-x", content: "exported over TLS" });
+    const chunks: Uint8Array[] = [];
+    const n = await pc.exportScope("ts-tls-x", { write: (c: Uint8Array) => chunks.push(c) });
+    const stream = Buffer.concat(chunks);
+    assert.equal(n, stream.length);
+    const imported = await pc.importScope("ts-tls-y", new Blob([new Uint8Array(stream)]).stream());
+    assert.deepEqual([imported.source_scope_id, imported.counts.sources], ["ts-tls-x", 1]);
+    assert.deepEqual((await pc.listSources("ts-tls-y")).items.map((s) => s.content), ["exported over TLS"]);
+  });
+
   test("without caFile the certificate is not trusted", async () => {
     const pc = new Client(`https://127.0.0.1:${port}`, { token });
     await assert.rejects(pc.listSources("ts-tls"), ConnectionError);
