@@ -139,7 +139,7 @@ func TestInspectorCLIDrivesEveryTool(t *testing.T) {
 		} `json:"tools"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(list.stdout), &tools), list.stdout)
-	require.Len(t, tools.Tools, 10)
+	require.Len(t, tools.Tools, 12)
 	require.NotContains(t, list.stderr, "inputSchema", "the Inspector reports input schema problems")
 
 	scope := "inspector/demo"
