@@ -73,7 +73,7 @@ type GetSkillOutput struct {
 	ArchiveDigest   string      `json:"archive_digest"`
 	ByteSize        int64       `json:"byte_size"`
 	CreatedAt       string      `json:"created_at" jsonschema:"when the revision was packaged"`
-	SkillMD         string      `json:"skill_md" jsonschema:"the text of SKILL.md (at most 262144 bytes)"`
+	SkillMD         string      `json:"skill_md" jsonschema:"the text of the skill file (<name>/SKILL.md), at most 262144 bytes"`
 	Truncated       bool        `json:"truncated" jsonschema:"true when skill_md was cut at 262144 bytes"`
 	Files           []SkillFile `json:"files" jsonschema:"every file of the package, in path order"`
 }
@@ -95,7 +95,7 @@ func (t *tools) registerSkills(s *sdk.Server) {
 	addTool(t, s, &sdk.Tool{
 		Name:  ToolGetSkill,
 		Title: "Get a skill",
-		Description: "Return one skill's SKILL.md text and file list at its current revision, or at revision, read " +
+		Description: "Return the text of one skill's skill file (<name>/SKILL.md) and file list at its current revision, or at revision, read " +
 			"from the stored package, with the revision's digests.",
 		Annotations: readOnly(),
 	}, t.getSkill)

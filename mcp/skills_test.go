@@ -58,7 +58,7 @@ func packagingStore(t *testing.T, s db.Store) experience.Reviews {
 }
 
 // TestSkillTools: list_skills names a scope's approved and packaged skills with their current revision and
-// digests; get_skill returns SKILL.md and the file list at the current or a given revision, read from the stored
+// digests; get_skill returns the skill file's text and the file list at the current or a given revision, read from the stored
 // archive; an unknown skill or revision is a not-found tool error, a bad argument invalid_request, and nothing of
 // the skill's text reaches the log.
 func TestSkillTools(t *testing.T) {
