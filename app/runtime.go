@@ -271,7 +271,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	if cfg.RunsAPI() {
 		// MCP is stateless in distributed mode: any API replica answers any request, no session affinity.
 		deps.MCP = mcp.NewHandler(mcp.Deps{Journal: deps.Journal, Memory: deps.Memory, Experience: deps.Experience,
-			Flusher: deps.Flusher, Incubator: deps.Incubator, Ledger: deps.Ledger, FlushDefaultWait: Seconds(cfg.FlushDefaultWaitSeconds),
+			Flusher: deps.Flusher, Incubator: deps.Incubator, Ledger: deps.Ledger, Skills: deps.Skills, FlushDefaultWait: Seconds(cfg.FlushDefaultWaitSeconds),
 			FlushMaxWait: Seconds(cfg.FlushMaxWaitSeconds), Logger: log, Version: BuildVersion, MaxSessions: cfg.MCPMaxSessions,
 			SessionIdle: Seconds(cfg.MCPSessionIdleSeconds), MaxSessionsPerPrincipal: cfg.MCPMaxSessionsPerPrincipal,
 			MaxStreams: cfg.MCPMaxStreams, MaxStreamsPerPrincipal: cfg.MCPMaxStreamsPerPrincipal, StreamIdle: Seconds(cfg.MCPStreamIdleSeconds)}, cfg.Mode == ModeDistributed)

@@ -15,9 +15,11 @@ Tools (docs/api.md#mcp lists their arguments and results):
 	incubate_experience        {scope_id, wait_seconds?}
 	get_operation              {operation_id}
 	list_sources               {scope_id, after?, limit?}
+	list_skills                {scope_id, limit?}
+	get_skill                  {scope_id, skill_name, revision?}
 
 Each tool calls the same domain service as its HTTP route (sources.Journal.Capture, memory.Reader, memory.Flusher,
-experience.Reviews, experience.Incubator, coordinator.Ledger.Get) with the same validation, so a value refused over HTTP is refused here too.
+experience.Reviews, experience.Incubator, coordinator.Ledger.Get, skills.Service) with the same validation, so a value refused over HTTP is refused here too.
 
 Invariants:
   - A validation failure is a tool error (isError true) whose text names the code, the field and the message

@@ -199,7 +199,7 @@ func TestInputSchemasUsePlainTypes(t *testing.T) {
 		} `json:"result"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &list))
-	require.Len(t, list.Result.Tools, 10)
+	require.Len(t, list.Result.Tools, 12)
 	types := map[string]any{}
 	for _, tool := range list.Result.Tools {
 		for name, p := range tool.InputSchema.Properties {
@@ -208,7 +208,8 @@ func TestInputSchemasUsePlainTypes(t *testing.T) {
 		}
 	}
 	for arg, want := range map[string]string{"get_context.max_tokens": "integer", "flush_memory.wait_seconds": "number",
-		"incubate_experience.wait_seconds": "number", "list_sources.limit": "integer", "memory_history.limit": "integer"} {
+		"incubate_experience.wait_seconds": "number", "list_sources.limit": "integer", "memory_history.limit": "integer",
+		"list_skills.limit": "integer", "get_skill.revision": "integer"} {
 		require.Equal(t, want, types[arg], arg)
 	}
 }
@@ -238,7 +239,7 @@ func TestEveryArgumentMistakeIsDocumented(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &list))
 	valid := map[string]any{"string": "x", "integer": 1, "number": 1.5, "object": map[string]any{}, "boolean": true}
 	wrong := []any{"x", 7, 2.5, -1, 0, 1e300, true, []any{1}, map[string]any{"a": 1}, nil}
-	form := regexp.MustCompile(`^(invalid_request|runtime_not_ready|operation_not_found|revision_not_found): ([a-z_]+: )?[^\n]+$`)
+	form := regexp.MustCompile(`^(invalid_request|runtime_not_ready|operation_not_found|revision_not_found|skill_not_found): ([a-z_]+: )?[^\n]+$`)
 	calls := 0
 	for _, tool := range list.Result.Tools {
 		base := map[string]any{}

@@ -67,7 +67,7 @@ type inspectorCall struct {
 }
 
 // TestInspectorCLIDrivesEveryTool (issue 35 item 3): the MCP Inspector's CLI — a client that converts --tool-arg
-// values by the input schema's type — calls all ten tools of a real single_node server (SQLite, bearer token)
+// values by the input schema's type — calls every tool of a real single_node server (SQLite, bearer token)
 // with numbers where the schema says integer or number; its strict schema check finds nothing to report about the
 // input schemas; and refused arguments come back as documented tool errors.
 func TestInspectorCLIDrivesEveryTool(t *testing.T) {
@@ -139,7 +139,7 @@ func TestInspectorCLIDrivesEveryTool(t *testing.T) {
 		} `json:"tools"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(list.stdout), &tools), list.stdout)
-	require.Len(t, tools.Tools, 10)
+	require.Len(t, tools.Tools, 12)
 	require.NotContains(t, list.stderr, "inputSchema", "the Inspector reports input schema problems")
 
 	scope := "inspector/demo"
@@ -161,10 +161,17 @@ func TestInspectorCLIDrivesEveryTool(t *testing.T) {
 	incubated := call("incubate_experience", "scope_id="+scope, "wait_seconds=1")
 	require.Contains(t, []any{"idle", "processed", "pending"}, incubated["status"])
 	call("list_experience_candidates", "scope_id="+scope, "status=pending")
+	skillList := call("list_skills", "scope_id="+scope, "limit=5")
+	require.Equal(t, []any{}, skillList["items"], "nothing approved, nothing packaged")
+	// No skill exists here: the not-found error shows that revision arrived as a number (a string would be refused
+	// as invalid_request: revision: must be an integer).
+	refused("skill_not_found: skill_name: no such skill in that scope", "get_skill", "scope_id="+scope, "skill_name=none-yet", "revision=1")
 
 	// Refusals are documented tool errors, not library text.
 	refused("invalid_request: max_tokens: must be 1..100000", "get_context", "scope_id="+scope, "max_tokens=0")
 	refused("invalid_request: limit: must be 1..500", "list_sources", "scope_id="+scope, "limit=501")
 	refused("invalid_request: surprise: is not an argument of this tool", "get_memory", "scope_id="+scope, "surprise=1")
 	refused("invalid_request: mode: must be one of fts, semantic, hybrid", "search_memory", "scope_id="+scope, "q=x", "mode=vector")
+	refused("invalid_request: limit: must be 1..100", "list_skills", "scope_id="+scope, "limit=101")
+	refused("invalid_request: skill_name: must be 1..64 characters", "get_skill", "scope_id="+scope, "skill_name=Not-A-Name")
 }

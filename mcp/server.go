@@ -18,6 +18,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -32,6 +33,8 @@ type Deps struct {
 	Flusher   *memory.Flusher
 	Incubator *experience.Incubator
 	Ledger    *coordinator.Ledger
+	// Skills serves list_skills and get_skill (nil: they answer runtime_not_ready).
+	Skills *skills.Service
 	// FlushDefaultWait and FlushMaxWait bound flush_memory's and incubate_experience's wait like the HTTP flush
 	// (defaults 10 s and 30 s).
 	FlushDefaultWait, FlushMaxWait time.Duration
@@ -165,6 +168,7 @@ func (t *tools) register(s *sdk.Server) {
 		Annotations: readOnly(),
 	}, t.getContext)
 	t.registerWork(s)
+	t.registerSkills(s)
 }
 
 func ptr[T any](v T) *T { return &v }

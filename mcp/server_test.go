@@ -26,12 +26,13 @@ import (
 	"github.com/powercontext/powercontext/mcp"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 )
 
 func deps(s db.Store, log zerolog.Logger) mcp.Deps {
 	return mcp.Deps{Journal: sources.NewJournal(s), Memory: memory.Reader{Store: s},
-		Experience: experience.Reviews{Store: s}, Logger: log, Version: "test"}
+		Experience: experience.Reviews{Store: s}, Skills: &skills.Service{Store: s}, Logger: log, Version: "test"}
 }
 
 // rpc posts JSON-RPC requests to one MCP endpoint, never sending a session id.
@@ -149,7 +150,8 @@ func TestStatelessReplicasShareOneStore(t *testing.T) {
 			require.Equal(t, "object", tool.InputSchema["type"])
 		}
 		require.ElementsMatch(t, []string{"capture_source", "get_memory", "search_memory", "list_experience_candidates",
-			"memory_history", "get_context", "flush_memory", "incubate_experience", "get_operation", "list_sources"}, names)
+			"memory_history", "get_context", "flush_memory", "incubate_experience", "get_operation", "list_sources",
+			"list_skills", "get_skill"}, names)
 	}
 
 	// Capture on A, read on B, alternately.
@@ -350,7 +352,7 @@ func TestSDKClientAgainstStatelessServer(t *testing.T) {
 	t.Cleanup(func() { _ = session.Close() })
 	tools, err := session.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 10)
+	require.Len(t, tools.Tools, 12)
 	res, err := session.CallTool(ctx, &sdk.CallToolParams{Name: "capture_source",
 		Arguments: map[string]any{"scope_id": "sdk", "content": "hello"}})
 	require.NoError(t, err)

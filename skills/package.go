@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -225,4 +226,41 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// ErrBadArchive means a stored archive is not a package this package wrote (not a tar, or beyond the bounds).
+var ErrBadArchive = errors.New("skills: unreadable package archive")
+
+// Files reads the files of a package archive back, in path order (directories are skipped). An archive that is
+// not a ustar archive, or holds more than MaxFiles files or MaxTreeBytes bytes, is ErrBadArchive.
+func Files(archive []byte) ([]File, error) {
+	if len(archive) > MaxArchiveBytes {
+		return nil, ErrBadArchive
+	}
+	tr := tar.NewReader(bytes.NewReader(archive))
+	var out []File
+	var size int64
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, ErrBadArchive
+		}
+		if h.Typeflag == tar.TypeDir {
+			continue
+		}
+		if h.Typeflag != tar.TypeReg || h.Size < 0 || size+h.Size > MaxTreeBytes || len(out) == MaxFiles {
+			return nil, ErrBadArchive
+		}
+		content := make([]byte, h.Size)
+		if _, err := io.ReadFull(tr, content); err != nil {
+			return nil, ErrBadArchive
+		}
+		size += h.Size
+		out = append(out, File{Path: h.Name, Content: content})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
 }

@@ -238,3 +238,19 @@ func TestName(t *testing.T) {
 		require.True(t, skills.ValidName(got), got)
 	}
 }
+
+// TestFilesReadsAPackageBack: Files returns the tree a package was built from; anything that is not such an
+// archive is ErrBadArchive.
+func TestFilesReadsAPackageBack(t *testing.T) {
+	pkg, err := skills.Build("read-back", []skills.Lesson{{CandidateID: "c1", Title: "Read back", Lesson: "Files reads the archive.",
+		CitedPositions: []int64{1}}})
+	require.NoError(t, err)
+	files, err := skills.Files(pkg.Archive)
+	require.NoError(t, err)
+	require.Equal(t, pkg.Files, files)
+	require.Equal(t, pkg.TreeDigest, skills.TreeDigest(files))
+	_, err = skills.Files([]byte("not a tar archive, just some bytes that are long enough to be a header block"))
+	require.ErrorIs(t, err, skills.ErrBadArchive)
+	_, err = skills.Files(pkg.Archive[:600])
+	require.ErrorIs(t, err, skills.ErrBadArchive, "a truncated archive")
+}

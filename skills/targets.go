@@ -94,6 +94,45 @@ func (s Service) Revisions(ctx context.Context, scope, name string, limit int) (
 	return s.Store.SkillRevisionList(ctx, db.SkillRevisionListParams{ScopeID: scope, SkillName: name, Limit: int32(min(max(limit, 1), 100))})
 }
 
+// Skill is one skill of a scope; db.ErrNotFound when the scope has none of that name.
+func (s Service) Skill(ctx context.Context, scope, name string) (db.Skill, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return db.Skill{}, err
+	}
+	if !ValidName(name) {
+		return db.Skill{}, db.ErrNotFound
+	}
+	return s.Store.SkillGet(ctx, db.SkillGetParams{ScopeID: scope, SkillName: name})
+}
+
+// Read is one revision of a skill (its current revision when revision is 0) with the files of its package, read
+// from the stored archive; db.ErrNotFound when the skill or the revision does not exist.
+func (s Service) Read(ctx context.Context, scope, name string, revision int64) (db.SkillRevision, []File, error) {
+	if revision == 0 {
+		sk, err := s.Skill(ctx, scope, name)
+		if err != nil {
+			return db.SkillRevision{}, nil, err
+		}
+		revision = sk.CurrentRevision
+	} else {
+		if err := sources.ValidateScope(scope); err != nil {
+			return db.SkillRevision{}, nil, err
+		}
+		if !ValidName(name) || revision < 0 {
+			return db.SkillRevision{}, nil, db.ErrNotFound
+		}
+	}
+	rev, err := s.Store.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: scope, SkillName: name, Revision: revision})
+	if err != nil {
+		return db.SkillRevision{}, nil, err
+	}
+	files, err := Files(rev.Archive)
+	if err != nil {
+		return db.SkillRevision{}, nil, err
+	}
+	return rev, files, nil
+}
+
 // RegisterTarget registers an agent installation of a scope and returns it with its one-time enrollment token
 // (only its digest is stored).
 func (s Service) RegisterTarget(ctx context.Context, scope, agentKind, displayName string) (db.SkillTarget, string, error) {
