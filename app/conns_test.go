@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/app"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 // roundTrip sends one GET on conn and reads its answer (the connection stays open).
@@ -73,21 +74,19 @@ func TestPerAddressConnectionCap(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
 	require.NoError(t, idle.Close())
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testutil.Eventually(t, 30*time.Second, func() bool {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		_, _ = fmt.Fprintf(c, "GET /health/live HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		c.Close()
-		if err == nil {
-			require.Equal(t, http.StatusOK, resp.StatusCode)
-			break
+		if err != nil {
+			return false
 		}
-		require.True(t, time.Now().Before(deadline), "the freed slot never served the address again")
-		time.Sleep(50 * time.Millisecond)
-	}
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		return true
+	}, "the freed slot never served the address again")
 }
 
 // TestAnonymousIdleConnectionsCloseSooner: with tokens configured, a keep-alive connection no request has

@@ -23,6 +23,7 @@ import (
 	"github.com/powercontext/powercontext/app"
 	"github.com/powercontext/powercontext/client"
 	"github.com/powercontext/powercontext/internal/testcert"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 // tlsRuntime starts a runtime serving HTTPS with a leaf named "one" from a fresh CA; it returns the address, the
@@ -121,11 +122,7 @@ func TestTLSIsServed(t *testing.T) {
 // waitLog waits (up to 30 s) for the log to contain s.
 func waitLog(t *testing.T, logs *syncWriter, s string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(logs.String(), s) {
-		require.True(t, time.Now().Before(deadline), "the log never said %s", s)
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, func() bool { return strings.Contains(logs.String(), s) }, "the log never said %s", s)
 }
 
 // TestTLSWithoutCertificateIsPlainHTTP: without TLS settings the scheme logged is http.
@@ -141,19 +138,14 @@ func TestTLSCertificateRotation(t *testing.T) {
 	require.Equal(t, "one", served(t, f))
 
 	require.NoError(t, f.ca.WriteLeaf("two", f.certFile, f.keyFile))
-	deadline := time.Now().Add(30 * time.Second)
-	for served(t, f) != "two" {
-		require.True(t, time.Now().Before(deadline), "the rotated certificate is not served")
-		time.Sleep(100 * time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, func() bool { return served(t, f) == "two" }, "the rotated certificate is not served")
 
 	failures := strings.Count(f.logs.String(), "tls_reload_failed")
 	require.NoError(t, testcert.WriteAtomic(f.keyFile, []byte("-----BEGIN EC PRIVATE KEY-----\nbm90IGEga2V5\n-----END EC PRIVATE KEY-----\n")))
-	for strings.Count(f.logs.String(), "tls_reload_failed") == failures {
-		require.True(t, time.Now().Before(deadline), "the bad pair was never tried")
+	testutil.Eventually(t, 30*time.Second, func() bool {
 		_ = served(t, f) // a handshake triggers the check
-		time.Sleep(100 * time.Millisecond)
-	}
+		return strings.Count(f.logs.String(), "tls_reload_failed") > failures
+	}, "the bad pair was never tried")
 	require.Equal(t, "two", served(t, f), "a bad pair keeps the old certificate")
 	require.NotContains(t, f.logs.String(), "bm90IGEga2V5", "the key file's contents are never logged")
 
@@ -163,10 +155,8 @@ func TestTLSCertificateRotation(t *testing.T) {
 	require.NoError(t, testcert.WriteAtomic(f.keyFile, k))
 	require.NoError(t, testcert.WriteAtomic(f.certFile, c))
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
-	for !strings.Contains(f.logs.String(), `"trigger":"sighup"`) {
-		require.True(t, time.Now().Before(deadline), "SIGHUP did not reload")
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, func() bool { return strings.Contains(f.logs.String(), `"trigger":"sighup"`) },
+		"SIGHUP did not reload")
 	require.Equal(t, "three", served(t, f))
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/powercontext/powercontext/app"
 	"github.com/powercontext/powercontext/cli"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 // exitRuntime starts the real service (app.Start: single_node, role all, SQLite) with an auth token and an
@@ -226,11 +227,8 @@ func TestFlushPrintsPlainProgressWhenNotATerminal(t *testing.T) {
 			done <- app.Main(context.Background(), []string{"memory", "flush", "--server", url, "--scope", "team",
 				"--poll", "5ms", "--deadline", "10m", "--progress-interval", "10ms", "-o", c.output}, &out, errOut)
 		}()
-		deadline := time.Now().Add(time.Minute)
-		for strings.Count(errOut.String(), c.want) < 2 {
-			require.True(t, time.Now().Before(deadline), "no progress lines: %q", errOut.String())
-			time.Sleep(5 * time.Millisecond)
-		}
+		testutil.Eventually(t, time.Minute, func() bool { return strings.Count(errOut.String(), c.want) >= 2 },
+			"no progress lines: %q", errOut)
 		api.mu.Lock()
 		api.polls, api.opScript = 0, []opStep{{"succeeded", 2, ""}}
 		api.mu.Unlock()

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -52,6 +53,8 @@ type Store struct {
 	reader *sql.DB
 	// lockWait is writeLockWait (a test shortens it to see the failure).
 	lockWait time.Duration
+	// busyRetries counts BEGINs refused as busy and asked again (a test waits for one).
+	busyRetries atomic.Int64
 }
 
 var _ db.Store = (*Store)(nil)
@@ -242,6 +245,7 @@ func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
 		if !isBusy(err) || time.Since(start) >= s.lockWait {
 			return nil, interpretError(err)
 		}
+		s.busyRetries.Add(1)
 		pause := time.NewTimer(time.Duration(1+rand.IntN(4)) * time.Millisecond)
 		select {
 		case <-ctx.Done():

@@ -306,8 +306,9 @@ func TestSecondWriterWaitsPastBusyTimeout(t *testing.T) {
 			return err
 		})
 	}()
-	// Hold the lock past one full busy_timeout (a sleep: it proves the waiter outlasts it, which only time shows).
-	time.Sleep(time.Duration(sqlitestore.BusyTimeoutMillis)*time.Millisecond + time.Second)
+	// Hold the lock until the waiter's BEGIN has been refused after a full busy_timeout and asked again.
+	testutil.Eventually(t, time.Minute, func() bool { return sqlitestore.BusyRetries(s2) > 0 },
+		"the second writer never asked again after busy_timeout")
 	require.Zero(t, runs.Load(), "the second writer ran while the first held the write lock")
 	close(release)
 	require.NoError(t, <-first)
