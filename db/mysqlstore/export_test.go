@@ -10,3 +10,9 @@ func AsMySQL8(s *Store) *Store {
 
 // TxDB is the pool of InTx's transactions.
 func TxDB(s *Store) *sql.DB { return s.txDB }
+
+// AsPerRowChains makes s run the set-based ledger methods as their per-row chains, as it does on OceanBase.
+func AsPerRowChains(s *Store) *Store {
+	s.flavor.perRow = true
+	return s
+}

@@ -4,7 +4,6 @@ package mysqlstore
 
 import (
 	"context"
-	"time"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
@@ -411,14 +410,6 @@ func (q queries) WorkAttemptListByWorkID(ctx context.Context, workID string) ([]
 	return conv.Many(errs, rs, err, conv.WorkAttemptFromGen)
 }
 
-func (q queries) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (db.WorkItemClaimManyResult, error) {
-	return db.ChainWorkItemClaimMany(ctx, q, p)
-}
-
-func (q queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes []db.WorkLane, items []db.WorkItem) (int64, int64, error) {
-	return db.ChainWorkItemEnqueueMany(ctx, q, now, lanes, items)
-}
-
 func (q queries) WorkItemExtendLease(ctx context.Context, p db.WorkItemExtendLeaseParams) (int64, error) {
 	return errs.Rows(q.q.WorkItemExtendLease(ctx, conv.WorkItemExtendLeaseToGen[mysqlgen.WorkItemExtendLeaseParams](p)))
 }
@@ -446,10 +437,6 @@ func (q queries) WorkItemQueueStatistics(ctx context.Context) ([]db.QueueStatist
 	return conv.Many(errs, rs, err, conv.QueueStatisticFromGen)
 }
 
-func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedManyParams) (int64, error) {
-	return db.ChainWorkItemSucceedMany(ctx, q, p)
-}
-
 func (q queries) WorkItemUpdateState(ctx context.Context, p db.WorkItemUpdateStateParams) (int64, error) {
 	return errs.Rows(q.q.WorkItemUpdateState(ctx, conv.WorkItemUpdateStateToGen[mysqlgen.WorkItemUpdateStateParams](p)))
 }
@@ -464,10 +451,6 @@ func (q queries) WorkKeyDelete(ctx context.Context, logicalKey string) (int64, e
 
 func (q queries) WorkKeyInsertIfAbsent(ctx context.Context, key db.WorkKey) (bool, error) {
 	return errs.Inserted(q.q.WorkKeyInsertIfAbsent(ctx, conv.WorkKeyToGen[mysqlgen.WorkKeyInsertIfAbsentParams](key)))
-}
-
-func (q queries) WorkKeyInsertMany(ctx context.Context, keys []db.WorkKey) ([]string, error) {
-	return db.ChainWorkKeyInsertMany(ctx, q, keys)
 }
 
 func (q queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItemInsertParams, inserted *bool) error {
@@ -489,14 +472,6 @@ func (q queries) WorkLaneGet(ctx context.Context, laneKey string) (db.WorkLane, 
 
 func (q queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
 	return errs.Inserted(q.q.WorkLaneInsertIfAbsent(ctx, laneKey))
-}
-
-func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItemRef) ([]db.LockedItem, time.Time, error) {
-	return db.ChainWorkLaneKeyItemLockMany(ctx, q, refs)
-}
-
-func (q queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]db.WorkLane, time.Time, error) {
-	return db.ChainWorkLaneLockMany(ctx, q, laneKeys)
 }
 
 func (q queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {

@@ -95,7 +95,13 @@ type flavor struct {
 	// mariaDB: the server is MariaDB, the only one on which the folded statements of MariaDB-only queries were
 	// tested (MySQL 8 keeps the statements they fold; see WorkItemUpdateStateFinishAttempt).
 	mariaDB bool
+	// perRow: run the set-based ledger methods as their per-row chains (db.Chain…), as on OceanBase; tests set it
+	// to keep the chains checked on MariaDB.
+	perRow bool
 }
+
+// chains reports whether the set-based methods run their per-row chains: on OceanBase, in tests that ask for it.
+func (f flavor) chains() bool { return f.oceanBase || f.perRow }
 
 // serverFlavor reads the server version once: OceanBase's MySQL mode reports e.g. "5.7.25-OceanBase-v4.3.5.0",
 // MariaDB "10.11.6-MariaDB", MySQL "8.0.36".
@@ -201,7 +207,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 		}
 		_ = conn.Close()
 	}()
-	if err := fn(ctx, queries{q: mysqlgen.New(conn), tx: conn, flavor: s.flavor}); err != nil {
+	if err := fn(ctx, queries{q: mysqlgen.New(conn), tx: conn, flavor: s.flavor, batch: &batchKeys{}}); err != nil {
 		return err
 	}
 	// A failed COMMIT leaves the transaction's fate to the server (a lost connection, or a context that ended while
@@ -219,6 +225,7 @@ type queries struct {
 	q      *mysqlgen.Queries
 	tx     *sql.Conn // the connection of the transaction inside InTx (savepoints); nil in autocommit mode
 	flavor flavor
+	batch  *batchKeys // inside InTx: what the transaction's batch lock read (set.go)
 }
 
 // touch runs a locking read's no-op "...Touch" update on OceanBase, which starts the server-side transaction and

@@ -358,6 +358,13 @@ func TestCompositeStepsAsOnMySQL8(t *testing.T) {
 	storetest.RunComposite(t, func(t *testing.T) db.Store { return mysqlstore.AsMySQL8(open(t)) })
 }
 
+// TestSetStepsAsPerRowChains runs the set-based methods' conformance cases the way the adapter runs them on
+// OceanBase (the per-row chains), so both the set statements and the chains stay checked on the MariaDB here.
+func TestSetStepsAsPerRowChains(t *testing.T) {
+	t.Parallel()
+	storetest.RunComposite(t, func(t *testing.T) db.Store { return mysqlstore.AsPerRowChains(open(t)) })
+}
+
 // TestInTxWithoutStartTransaction checks InTx's transactions on the autocommit-off pool: fn's statements are one
 // transaction although nothing starts it (a write stays invisible to other sessions until InTx commits), and an
 // error, a panic or an ended context rolls it back and releases its locks, so no connection goes back to the pool

@@ -33,6 +33,53 @@ func (q *Queries) WorkAttemptCountSnoozed(ctx context.Context, arg WorkAttemptCo
 	return count, err
 }
 
+const workAttemptCurrentTraces = `-- name: WorkAttemptCurrentTraces :many
+SELECT a.work_id, a.trace_id, a.span_id
+FROM pc_work_items i
+JOIN pc_work_attempts a ON a.work_id = i.work_id AND a.attempt_no = i.attempt_count
+WHERE i.work_id IN (/*SLICE:work_ids*/?)
+`
+
+type WorkAttemptCurrentTracesRow struct {
+	WorkID  string
+	TraceID *string
+	SpanID  *string
+}
+
+// Engine-only (mysql): No lock (the items are locked by the caller); the trace ids of each listed item's current attempt, read before the claim starts the next one (docs/protocol.md#set-based-claim).
+func (q *Queries) WorkAttemptCurrentTraces(ctx context.Context, workIds []string) ([]WorkAttemptCurrentTracesRow, error) {
+	query := workAttemptCurrentTraces
+	var queryParams []interface{}
+	if len(workIds) > 0 {
+		for _, v := range workIds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(workIds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkAttemptCurrentTracesRow
+	for rows.Next() {
+		var i WorkAttemptCurrentTracesRow
+		if err := rows.Scan(&i.WorkID, &i.TraceID, &i.SpanID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workAttemptDeleteByWorkIDs = `-- name: WorkAttemptDeleteByWorkIDs :execrows
 DELETE FROM pc_work_attempts WHERE work_id IN (/*SLICE:work_ids*/?)
 `
@@ -192,6 +239,41 @@ func (q *Queries) WorkAttemptInsert(ctx context.Context, arg WorkAttemptInsertPa
 		arg.SpanID,
 	)
 	return err
+}
+
+const workAttemptInsertClaimed = `-- name: WorkAttemptInsertClaimed :execrows
+INSERT INTO pc_work_attempts (work_id, attempt_no, recovery_generation, owner_id, fence, started_at, trace_id, span_id)
+SELECT i.work_id, i.attempt_count, i.recovery_generation, i.lease_owner, i.lease_fence, i.updated_at,
+       JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$."', i.work_id, '"[0]'))),
+       JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$."', i.work_id, '"[1]')))
+FROM pc_work_items i
+WHERE i.work_id IN (/*SLICE:work_ids*/?)
+`
+
+type WorkAttemptInsertClaimedParams struct {
+	Traces  string
+	WorkIds []string
+}
+
+// Engine-only (mysql): Requires the item locks and the claim (WorkItemClaimSet) of this transaction; guard: primary key (work_id, attempt_no); one attempt row per claimed item from its claimed state (a consistent read that sees this transaction's own writes), the trace ids looked up by work_id in a JSON object (docs/protocol.md#set-based-claim).
+func (q *Queries) WorkAttemptInsertClaimed(ctx context.Context, arg WorkAttemptInsertClaimedParams) (int64, error) {
+	query := workAttemptInsertClaimed
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Traces)
+	queryParams = append(queryParams, arg.Traces)
+	if len(arg.WorkIds) > 0 {
+		for _, v := range arg.WorkIds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(arg.WorkIds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
+	}
+	result, err := q.db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const workAttemptListByWorkID = `-- name: WorkAttemptListByWorkID :many

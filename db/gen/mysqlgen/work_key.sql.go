@@ -7,6 +7,7 @@ package mysqlgen
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -17,6 +18,44 @@ DELETE FROM pc_work_keys WHERE logical_key = ?
 // Requires the lane lock; deletes the logical key when its item succeeds or is cancelled.
 func (q *Queries) WorkKeyDelete(ctx context.Context, logicalKey string) (int64, error) {
 	result, err := q.db.ExecContext(ctx, workKeyDelete, logicalKey)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const workKeyDeleteSet = `-- name: WorkKeyDeleteSet :execrows
+DELETE FROM pc_work_keys
+WHERE logical_key IN (/*SLICE:logical_keys*/?)
+  AND work_id IN (/*SLICE:work_ids*/?)
+`
+
+type WorkKeyDeleteSetParams struct {
+	LogicalKeys []string
+	WorkIds     []string
+}
+
+// Engine-only (mysql): Requires the key locks (WorkKeyLockSet); deletes the keys of the items the batch finished, each named by its logical key (primary key range) and its item (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkKeyDeleteSet(ctx context.Context, arg WorkKeyDeleteSetParams) (int64, error) {
+	query := workKeyDeleteSet
+	var queryParams []interface{}
+	if len(arg.LogicalKeys) > 0 {
+		for _, v := range arg.LogicalKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:logical_keys*/?", strings.Repeat(",?", len(arg.LogicalKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:logical_keys*/?", "NULL", 1)
+	}
+	if len(arg.WorkIds) > 0 {
+		for _, v := range arg.WorkIds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(arg.WorkIds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
+	}
+	result, err := q.db.ExecContext(ctx, query, queryParams...)
 	if err != nil {
 		return 0, err
 	}
@@ -79,6 +118,43 @@ func (q *Queries) WorkKeyInsertIfAbsentUnlocked(ctx context.Context, arg WorkKey
 	return result.RowsAffected()
 }
 
+const workKeyInsertSet = `-- name: WorkKeyInsertSet :execrows
+INSERT IGNORE INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
+SELECT JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$[', n.k, '][0]'))),
+       JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$[', n.k, '][1]'))),
+       JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$[', n.k, '][2]'))),
+       CAST(? AS DATETIME(6))
+FROM (SELECT a.d + 10 * b.d + 100 * c.d AS k
+      FROM (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) a
+      CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) b
+      CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) c
+      WHERE a.d + 10 * b.d + 100 * c.d < CAST(? AS SIGNED)) AS n
+`
+
+type WorkKeyInsertSetParams struct {
+	Keys      string
+	CreatedAt time.Time
+	Count     int64
+}
+
+// Engine-only (mysql): Guard: primary key and unique work_id, under the batch's lane locks: INSERT IGNORE inserts the keys that do not exist yet, as the per-key WorkKeyInsertIfAbsent does, from a JSON array of [logical_key, work_id, lane_key] of at most 1,000 distinct keys (the adapter splits larger batches); MariaDB and MySQL 8 (docs/protocol.md#enqueue-many).
+func (q *Queries) WorkKeyInsertSet(ctx context.Context, arg WorkKeyInsertSetParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workKeyInsertSet,
+		arg.Keys,
+		arg.Keys,
+		arg.Keys,
+		arg.CreatedAt,
+		arg.Count,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const workKeyLock = `-- name: WorkKeyLock :one
 SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys
@@ -97,6 +173,93 @@ func (q *Queries) WorkKeyLock(ctx context.Context, logicalKey string) (PcWorkKey
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const workKeyLockSet = `-- name: WorkKeyLockSet :many
+SELECT logical_key, work_id, lane_key, created_at
+FROM pc_work_keys
+WHERE logical_key IN (/*SLICE:logical_keys*/?)
+ORDER BY logical_key
+FOR UPDATE
+`
+
+// Engine-only (mysql): Lock: logical keys (FOR UPDATE) in ascending order (the primary key range of the IN list is read, and so locked, in that order); a missing key takes no lock under READ COMMITTED; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkKeyLockSet(ctx context.Context, logicalKeys []string) ([]PcWorkKey, error) {
+	query := workKeyLockSet
+	var queryParams []interface{}
+	if len(logicalKeys) > 0 {
+		for _, v := range logicalKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:logical_keys*/?", strings.Repeat(",?", len(logicalKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:logical_keys*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PcWorkKey
+	for rows.Next() {
+		var i PcWorkKey
+		if err := rows.Scan(
+			&i.LogicalKey,
+			&i.WorkID,
+			&i.LaneKey,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workKeyOwnersSet = `-- name: WorkKeyOwnersSet :many
+SELECT work_id
+FROM pc_work_keys
+WHERE work_id IN (/*SLICE:work_ids*/?)
+`
+
+// Engine-only (mysql): No lock; which of the listed new work ids own a key now (read after WorkKeyInsertSet in the same transaction: the ids are new uuids, so a key naming one is a key this transaction inserted) (docs/protocol.md#enqueue-many).
+func (q *Queries) WorkKeyOwnersSet(ctx context.Context, workIds []string) ([]string, error) {
+	query := workKeyOwnersSet
+	var queryParams []interface{}
+	if len(workIds) > 0 {
+		for _, v := range workIds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(workIds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var work_id string
+		if err := rows.Scan(&work_id); err != nil {
+			return nil, err
+		}
+		items = append(items, work_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const workKeyTouch = `-- name: WorkKeyTouch :execrows

@@ -7,10 +7,12 @@ package mysqlgen
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
 const workLaneAdvanceHead = `-- name: WorkLaneAdvanceHead :execrows
+
 UPDATE pc_work_lanes
 SET head_sequence = (
     SELECT i.lane_sequence
@@ -34,6 +36,43 @@ type WorkLaneAdvanceHeadParams struct {
 // stops at the first live item (MIN() with the status filter would read the whole lane).
 func (q *Queries) WorkLaneAdvanceHead(ctx context.Context, arg WorkLaneAdvanceHeadParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, workLaneAdvanceHead, arg.LaneKey, arg.AfterSequence, arg.LaneKey)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const workLaneAdvanceHeadSet = `-- name: WorkLaneAdvanceHeadSet :execrows
+UPDATE pc_work_lanes
+SET head_sequence = (
+    SELECT i.lane_sequence
+    FROM pc_work_items i
+    WHERE i.lane_key = pc_work_lanes.lane_key
+      AND i.lane_sequence > pc_work_lanes.head_sequence
+      AND i.status NOT IN ('succeeded', 'cancelled')
+    ORDER BY i.lane_sequence
+    LIMIT 1)
+WHERE pc_work_lanes.lane_key IN (/*SLICE:lane_keys*/?)
+  AND EXISTS (SELECT 1
+              FROM pc_work_items h
+              WHERE h.lane_key = pc_work_lanes.lane_key
+                AND h.lane_sequence = pc_work_lanes.head_sequence
+                AND h.status IN ('succeeded', 'cancelled'))
+`
+
+// Engine-only (mysql): Requires the lane locks and the finished items' writes of this transaction; moves the head of each listed lane (primary key range) whose head item is now succeeded or cancelled to the lowest later sequence whose item is not, or to NULL; a single-table UPDATE (the lanes are already locked; the item reads are consistent reads) (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkLaneAdvanceHeadSet(ctx context.Context, laneKeys []string) (int64, error) {
+	query := workLaneAdvanceHeadSet
+	var queryParams []interface{}
+	if len(laneKeys) > 0 {
+		for _, v := range laneKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:lane_keys*/?", strings.Repeat(",?", len(laneKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:lane_keys*/?", "NULL", 1)
+	}
+	result, err := q.db.ExecContext(ctx, query, queryParams...)
 	if err != nil {
 		return 0, err
 	}
@@ -190,6 +229,103 @@ func (q *Queries) WorkLaneItemLockJoinedSkipLocked(ctx context.Context, arg Work
 	return i, err
 }
 
+const workLaneItemLockSetSkipLocked = `-- name: WorkLaneItemLockSetSkipLocked :many
+SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at,
+       CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes l
+JOIN pc_work_items ON pc_work_items.lane_key = l.lane_key AND pc_work_items.lane_sequence = l.head_sequence
+WHERE l.lane_key IN (/*SLICE:lane_keys*/?)
+  AND pc_work_items.work_id IN (/*SLICE:work_ids*/?)
+ORDER BY l.lane_key
+FOR UPDATE SKIP LOCKED
+`
+
+type WorkLaneItemLockSetSkipLockedParams struct {
+	LaneKeys []string
+	WorkIds  []string
+}
+
+type WorkLaneItemLockSetSkipLockedRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence *int64
+	PcWorkItem   PcWorkItem
+	DbNow        time.Time
+}
+
+// Engine-only (mysql): Lock: lanes in ascending lane_key order (FOR UPDATE; the primary key range of the IN list is read, and so locked, in that order), then each lane's head item (FOR UPDATE SKIP LOCKED: a lane or item another transaction holds is skipped, never waited for; STRAIGHT_JOIN reads each lane before its item); the set-based claim pass on MariaDB and MySQL 8, never on OceanBase (docs/protocol.md#set-based-claim).
+func (q *Queries) WorkLaneItemLockSetSkipLocked(ctx context.Context, arg WorkLaneItemLockSetSkipLockedParams) ([]WorkLaneItemLockSetSkipLockedRow, error) {
+	query := workLaneItemLockSetSkipLocked
+	var queryParams []interface{}
+	if len(arg.LaneKeys) > 0 {
+		for _, v := range arg.LaneKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:lane_keys*/?", strings.Repeat(",?", len(arg.LaneKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:lane_keys*/?", "NULL", 1)
+	}
+	if len(arg.WorkIds) > 0 {
+		for _, v := range arg.WorkIds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(arg.WorkIds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkLaneItemLockSetSkipLockedRow
+	for rows.Next() {
+		var i WorkLaneItemLockSetSkipLockedRow
+		if err := rows.Scan(
+			&i.LaneKey,
+			&i.NextSequence,
+			&i.HeadSequence,
+			&i.PcWorkItem.WorkID,
+			&i.PcWorkItem.LogicalKey,
+			&i.PcWorkItem.LaneKey,
+			&i.PcWorkItem.LaneSequence,
+			&i.PcWorkItem.Kind,
+			&i.PcWorkItem.PayloadVersion,
+			&i.PcWorkItem.ScopeID,
+			&i.PcWorkItem.Payload,
+			&i.PcWorkItem.Status,
+			&i.PcWorkItem.AvailableAt,
+			&i.PcWorkItem.LeaseOwner,
+			&i.PcWorkItem.LeaseFence,
+			&i.PcWorkItem.LeaseExpiresAt,
+			&i.PcWorkItem.AttemptCount,
+			&i.PcWorkItem.GenerationAttemptCount,
+			&i.PcWorkItem.RecoveryGeneration,
+			&i.PcWorkItem.MaxAttempts,
+			&i.PcWorkItem.CancelRequested,
+			&i.PcWorkItem.ResultCode,
+			&i.PcWorkItem.ResultPayload,
+			&i.PcWorkItem.ErrorCategory,
+			&i.PcWorkItem.ErrorCode,
+			&i.PcWorkItem.StateVersion,
+			&i.PcWorkItem.CreatedAt,
+			&i.PcWorkItem.UpdatedAt,
+			&i.PcWorkItem.CompletedAt,
+			&i.DbNow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workLaneKeyItemLockJoined = `-- name: WorkLaneKeyItemLockJoined :one
 SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, CAST(k.logical_key IS NOT NULL AS SIGNED) AS has_key,
        pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
@@ -282,6 +418,60 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 	return i, err
 }
 
+const workLaneLockSet = `-- name: WorkLaneLockSet :many
+SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes
+WHERE lane_key IN (/*SLICE:lane_keys*/?)
+ORDER BY lane_key
+FOR UPDATE
+`
+
+type WorkLaneLockSetRow struct {
+	LaneKey      string
+	NextSequence int64
+	HeadSequence *int64
+	DbNow        time.Time
+}
+
+// Engine-only (mysql): Lock: lanes (FOR UPDATE) in ascending lane_key order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkLaneLockSet(ctx context.Context, laneKeys []string) ([]WorkLaneLockSetRow, error) {
+	query := workLaneLockSet
+	var queryParams []interface{}
+	if len(laneKeys) > 0 {
+		for _, v := range laneKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:lane_keys*/?", strings.Repeat(",?", len(laneKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:lane_keys*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkLaneLockSetRow
+	for rows.Next() {
+		var i WorkLaneLockSetRow
+		if err := rows.Scan(
+			&i.LaneKey,
+			&i.NextSequence,
+			&i.HeadSequence,
+			&i.DbNow,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workLaneTouch = `-- name: WorkLaneTouch :execrows
 UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = ?
 `
@@ -311,6 +501,39 @@ type WorkLaneUpdateParams struct {
 // Requires the lane lock (WorkLaneLock) held by the caller; 0 rows (no such lane) becomes db.ErrNotFound.
 func (q *Queries) WorkLaneUpdate(ctx context.Context, arg WorkLaneUpdateParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, workLaneUpdate, arg.NextSequence, arg.HeadSequence, arg.LaneKey)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const workLaneUpdateSet = `-- name: WorkLaneUpdateSet :execrows
+UPDATE pc_work_lanes
+SET next_sequence = CAST(JSON_EXTRACT(?, CONCAT('$."', lane_key, '"[0]')) AS SIGNED),
+    head_sequence = CAST(JSON_EXTRACT(?, CONCAT('$."', lane_key, '"[1]')) AS SIGNED)
+WHERE lane_key IN (/*SLICE:lane_keys*/?)
+`
+
+type WorkLaneUpdateSetParams struct {
+	Lanes    string
+	LaneKeys []string
+}
+
+// Engine-only (mysql): Requires the batch's lane locks (WorkLaneLockSet); writes each listed lane's allocator and head from a JSON object lane_key → [next_sequence, head_sequence] (lane keys are 64 hex characters) (docs/protocol.md#enqueue-many).
+func (q *Queries) WorkLaneUpdateSet(ctx context.Context, arg WorkLaneUpdateSetParams) (int64, error) {
+	query := workLaneUpdateSet
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Lanes)
+	queryParams = append(queryParams, arg.Lanes)
+	if len(arg.LaneKeys) > 0 {
+		for _, v := range arg.LaneKeys {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:lane_keys*/?", strings.Repeat(",?", len(arg.LaneKeys))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:lane_keys*/?", "NULL", 1)
+	}
+	result, err := q.db.ExecContext(ctx, query, queryParams...)
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,13 @@ WHERE work_id = sqlc.arg('work_id')
   AND recovery_generation = sqlc.arg('recovery_generation')
   AND outcome = 'snoozed';
 
+-- Engine-only (mysql): No lock (the items are locked by the caller); the trace ids of each listed item's current attempt, read before the claim starts the next one (docs/protocol.md#set-based-claim).
+-- name: WorkAttemptCurrentTraces :many
+SELECT a.work_id, a.trace_id, a.span_id
+FROM pc_work_items i
+JOIN pc_work_attempts a ON a.work_id = i.work_id AND a.attempt_no = i.attempt_count
+WHERE i.work_id IN (sqlc.slice('work_ids'));
+
 -- No lock; retention purge of the attempts of purged items.
 -- name: WorkAttemptDeleteByWorkIDs :execrows
 DELETE FROM pc_work_attempts WHERE work_id IN (sqlc.slice('work_ids'));
@@ -45,6 +52,15 @@ VALUES (sqlc.arg('work_id'), sqlc.arg('attempt_no'), sqlc.arg('recovery_generati
         sqlc.arg('fence'), sqlc.arg('started_at'), sqlc.narg('heartbeat_at'), sqlc.narg('finished_at'),
         sqlc.narg('outcome'), sqlc.narg('error_category'), sqlc.narg('error_code'), sqlc.narg('trace_id'),
         sqlc.narg('span_id'));
+
+-- Engine-only (mysql): Requires the item locks and the claim (WorkItemClaimSet) of this transaction; guard: primary key (work_id, attempt_no); one attempt row per claimed item from its claimed state (a consistent read that sees this transaction's own writes), the trace ids looked up by work_id in a JSON object (docs/protocol.md#set-based-claim).
+-- name: WorkAttemptInsertClaimed :execrows
+INSERT INTO pc_work_attempts (work_id, attempt_no, recovery_generation, owner_id, fence, started_at, trace_id, span_id)
+SELECT i.work_id, i.attempt_count, i.recovery_generation, i.lease_owner, i.lease_fence, i.updated_at,
+       JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('traces'), CONCAT('$."', i.work_id, '"[0]'))),
+       JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('traces'), CONCAT('$."', i.work_id, '"[1]')))
+FROM pc_work_items i
+WHERE i.work_id IN (sqlc.slice('work_ids'));
 
 -- No lock; the attempts of one item in attempt order.
 -- name: WorkAttemptListByWorkID :many

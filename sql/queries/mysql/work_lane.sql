@@ -1,6 +1,7 @@
 -- Requires the lane lock (WorkLaneLock) held by the caller; moves the head to the lowest later sequence of the lane
 -- whose item is not succeeded or cancelled, or to NULL (idle) when there is none (one
 -- statement, no read-then-write). ORDER BY … LIMIT 1 walks pc_work_items_lane_sequence_key forward and
+
 -- stops at the first live item (MIN() with the status filter would read the whole lane).
 -- name: WorkLaneAdvanceHead :execrows
 UPDATE pc_work_lanes
@@ -13,6 +14,24 @@ SET head_sequence = (
     ORDER BY i.lane_sequence
     LIMIT 1)
 WHERE pc_work_lanes.lane_key = sqlc.arg('lane_key');
+
+-- Engine-only (mysql): Requires the lane locks and the finished items' writes of this transaction; moves the head of each listed lane (primary key range) whose head item is now succeeded or cancelled to the lowest later sequence whose item is not, or to NULL; a single-table UPDATE (the lanes are already locked; the item reads are consistent reads) (docs/protocol.md#set-based-completion).
+-- name: WorkLaneAdvanceHeadSet :execrows
+UPDATE pc_work_lanes
+SET head_sequence = (
+    SELECT i.lane_sequence
+    FROM pc_work_items i
+    WHERE i.lane_key = pc_work_lanes.lane_key
+      AND i.lane_sequence > pc_work_lanes.head_sequence
+      AND i.status NOT IN ('succeeded', 'cancelled')
+    ORDER BY i.lane_sequence
+    LIMIT 1)
+WHERE pc_work_lanes.lane_key IN (sqlc.slice('lane_keys'))
+  AND EXISTS (SELECT 1
+              FROM pc_work_items h
+              WHERE h.lane_key = pc_work_lanes.lane_key
+                AND h.lane_sequence = pc_work_lanes.head_sequence
+                AND h.status IN ('succeeded', 'cancelled'));
 
 -- No lock; plain read of one lane.
 -- name: WorkLaneGet :one
@@ -43,6 +62,17 @@ JOIN pc_work_items ON pc_work_items.work_id = sqlc.arg('work_id')
 WHERE l.lane_key = sqlc.arg('lane_key')
 FOR UPDATE SKIP LOCKED;
 
+-- Engine-only (mysql): Lock: lanes in ascending lane_key order (FOR UPDATE; the primary key range of the IN list is read, and so locked, in that order), then each lane's head item (FOR UPDATE SKIP LOCKED: a lane or item another transaction holds is skipped, never waited for; STRAIGHT_JOIN reads each lane before its item); the set-based claim pass on MariaDB and MySQL 8, never on OceanBase (docs/protocol.md#set-based-claim).
+-- name: WorkLaneItemLockSetSkipLocked :many
+SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, sqlc.embed(pc_work_items),
+       CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes l
+JOIN pc_work_items ON pc_work_items.lane_key = l.lane_key AND pc_work_items.lane_sequence = l.head_sequence
+WHERE l.lane_key IN (sqlc.slice('lane_keys'))
+  AND pc_work_items.work_id IN (sqlc.slice('work_ids'))
+ORDER BY l.lane_key
+FOR UPDATE SKIP LOCKED;
+
 -- Engine-only (mysql): Lock: lane, then logical key (when it exists), then item (FOR UPDATE; STRAIGHT_JOIN reads, and so locks, them in that order); the caller deletes the key it found next (WorkKeyDelete); MariaDB and MySQL 8 only (docs/protocol.md#round-trips).
 -- name: WorkLaneKeyItemLockJoined :one
 SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, CAST(k.logical_key IS NOT NULL AS SIGNED) AS has_key,
@@ -60,6 +90,14 @@ FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;
 
+-- Engine-only (mysql): Lock: lanes (FOR UPDATE) in ascending lane_key order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+-- name: WorkLaneLockSet :many
+SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
+FROM pc_work_lanes
+WHERE lane_key IN (sqlc.slice('lane_keys'))
+ORDER BY lane_key
+FOR UPDATE;
+
 -- Engine-only (mysql): Lane row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: WorkLaneTouch :execrows
 UPDATE pc_work_lanes SET lane_key = lane_key WHERE lane_key = sqlc.arg('lane_key');
@@ -70,3 +108,10 @@ UPDATE pc_work_lanes
 SET next_sequence = sqlc.arg('next_sequence'),
     head_sequence = sqlc.narg('head_sequence')
 WHERE lane_key = sqlc.arg('lane_key');
+
+-- Engine-only (mysql): Requires the batch's lane locks (WorkLaneLockSet); writes each listed lane's allocator and head from a JSON object lane_key → [next_sequence, head_sequence] (lane keys are 64 hex characters) (docs/protocol.md#enqueue-many).
+-- name: WorkLaneUpdateSet :execrows
+UPDATE pc_work_lanes
+SET next_sequence = CAST(JSON_EXTRACT(sqlc.arg('lanes'), CONCAT('$."', lane_key, '"[0]')) AS SIGNED),
+    head_sequence = CAST(JSON_EXTRACT(sqlc.arg('lanes'), CONCAT('$."', lane_key, '"[1]')) AS SIGNED)
+WHERE lane_key IN (sqlc.slice('lane_keys'));

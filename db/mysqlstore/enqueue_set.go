@@ -1,0 +1,186 @@
+package mysqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
+)
+
+// The set-based enqueue of a batch on MariaDB and MySQL 8 (docs/protocol.md#enqueue-many): the lanes locked in one
+// statement, the keys inserted in one (plus one read of which were new), the lanes' allocators written in one and
+// the items inserted in one, each per 1,000 rows (setRows: the statements number their rows from a 10 × 10 × 10
+// derived table, since sqlc's MySQL parser has no JSON_TABLE). OceanBase keeps the per-row chains.
+
+// setRows is the most rows one INSERT … SELECT of a JSON array writes (the size of its row-number table).
+const setRows = 1000
+
+// setBytes bounds one statement's JSON argument, well under max_allowed_packet's default (16 MiB on MariaDB, 64 MiB
+// on MySQL 8): items carry payloads of up to 16 KiB, base64-encoded.
+const setBytes = 4 << 20
+
+// WorkLaneLockMany locks the lanes in one statement (ascending lane_key) and reads the clock in it.
+func (q queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]db.WorkLane, time.Time, error) {
+	if q.flavor.chains() || q.tx == nil {
+		return db.ChainWorkLaneLockMany(ctx, q, laneKeys)
+	}
+	rows, err := q.q.WorkLaneLockSet(ctx, sortedSet(laneKeys))
+	if err != nil {
+		return nil, time.Time{}, errs(err)
+	}
+	lanes := make([]db.WorkLane, len(rows))
+	for i, r := range rows {
+		lanes[i] = conv.WorkLaneLockFromGen(mysqlgen.WorkLaneLockRow{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: r.HeadSequence})
+	}
+	if len(rows) > 0 {
+		return lanes, conv.TimeFromGen(rows[0].DbNow), nil
+	}
+	now, err := q.DBNow(ctx)
+	return lanes, now, err
+}
+
+// WorkKeyInsertMany inserts the keys that do not exist (the first of two with one logical key, as the chain) and
+// returns the work ids of those it inserted: one INSERT IGNORE per 1,000 keys, then one read of the new owners.
+func (q queries) WorkKeyInsertMany(ctx context.Context, keys []db.WorkKey) ([]string, error) {
+	if q.flavor.chains() || q.tx == nil {
+		return db.ChainWorkKeyInsertMany(ctx, q, keys)
+	}
+	if len(keys) == 0 {
+		return []string{}, nil
+	}
+	seen := make(map[string]bool, len(keys))
+	rows := make([][3]string, 0, len(keys))
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if !k.CreatedAt.Equal(keys[0].CreatedAt) {
+			return nil, fmt.Errorf("mysqlstore: WorkKeyInsertMany: the keys of one batch share one creation time")
+		}
+		if seen[k.LogicalKey] {
+			continue
+		}
+		seen[k.LogicalKey] = true
+		rows = append(rows, [3]string{k.LogicalKey, k.WorkID, k.LaneKey})
+		ids = append(ids, k.WorkID)
+	}
+	created := conv.TimeToGen[time.Time](keys[0].CreatedAt)
+	for _, chunk := range chunks(rows, func(r [3]string) int { return len(r[0]) + len(r[1]) + len(r[2]) + 12 }) {
+		b, err := json.Marshal(chunk)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := q.q.WorkKeyInsertSet(ctx, mysqlgen.WorkKeyInsertSetParams{Keys: string(b), CreatedAt: created, Count: int64(len(chunk))}); err != nil {
+			return nil, errs(err)
+		}
+	}
+	owners, err := q.q.WorkKeyOwnersSet(ctx, ids)
+	if err != nil {
+		return nil, errs(err)
+	}
+	mine := make(map[string]bool, len(owners))
+	for _, id := range owners {
+		mine[id] = true
+	}
+	out := []string{}
+	for _, id := range ids { // in the order of keys
+		if mine[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// itemJSON is one row of WorkItemInsertSet's JSON array.
+type itemJSON struct {
+	W string `json:"w"`
+	L string `json:"l"`
+	N string `json:"n"`
+	S int64  `json:"s"`
+	K string `json:"k"`
+	V int32  `json:"v"`
+	C []byte `json:"c"` // scope_id (VARBINARY), base64
+	P []byte `json:"p"` // payload, base64
+	M int32  `json:"m"`
+}
+
+// WorkItemEnqueueMany writes the lanes in one statement and inserts the items in one per 1,000, refusing an item
+// not as an enqueue creates it before it writes anything (as the chain).
+func (q queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes []db.WorkLane, items []db.WorkItem) (int64, int64, error) {
+	if q.flavor.chains() || q.tx == nil || !hexKeys(lanes) {
+		return db.ChainWorkItemEnqueueMany(ctx, q, now, lanes, items)
+	}
+	laneVals := make(map[string][2]int64, len(lanes))
+	laneKeys := make([]string, 0, len(lanes))
+	for _, l := range lanes {
+		if l.HeadSequence == 0 {
+			return 0, 0, fmt.Errorf("mysqlstore: WorkItemEnqueueMany: lane %s without a head", l.LaneKey)
+		}
+		laneVals[l.LaneKey] = [2]int64{l.NextSequence, l.HeadSequence}
+		laneKeys = append(laneKeys, l.LaneKey)
+	}
+	rows := make([]itemJSON, len(items))
+	for i, it := range items {
+		if !db.IsEnqueued(it, now) {
+			return 0, 0, fmt.Errorf("mysqlstore: WorkItemEnqueueMany: item %s is not as an enqueue creates it", it.WorkID)
+		}
+		rows[i] = itemJSON{W: it.WorkID, L: it.LogicalKey, N: it.LaneKey, S: it.LaneSequence, K: it.Kind,
+			V: it.PayloadVersion, C: []byte(it.ScopeID), P: it.Payload, M: it.MaxAttempts}
+	}
+	var nl, ni int64
+	if len(lanes) > 0 {
+		b, err := json.Marshal(laneVals)
+		if err != nil {
+			return 0, 0, err
+		}
+		if nl, err = q.q.WorkLaneUpdateSet(ctx, mysqlgen.WorkLaneUpdateSetParams{Lanes: string(b), LaneKeys: laneKeys}); err != nil {
+			return 0, 0, errs(err)
+		}
+	}
+	at := conv.TimeToGen[time.Time](now)
+	for _, chunk := range chunks(rows, func(r itemJSON) int { return 4*(len(r.C)+len(r.P))/3 + len(r.K) + 260 }) {
+		b, err := json.Marshal(chunk)
+		if err != nil {
+			return nl, ni, err
+		}
+		n, err := q.q.WorkItemInsertSet(ctx, mysqlgen.WorkItemInsertSetParams{Items: string(b), Now: at, Count: int64(len(chunk))})
+		if err != nil {
+			return nl, ni, errs(err)
+		}
+		ni += n
+	}
+	return nl, ni, nil
+}
+
+// hexKeys reports whether every lane key is lowercase hex (what the ledger writes), so that it is a safe JSON path
+// member in WorkLaneUpdateSet; anything else takes the chain.
+func hexKeys(lanes []db.WorkLane) bool {
+	for _, l := range lanes {
+		for _, c := range l.LaneKey {
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// chunks splits rows into runs of at most setRows rows and about setBytes of JSON each (size estimates a row).
+func chunks[T any](rows []T, size func(T) int) [][]T {
+	var out [][]T
+	start, bytes := 0, 0
+	for i, r := range rows {
+		n := size(r)
+		if i > start && (i-start == setRows || bytes+n > setBytes) {
+			out = append(out, rows[start:i])
+			start, bytes = i, 0
+		}
+		bytes += n
+	}
+	if start < len(rows) {
+		out = append(out, rows[start:])
+	}
+	return out
+}
