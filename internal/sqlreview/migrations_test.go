@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -102,10 +103,11 @@ func verifyFile(ctx context.Context, engine db.Engine, sqlDB *sql.DB, f *Reviewe
 			return err
 		}
 		defer func() { _ = tx.Rollback() }()
-		for _, s := range f.Statements {
+		for i, s := range f.Statements {
 			if _, err := tx.ExecContext(ctx, s.SQL); err != nil {
 				return fmt.Errorf("#%d: %w", s.Index, err)
 			}
+			f.Statements[i].Verified = "ran (rule only)"
 		}
 		return tx.Commit()
 	}
@@ -241,4 +243,82 @@ func mismatch(engine db.Engine, s ReviewedStatement) string {
 		}
 	}
 	return ""
+}
+
+// EnvMigrationTimings turns on TestMigrationTimings (`make migration-timings`).
+const EnvMigrationTimings = "PC_MIGRATION_TIMINGS"
+
+var (
+	indexNameRe = regexp.MustCompile(`(?i)^(CREATE (?:UNIQUE )?INDEX )(\w+)( ON )`)
+	addCheckRe  = regexp.MustCompile(`(?i)^ALTER TABLE (\w+) ADD CONSTRAINT (\w+) CHECK`)
+)
+
+// TestMigrationTimings answers "for how long" at the seeded size: on a seeded database per engine it re-runs the
+// blocking statements of every file with an exception in MigrationExceptions and logs how long each held its lock.
+// The schema is left as it was: PostgreSQL and SQLite run them in a transaction that is rolled back (an index under
+// another name; on SQLite the whole file, so that a rebuild runs whole), MariaDB drops the CHECK constraint first and
+// adds it back timed. Timings vary with the machine: they are logged, not recorded in the review file.
+func TestMigrationTimings(t *testing.T) {
+	if os.Getenv(EnvMigrationTimings) == "" {
+		t.Skipf("%s is not set (make migration-timings)", EnvMigrationTimings)
+	}
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		files, err := EngineMigrations(engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := seededDatabase(t, engine)
+		sqlDB := enginetest.OpenSQLDB(t, u)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		for _, f := range files {
+			var blocking []ReviewedStatement
+			for _, s := range f.Statements {
+				if _, ok := MigrationExceptions[engine][exceptionKey(s)]; ok && s.Blocking() {
+					blocking = append(blocking, s)
+				}
+			}
+			if len(blocking) == 0 {
+				continue
+			}
+			if engine == db.EngineMySQL {
+				for _, s := range blocking {
+					m := addCheckRe.FindStringSubmatch(s.SQL)
+					if m == nil {
+						t.Fatalf("%s#%d: no timing recipe for %q", s.File, s.Index, short(s.SQL))
+					}
+					if _, err := sqlDB.ExecContext(ctx, "ALTER TABLE "+m[1]+" DROP CONSTRAINT "+m[2]); err != nil {
+						t.Fatal(err)
+					}
+					start := time.Now()
+					if _, err := sqlDB.ExecContext(ctx, s.SQL); err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("%s %s#%d on %s (%s): %s", engine, s.File, s.Index, s.Table, s.Rule().ID, time.Since(start).Round(time.Millisecond))
+				}
+				continue
+			}
+			tx, err := sqlDB.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range f.Statements {
+				if strings.HasPrefix(strings.ToUpper(s.SQL), "DROP INDEX") || (engine == db.EnginePostgres && !s.Blocking()) {
+					continue // the index it dropped is gone already; PostgreSQL's blocking statements stand alone
+				}
+				stmt := indexNameRe.ReplaceAllString(s.SQL, "${1}${2}_timing${3}")
+				start := time.Now()
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					_ = tx.Rollback()
+					t.Fatalf("%s#%d: %v", s.File, s.Index, err)
+				}
+				if s.Blocking() {
+					t.Logf("%s %s#%d on %s (%s): %s", engine, s.File, s.Index, s.Table, s.Rule().ID, time.Since(start).Round(time.Millisecond))
+				}
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }
