@@ -242,6 +242,9 @@ func (s ReviewedStatement) MySQLAlgorithm() string {
 type ReviewedFile struct {
 	Name       string
 	Statements []ReviewedStatement
+	// Held (PostgreSQL, from the server check): table → the strongest mode in pg_locks after every statement of the
+	// file ran in one transaction, as db/migrate runs it, for the tables that existed before the file.
+	Held map[string]string
 }
 
 var (
@@ -515,7 +518,9 @@ func RenderMigrations(engines []db.Engine, reviewed map[db.Engine][]ReviewedFile
 	b.WriteString("its rows are the rules' claims (every statement is still run, in the file's transaction: \"ran (rule only)\").\n")
 	b.WriteString("How long the blocking statements take at the seeded size: `make migration-timings` (logged, machine-dependent).\n\n")
 	b.WriteString("How long locks are held: PostgreSQL and SQLite run a file in one transaction (db/migrate), so every lock of\n")
-	b.WriteString("a file is held until its last statement commits; MySQL-mode servers commit each statement on its own. On\n")
+	b.WriteString("a file is held until its last statement commits (on PostgreSQL the line \"Held until the file commits\" is read\n")
+	b.WriteString("from `pg_locks` after the whole file ran in one transaction, then rolled back, and must agree with the rules);\n")
+	b.WriteString("MySQL-mode servers commit each statement on its own. On\n")
 	b.WriteString("PostgreSQL even a `catalog` statement queues behind any open transaction on the table and everything else\n")
 	b.WriteString("queues behind it: run migrations with a `lock_timeout`.\n\n")
 
@@ -557,7 +562,7 @@ func RenderMigrations(engines []db.Engine, reviewed map[db.Engine][]ReviewedFile
 				fmt.Fprintf(&b, "Blocking on: %s.\n", strings.Join(uniq(blocking), ", "))
 			}
 			if e == pg {
-				if held := heldUntilCommit(f); held != "" {
+				if held := heldLine(f); held != "" {
 					fmt.Fprintf(&b, "Held until the file commits: %s.\n", held)
 				}
 			}
@@ -591,30 +596,42 @@ func uniq(ss []string) []string {
 	return out
 }
 
-// heldUntilCommit lists, for a PostgreSQL file, the strongest lock its statements take on each table that existed
-// before it (the file is one transaction, so each is held until its end).
-func heldUntilCommit(f ReviewedFile) string {
+// HeldUntilCommit returns, for a PostgreSQL file, the strongest lock its statements' rules take on each table that
+// existed before it (the file is one transaction, so each is held until its end).
+func HeldUntilCommit(f ReviewedFile) map[string]string {
 	strongest := map[string]string{}
-	var order []string
 	for _, s := range f.Statements {
 		if s.New || s.Table == "" {
 			continue
 		}
 		for _, r := range s.Rules {
-			cur, seen := strongest[s.Table]
-			if !seen {
-				order = append(order, s.Table)
-			}
-			if !seen || pgLockRank(r.Lock) > pgLockRank(cur) {
+			if cur, seen := strongest[s.Table]; !seen || pgLockRank(r.Lock) > pgLockRank(cur) {
 				strongest[s.Table] = r.Lock
 			}
 		}
 	}
-	var out []string
-	for _, t := range order {
-		out = append(out, fmt.Sprintf("%s on %s", strongest[t], t))
+	return strongest
+}
+
+// heldLine renders the file's held locks, the server's (Held) when the check ran, else the rules'.
+func heldLine(f ReviewedFile) string {
+	held, source := HeldUntilCommit(f), "the rules"
+	if f.Held != nil {
+		held, source = f.Held, "pg_locks before the commit"
 	}
-	return strings.Join(out, ", ")
+	tables := make([]string, 0, len(held))
+	for t := range held {
+		tables = append(tables, t)
+	}
+	if len(tables) == 0 {
+		return ""
+	}
+	sort.Strings(tables)
+	out := make([]string, len(tables))
+	for i, t := range tables {
+		out[i] = held[t] + " on " + t
+	}
+	return strings.Join(out, ", ") + " (" + source + ")"
 }
 
 // pgLockModes are PostgreSQL's table lock modes, weakest first.

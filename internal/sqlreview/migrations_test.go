@@ -44,6 +44,13 @@ func TestMigrationReview(t *testing.T) {
 				if err := verifyFile(ctx, e, sqlDB, &files[fi]); err != nil {
 					t.Fatalf("%s: %v", files[fi].Name, err)
 				}
+				if files[fi].Held != nil {
+					for table, mode := range HeldUntilCommit(files[fi]) {
+						if got := files[fi].Held[table]; got != mode {
+							t.Errorf("%s: the rules say the file holds %s on %s until its commit, pg_locks shows %q", files[fi].Name, mode, table, got)
+						}
+					}
+				}
 				for _, s := range files[fi].Statements {
 					if msg := mismatch(e, s); msg != "" {
 						t.Errorf("%s#%d (%s): the server contradicts rule %s: %s", s.File, s.Index, short(s.SQL), s.Rule().ID, msg)
@@ -85,6 +92,11 @@ func TestMigrationReview(t *testing.T) {
 func verifyFile(ctx context.Context, engine db.Engine, sqlDB *sql.DB, f *ReviewedFile) error {
 	switch engine {
 	case db.EnginePostgres:
+		held, err := heldByFile(ctx, sqlDB, f)
+		if err != nil {
+			return err
+		}
+		f.Held = held
 		for i := range f.Statements {
 			if err := verifyPostgres(ctx, sqlDB, &f.Statements[i]); err != nil {
 				return err
@@ -112,6 +124,62 @@ func verifyFile(ctx context.Context, engine db.Engine, sqlDB *sql.DB, f *Reviewe
 		return tx.Commit()
 	}
 	return nil
+}
+
+// heldByFile runs every statement of f in one transaction, as db/migrate does, reads the strongest lock mode the
+// transaction holds on each table that existed before the file, and rolls back.
+func heldByFile(ctx context.Context, sqlDB *sql.DB, f *ReviewedFile) (map[string]string, error) {
+	for _, s := range f.Statements {
+		if strings.Contains(strings.ToUpper(s.SQL), " CONCURRENTLY ") {
+			return nil, nil // cannot run in a transaction: db/migrate would fail on it
+		}
+	}
+	tx, err := sqlDB.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var before []string
+	rows, err := tx.QueryContext(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			_ = rows.Close()
+			return nil, err
+		}
+		before = append(before, name)
+	}
+	_ = rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, s := range f.Statements {
+		if _, err := tx.ExecContext(ctx, s.SQL); err != nil {
+			return nil, fmt.Errorf("#%d in the file's transaction: %w", s.Index, err)
+		}
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT c.relname, l.mode FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+		WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND l.granted AND c.relkind IN ('r', 'p')
+		  AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)`, before)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]string{}
+	for rows.Next() {
+		var table, mode string
+		if err := rows.Scan(&table, &mode); err != nil {
+			_ = rows.Close()
+			return nil, err
+		}
+		if pgLockRank(mode) > pgLockRank(held[table]) {
+			held[table] = mode
+		}
+	}
+	_ = rows.Close()
+	return held, rows.Err()
 }
 
 // verifyPostgres runs the statement in its own transaction and reads, before the commit, the strongest lock mode the
