@@ -258,6 +258,7 @@ var (
 	renameToRe    = regexp.MustCompile(`^RENAME TO (\w+)$`)
 	inlineKeyRe   = regexp.MustCompile(`\b(?:KEY|INDEX) (\w+) \(`)
 	algClauseRe   = regexp.MustCompile(`^(ALGORITHM|LOCK) ?=`)
+	addIndexRe    = regexp.MustCompile(`^ADD (UNIQUE )?(?:INDEX|KEY) (\w+)`)
 )
 
 // normalize removes comment lines and folds whitespace; keywords are compared in upper case, names keep theirs
@@ -383,7 +384,7 @@ func ReviewMigrations(engine db.Engine, files []migrate.File) ([]ReviewedFile, e
 						delete(empty, st.Table)
 						renameIndexes(indexTable, st.Table, to)
 					}
-					if mm := regexp.MustCompile(`^ADD (UNIQUE )?(?:INDEX|KEY) (\w+)`).FindStringSubmatch(c); mm != nil {
+					if mm := addIndexRe.FindStringSubmatch(c); mm != nil {
 						indexTable[strings.ToLower(mm[2])] = st.Table
 					}
 				}
