@@ -12,7 +12,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: sql-vet sql-review sql-review-check help run test check race verify lint lint generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test contract-test image migrate-lint
+.PHONY: sql-vet sql-review sql-review-check migration-review migration-timings help run test check race verify lint lint generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test contract-test image migrate-lint
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -88,11 +88,21 @@ sql-vet: $(SQLC) ## sqlc vet on seeded scratch databases: queries prepare (postg
 # plan rules fail a full scan of a big table or a filesort in a claim on MySQL and SQLite (exceptions in
 # internal/sqlreview/review.go). sql-review writes docs/sql-review/<engine>.md; sql-review-check regenerates them
 # into a temporary directory and fails when a query's plan shape (index or full scan, sort, temporary) differs.
-sql-review: ## rewrite docs/sql-review/<engine>.md: every query with its comment, SQL and plan at the seeded size
-	PC_SQL_REVIEW=write PC_TEST_REQUIRE_ENGINES=postgres,mysql,sqlite $(GO) test ./internal/sqlreview -run '^TestSQLReview$$' -count=1
+sql-review: ## rewrite docs/sql-review/<engine>.md (every query with its comment, SQL and plan at the seeded size) and migrations.md
+	PC_SQL_REVIEW=write PC_TEST_REQUIRE_ENGINES=postgres,mysql,sqlite $(GO) test ./internal/sqlreview -run '^(TestSQLReview|TestMigrationReview)$$' -count=1
 
-sql-review-check: ## fail on a plan rule finding (mysql, sqlite) or when a plan shape differs from docs/sql-review
-	PC_SQL_REVIEW=check PC_TEST_REQUIRE_ENGINES=postgres,mysql,sqlite $(GO) test ./internal/sqlreview -run '^TestSQLReview$$' -count=1
+sql-review-check: ## fail on a plan rule finding (mysql, sqlite), a plan shape differing from docs/sql-review, or a stale migrations.md
+	PC_SQL_REVIEW=check PC_TEST_REQUIRE_ENGINES=postgres,mysql,sqlite $(GO) test ./internal/sqlreview -run '^(TestSQLReview|TestMigrationReview)$$' -count=1
+
+# The migration review alone (no seeding): every statement of sql/migrations/<engine> classified by the rules of
+# internal/sqlreview/migrations.go and re-run on scratch databases (MariaDB: explicit ALGORITHM/LOCK; PostgreSQL:
+# pg_locks) into docs/sql-review/migrations.md. TestMigrationRules (no database, part of make test) refuses a
+# blocking statement on a big table without an exception.
+migration-review: ## rewrite docs/sql-review/migrations.md: each migration statement's lock, online or blocking, verified on the servers
+	PC_SQL_REVIEW=write PC_TEST_REQUIRE_ENGINES=postgres,mysql,sqlite $(GO) test ./internal/sqlreview -run '^TestMigrationReview$$' -count=1
+
+migration-timings: ## time the blocking migration statements (those with an exception) on databases seeded like sql-review
+	PC_MIGRATION_TIMINGS=1 PC_TEST_REQUIRE_ENGINES=postgres,mysql,sqlite $(GO) test ./internal/sqlreview -run '^TestMigrationTimings$$' -count=1 -v
 
 migrate-lint: ## atlas migrate lint over every engine's migrations, on fresh dev databases (needs the Atlas CLI)
 	$(GO) test ./deploy -run 'TestAtlasMigrateLint' -count=1 -v

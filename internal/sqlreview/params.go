@@ -16,7 +16,9 @@ import (
 // value that points at a seeded row for the key columns (so a MySQL primary-key lookup does not end the plan as an
 // "Impossible WHERE"), a small row limit, a time inside the seeded range, and otherwise a value of the column's type.
 
-var seedTime = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+// seedTime is after every seeded timestamp (one second apart from 2026-01-01 00:00, at most 10⁵ of them: 27.8
+// hours), so every seeded item is due, and before the running items' lease expiry (2026-01-03 00:00).
+var seedTime = time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
 
 var keyValues = map[string]any{
 	"work_id": seedWorkID, "work_ids": seedWorkID, "logical_key": seedLogicalKey, "scope_id": seedScope,

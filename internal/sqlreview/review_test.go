@@ -2,6 +2,7 @@ package sqlreview
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,7 @@ func TestSQLReview(t *testing.T) {
 			for _, f := range Findings(engine, rs) {
 				t.Errorf("plan rule: %s", f)
 			}
+			refuteWithoutIndex(ctx, t, engine, enginetest.OpenSQLDB(t, u), rs)
 		}
 		text := Render(engine, rs)
 		committedPath := filepath.Join("..", "..", "docs", "sql-review", string(engine)+".md")
@@ -100,3 +102,43 @@ func TestSQLReview(t *testing.T) {
 
 // pgRuleDepth is how deep sqlc.yaml's pc-postgres-no-seq-scan rule walks a plan.
 const pgRuleDepth = 11
+
+// refuteWithoutIndex shows the plan rule failing on the real server: after the index retention reads pc_sources
+// through is dropped (a deliberately introduced full scan), SourceListErasable must be reported. It runs after
+// every plan and lock of rs was taken.
+func refuteWithoutIndex(ctx context.Context, t *testing.T, engine db.Engine, sqlDB *sql.DB, rs []Reviewed) {
+	t.Helper()
+	drop := map[db.Engine]string{
+		db.EngineMySQL:  `DROP INDEX pc_sources_created_idx ON pc_sources`,
+		db.EngineSQLite: `DROP INDEX pc_sources_created_idx`,
+	}[engine]
+	if _, err := sqlDB.ExecContext(ctx, drop); err != nil {
+		t.Fatal(err)
+	}
+	// A new explainer: the first one's connection may still see the old schema.
+	ex, err := NewExplainer(ctx, engine, sqlDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ex.Close() }()
+	var broken []Reviewed
+	for _, r := range rs {
+		if r.Name != "SourceListErasable" {
+			continue
+		}
+		p, err := ex.Explain(ctx, r.Query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		broken = append(broken, Reviewed{Query: r.Query, Plan: p})
+	}
+	want := "SourceListErasable (source.sql): full scan of pc_sources"
+	if f := Findings(engine, broken); len(f) != 1 || f[0] != want {
+		var plans []string
+		for _, b := range broken {
+			plans = append(plans, strings.Join(b.Plan.Lines, "\n"))
+		}
+		t.Fatalf("without pc_sources_created_idx: findings %q, want [%q]; plan:\n%s", f, want, strings.Join(plans, "\n"))
+	}
+	t.Logf("without pc_sources_created_idx the plan rule reports, as it must: %s", want)
+}

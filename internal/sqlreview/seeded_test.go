@@ -14,10 +14,12 @@ import (
 func seededDatabase(t *testing.T, engine db.Engine) dburl.URL {
 	t.Helper()
 	u := enginetest.MigratedDatabase(t, engine)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	start := time.Now()
 	if err := Seed(ctx, enginetest.OpenSQLDB(t, u), engine); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("seeded %s (%d work items, %d sources) in %s", engine, Items, Scopes*SourcesPerScope, time.Since(start).Round(time.Millisecond))
 	return u
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/enginetest"
 )
 
@@ -26,15 +27,50 @@ func TestSQLCVet(t *testing.T) {
 	}
 	t.Setenv(enginetest.EnvRequireEngines, "postgres,mysql")
 	env := os.Environ()
+	var pgURL dburl.URL
 	for _, e := range []struct {
 		engine db.Engine
 		envVar string
 	}{{db.EnginePostgres, "PC_VET_POSTGRES_URI"}, {db.EngineMySQL, "PC_VET_MYSQL_URI"}} {
 		u := seededDatabase(t, e.engine)
 		env = append(env, e.envVar+"="+u.DSN)
+		if e.engine == db.EnginePostgres {
+			pgURL = u
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	failures, accepted, err := runVet(ctx, t, sqlc, env)
+	if len(failures) > 0 || (err != nil && len(accepted) == 0) {
+		t.Fatalf("sqlc vet failed (%v):\n%s", err, strings.Join(failures, "\n"))
+	}
+	t.Logf("sqlc vet passed; not explained:\n%s", strings.Join(accepted, "\n"))
+
+	// The rule can fail: without the index retention reads pc_sources through (a deliberately introduced full
+	// scan), SourceListErasable's plan becomes a Seq Scan of pc_sources and sqlc vet must refuse it.
+	pgDB := enginetest.OpenSQLDB(t, pgURL)
+	if _, err := pgDB.ExecContext(ctx, `DROP INDEX pc_sources_created_idx`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgDB.ExecContext(ctx, `ANALYZE pc_sources`); err != nil {
+		t.Fatal(err)
+	}
+	failures, _, err = runVet(ctx, t, sqlc, env)
+	want := ": SourceListErasable: pc-postgres-no-seq-scan: "
+	var refused bool
+	for _, f := range failures {
+		refused = refused || strings.Contains(f, want)
+	}
+	if err == nil || !refused {
+		t.Fatalf("sqlc vet without pc_sources_created_idx: err %v, failures %q; want a line containing %q", err, failures, want)
+	}
+	t.Logf("sqlc vet without pc_sources_created_idx refused, as it must:\n%s", strings.Join(failures, "\n"))
+}
+
+// runVet runs `sqlc vet` from the repository root and splits its output lines into failures and the accepted
+// "error explaining query" lines of unexplainable queries.
+func runVet(ctx context.Context, t *testing.T, sqlc string, env []string) (failures, accepted []string, err error) {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +79,6 @@ func TestSQLCVet(t *testing.T) {
 	cmd.Dir = root
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
-	var failures, accepted []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if line == "" {
 			continue
@@ -54,10 +89,7 @@ func TestSQLCVet(t *testing.T) {
 		}
 		failures = append(failures, line)
 	}
-	if len(failures) > 0 || (err != nil && len(accepted) == 0) {
-		t.Fatalf("sqlc vet failed (%v):\n%s", err, strings.Join(failures, "\n"))
-	}
-	t.Logf("sqlc vet passed; not explained:\n%s", strings.Join(accepted, "\n"))
+	return failures, accepted, err
 }
 
 // unexplainable lists the PostgreSQL queries sqlc vet cannot explain, with the reason. Query files carry no
