@@ -75,6 +75,8 @@ func TestStartupRefusals(t *testing.T) {
 		{"no idle timeout", nil, []string{"--http-idle-timeout-seconds", "0"}, "POWERCONTEXT_HTTP_IDLE_TIMEOUT_SECONDS must be > 0"},
 		{"no connections", []string{"POWERCONTEXT_HTTP_MAX_CONNECTIONS=0"}, nil, "POWERCONTEXT_HTTP_MAX_CONNECTIONS must be >= 1"},
 		{"tiny list pages", []string{"POWERCONTEXT_HTTP_MAX_LIST_BYTES=1000"}, nil, "POWERCONTEXT_HTTP_MAX_LIST_BYTES must be >= 65536"},
+		{"tiny import cap", []string{"POWERCONTEXT_HTTP_MAX_IMPORT_BYTES=4096"}, nil, "POWERCONTEXT_HTTP_MAX_IMPORT_BYTES must be between 1048576 (1 MiB) and 2147483648 (2 GiB)"},
+		{"huge import cap", nil, []string{"--http-max-import-bytes", "4294967296"}, "POWERCONTEXT_HTTP_MAX_IMPORT_BYTES must be between 1048576 (1 MiB) and 2147483648 (2 GiB)"},
 		{"no mcp sessions", []string{"POWERCONTEXT_MCP_MAX_SESSIONS=0"}, nil, "POWERCONTEXT_MCP_MAX_SESSIONS must be >= 1"},
 		{"no mcp streams", []string{"POWERCONTEXT_MCP_MAX_STREAMS_PER_PRINCIPAL=0"}, nil, "POWERCONTEXT_MCP_MAX_STREAMS_PER_PRINCIPAL must be >= 1"},
 		{"no mcp stream idle", []string{"POWERCONTEXT_MCP_STREAM_IDLE_SECONDS=0"}, nil, "POWERCONTEXT_MCP_STREAM_IDLE_SECONDS must be > 0"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/powercontext/powercontext/auth"
+	"github.com/powercontext/powercontext/handlers"
 )
 
 // Edge is the HTTP edge's configuration: principals, TLS, proxies, timeouts and limits (docs/security.md).
@@ -29,6 +30,9 @@ type Edge struct {
 	HTTPIdleTimeoutSeconds       float64
 	HTTPMaxConnections           int
 	HTTPMaxListBytes             int
+	// HTTPMaxImportBytes caps the body of a scope import (POST /v1/scopes/{id}/import, docs/portability.md); an
+	// import is held in memory while it is verified.
+	HTTPMaxImportBytes int
 	// HTTPUnauthenticatedPerMinute is the per-address budget of requests without valid credentials (0 = off).
 	HTTPUnauthenticatedPerMinute int
 	MCPMaxSessions               int
@@ -49,7 +53,8 @@ func DefaultEdge() Edge {
 	return Edge{
 		HTTPReadHeaderTimeoutSeconds: 10, HTTPReadTimeoutSeconds: 30, HTTPWriteTimeoutSeconds: 60, HTTPIdleTimeoutSeconds: 90,
 		HTTPMaxConnections: 1024, HTTPMaxListBytes: 1 << 20, HTTPUnauthenticatedPerMinute: 60,
-		MCPMaxSessions: 1000, MCPSessionIdleSeconds: 1800, UISessionTTLSeconds: 12 * 3600,
+		HTTPMaxImportBytes: int(handlers.DefaultImportBodyLimit),
+		MCPMaxSessions:     1000, MCPSessionIdleSeconds: 1800, UISessionTTLSeconds: 12 * 3600,
 		MCPMaxSessionsPerPrincipal: 100, MCPMaxStreams: 256, MCPMaxStreamsPerPrincipal: 16, MCPStreamIdleSeconds: 30,
 		HTTPAnonymousIdleTimeoutSeconds: DefaultAnonymousIdleTimeoutSeconds,
 	}
@@ -68,6 +73,7 @@ func (c *Config) edgeSettings() []setting {
 		{"http-idle-timeout-seconds", "POWERCONTEXT_HTTP_IDLE_TIMEOUT_SECONDS", "keep-alive connection idle time before it is closed", &c.HTTPIdleTimeoutSeconds},
 		{"http-max-connections", "POWERCONTEXT_HTTP_MAX_CONNECTIONS", "open connections served at once; more wait to be accepted", &c.HTTPMaxConnections},
 		{"http-max-list-bytes", "POWERCONTEXT_HTTP_MAX_LIST_BYTES", "byte cap of one list page; a fuller page ends early with its cursor (>= 65536)", &c.HTTPMaxListBytes},
+		{"http-max-import-bytes", "POWERCONTEXT_HTTP_MAX_IMPORT_BYTES", "byte cap of a scope import's body; a larger body is 413 payload_too_large and imports nothing (1 MiB to 2 GiB; the import is held in memory)", &c.HTTPMaxImportBytes},
 		{"http-unauthenticated-per-minute", "POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE", "requests without valid credentials per client address and minute, before auth (0 = off)", &c.HTTPUnauthenticatedPerMinute},
 		{"mcp-max-sessions", "POWERCONTEXT_MCP_MAX_SESSIONS", "MCP sessions kept in single_node, in total; beyond it the new session's principal gives up its least recently used idle one", &c.MCPMaxSessions},
 		{"mcp-session-idle-seconds", "POWERCONTEXT_MCP_SESSION_IDLE_SECONDS", "MCP session idle time before it is closed (single_node)", &c.MCPSessionIdleSeconds},
@@ -206,6 +212,8 @@ func (c *Config) validateEdge() error {
 		return refuse("POWERCONTEXT_HTTP_MAX_CONNECTIONS must be >= 1")
 	case c.HTTPMaxListBytes < minListBytes:
 		return refuse("POWERCONTEXT_HTTP_MAX_LIST_BYTES must be >= %d (one Source may be 64 KiB)", minListBytes)
+	case c.HTTPMaxImportBytes < minImportBytes || c.HTTPMaxImportBytes > maxImportBytes:
+		return refuse("POWERCONTEXT_HTTP_MAX_IMPORT_BYTES must be between %d (1 MiB) and %d (2 GiB): an import is held in memory while it is verified", minImportBytes, maxImportBytes)
 	case c.HTTPUnauthenticatedPerMinute < 0:
 		return refuse("POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE must be >= 0 (0 = off)")
 	case c.MCPMaxSessions < 1:
@@ -226,4 +234,8 @@ const (
 	// flushAnswerMarginSeconds is the least time the write timeout leaves a flush that waited the longest.
 	flushAnswerMarginSeconds = 5
 	minListBytes             = 64 << 10
+	// The bounds of POWERCONTEXT_HTTP_MAX_IMPORT_BYTES: not below the ordinary body limit, and not beyond what one
+	// process should hold in memory for one request.
+	minImportBytes = 1 << 20
+	maxImportBytes = 2 << 30
 )

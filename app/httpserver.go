@@ -77,6 +77,7 @@ func applyEdge(cfg Config, d *handlers.Deps) error {
 		return err
 	}
 	d.MaxListBytes = cfg.HTTPMaxListBytes
+	d.ImportBodyLimit = int64(cfg.HTTPMaxImportBytes)
 	if d.UnauthenticatedPerMinute = cfg.HTTPUnauthenticatedPerMinute; d.UnauthenticatedPerMinute == 0 {
 		d.UnauthenticatedPerMinute = -1 // off
 	}

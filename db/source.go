@@ -34,9 +34,11 @@ type SourceQueries interface {
 	SourceGetByID(ctx context.Context, p SourceGetByIDParams) (Source, error)
 	SourceInsert(ctx context.Context, s Source) error
 
-	// SourceInsertTombstone inserts a forgotten Source as its tombstone (content '', metadata {}) with s.ErasedAt
-	// (an import, docs/portability.md); s.Content and s.Metadata are not written.
-	SourceInsertTombstone(ctx context.Context, s Source) error
+	// SourceInsertMany inserts Sources of one scope in one statement over the set (an import, docs/portability.md);
+	// a Source with ErasedAt is written as its tombstone (content '', metadata {}, that erased_at; its Content and
+	// Metadata are not written). The caller holds the scope's journal head lock and bounds the batch (an import
+	// writes batches of at most 1,000 Sources and about 2 MiB).
+	SourceInsertMany(ctx context.Context, ss []Source) error
 
 	// SourceListAfter returns up to p.Limit Sources with journal_position > p.AfterPosition, in journal order.
 	SourceListAfter(ctx context.Context, p SourceListAfterParams) ([]Source, error)

@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -128,4 +129,58 @@ func TestPortabilityNeedsAdminOrTheScope(t *testing.T) {
 	big := bytes.Repeat([]byte("x"), 5000)
 	e.do(http.MethodPost, "/v1/scopes/team-a%2Fz/import", bytes.NewReader(big), merge(ndjson, authz(adminTok))).
 		requireError(t, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+}
+
+// TestImportOverTheCapImportsNothing: an import body beyond Deps.ImportBodyLimit (POWERCONTEXT_HTTP_MAX_IMPORT_BYTES)
+// is 413 payload_too_large with the documented error body, whether it declares its length or is streamed, and
+// imports nothing: the target scope is still empty afterwards and takes an import that fits.
+func TestImportOverTheCapImportsNothing(t *testing.T) {
+	t.Parallel()
+	const limit = 4096
+	e := newEnv(t, withPortability, func(d *Deps) { d.ImportBodyLimit = limit })
+	for i := range 6 {
+		e.captureDirect("big", strings.Repeat(string(rune('a'+i)), 1000))
+	}
+	e.captureDirect("small", "Releases ship on Tuesdays.")
+	big := e.get("/v1/scopes/big/export")
+	require.Equal(t, http.StatusOK, big.Code, "body: %s", big.Body)
+	require.Greater(t, len(big.Body), limit)
+	small := e.get("/v1/scopes/small/export")
+	require.Equal(t, http.StatusOK, small.Code, "body: %s", small.Body)
+	require.Less(t, len(small.Body), limit)
+
+	requireTooLarge := func(r resp) {
+		t.Helper()
+		r.requireError(t, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+		var body struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(r.Body, &body))
+		require.Equal(t, CodePayloadTooLarge, body.Error.Code)
+		require.Equal(t, "request body is too large", body.Error.Message)
+	}
+	// A declared Content-Length beyond the cap.
+	requireTooLarge(e.do(http.MethodPost, "/v1/scopes/target/import", bytes.NewReader(big.Body), ndjson))
+	// A streamed body without a length, cut off at the cap.
+	req := newRequest(http.MethodPost, "/v1/scopes/target/import", struct{ io.Reader }{bytes.NewReader(big.Body)}, ndjson)
+	req.ContentLength = -1
+	r := serveRequest(e.e, req)
+	checkContract(t, req, big.Body, r)
+	requireTooLarge(r)
+
+	// Nothing was imported: the target exports no Sources and still takes an import.
+	out := e.get("/v1/scopes/target/export")
+	require.Equal(t, http.StatusOK, out.Code, "body: %s", out.Body)
+	var header struct {
+		Counts struct {
+			Sources int `json:"sources"`
+		} `json:"counts"`
+	}
+	require.NoError(t, json.Unmarshal(bytes.SplitN(out.Body, []byte("\n"), 2)[0], &header))
+	require.Zero(t, header.Counts.Sources)
+	in := e.do(http.MethodPost, "/v1/scopes/target/import", bytes.NewReader(small.Body), ndjson)
+	require.Equal(t, http.StatusCreated, in.Code, "the target is still empty; body: %s", in.Body)
 }

@@ -139,12 +139,8 @@ func (im Importer) write(ctx context.Context, scope string, p *parsed) error {
 		if err != nil {
 			return err
 		}
-		for _, s := range p.sources {
-			insert := q.SourceInsert
-			if !s.ErasedAt.IsZero() {
-				insert = q.SourceInsertTombstone
-			}
-			if err := insert(ctx, s); err != nil {
+		for _, batch := range sourceBatches(p.sources) {
+			if err := q.SourceInsertMany(ctx, batch); err != nil {
 				return err
 			}
 		}
@@ -188,6 +184,33 @@ func (im Importer) write(ctx context.Context, scope string, p *parsed) error {
 		}
 		return nil
 	})
+}
+
+// The bounds of one SourceInsertMany statement of an import: at most sourceBatchRows Sources and, past the first,
+// about sourceBatchBytes of content and metadata, so that one statement stays below MySQL's max_allowed_packet (16
+// MiB by default on MariaDB) even where the JSON parameter of MySQL and SQLite escapes every byte of content (\u00XX,
+// six bytes for one) and hex doubles the metadata.
+const (
+	sourceBatchRows  = 1000
+	sourceBatchBytes = 2 << 20
+)
+
+// sourceBatches splits ss, in order, into the batches of SourceInsertMany.
+func sourceBatches(ss []db.Source) [][]db.Source {
+	var out [][]db.Source
+	start, size := 0, 0
+	for i, s := range ss {
+		n := len(s.Content) + len(s.Metadata) + len(s.SourceID) + len(s.SourceType)
+		if i > start && (i-start == sourceBatchRows || size+n > sourceBatchBytes) {
+			out = append(out, ss[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(ss) {
+		out = append(out, ss[start:])
+	}
+	return out
 }
 
 // ErrScopeNotEmpty means the target scope has Sources, cursors, Memory or candidates (HTTP 409 scope_not_empty).

@@ -326,10 +326,6 @@ func (q queries) SourceInsert(ctx context.Context, s db.Source) error {
 	return errs.Err(q.q.SourceInsert(ctx, conv.SourceToGen[mysqlgen.SourceInsertParams](s)))
 }
 
-func (q queries) SourceInsertTombstone(ctx context.Context, s db.Source) error {
-	return errs.Err(q.q.SourceInsertTombstone(ctx, conv.SourceInsertTombstoneToGen[mysqlgen.SourceInsertTombstoneParams](s)))
-}
-
 func (q queries) SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error) {
 	return errs.Rows(q.q.SourceJournalHeadDelete(ctx, scopeID))
 }

@@ -333,10 +333,6 @@ func (q queries) SourceInsert(ctx context.Context, s db.Source) error {
 	return errs.Err(q.q.SourceInsert(ctx, conv.SourceToGen[postgresgen.SourceInsertParams](s)))
 }
 
-func (q queries) SourceInsertTombstone(ctx context.Context, s db.Source) error {
-	return errs.Err(q.q.SourceInsertTombstone(ctx, conv.SourceInsertTombstoneToGen[postgresgen.SourceInsertTombstoneParams](s)))
-}
-
 func (q queries) SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error) {
 	return errs.Rows(q.q.SourceJournalHeadDelete(ctx, scopeID))
 }

@@ -342,10 +342,6 @@ func (q *queries) SourceInsert(ctx context.Context, s db.Source) error {
 	return errs.Err(q.w.SourceInsert(ctx, conv.SourceToGen[sqlitegen.SourceInsertParams](s)))
 }
 
-func (q *queries) SourceInsertTombstone(ctx context.Context, s db.Source) error {
-	return errs.Err(q.w.SourceInsertTombstone(ctx, conv.SourceInsertTombstoneToGen[sqlitegen.SourceInsertTombstoneParams](s)))
-}
-
 func (q *queries) SourceJournalHeadDelete(ctx context.Context, scopeID string) (int64, error) {
 	return errs.Rows(q.w.SourceJournalHeadDelete(ctx, scopeID))
 }

@@ -16,37 +16,83 @@ var sourceCases = []storeCase{
 	{"SourceJournalHeadLock/InsertLockUpdateGet", testSourceJournalHead},
 	{"SourceJournalHeadListPending/KeysetBeyondCursor", testSourceJournalHeadListPending},
 	{"SourceInsert/UniqueKeysGetAndList", testSource},
-	{"SourceInsertTombstone/KeepsErasedAtWritesNoText", testSourceInsertTombstone},
+	{"SourceInsertMany/LiveAndTombstonesByteExact", testSourceInsertMany},
+	{"SourceInsertMany/ConflictWritesNothing", testSourceInsertManyConflict},
 }
 
-// testSourceInsertTombstone: a tombstone keeps its position, id, type, created_at and erased_at, holds no text
-// whatever the Source value carries, counts as erased (SourceErase matches nothing), and collides like a Source.
-func testSourceInsertTombstone(t *testing.T, s db.Store) {
+// testSourceInsertMany: one statement writes live Sources byte-exact (text that JSON and SQL escape, metadata
+// bytes) and forgotten ones as tombstones (no text whatever the value carries, erased_at kept, SourceErase matches
+// nothing); an empty batch writes nothing.
+func testSourceInsertMany(t *testing.T, s db.Store) {
 	ctx := context.Background()
 	scope := "scope-" + randHex(t, 8)
-	now, err := s.DBNow(ctx)
+	now := us(dbNow(t, s))
+	require.NoError(t, s.SourceInsertMany(ctx, nil))
+	require.NoError(t, s.SourceInsertMany(ctx, []db.Source{}))
+
+	batch := make([]db.Source, 0, 5)
+	for pos := int64(1); pos <= 5; pos++ {
+		batch = append(batch, newSource(scope, pos, now))
+	}
+	batch[1].ErasedAt = now.Add(time.Hour)
+	batch[2].Content = "quotes \" \\ ' <b>&amp;</b> \u0001\ttab\nnewline é 漢字 😀 %s ?"
+	batch[2].Metadata = []byte(`{"a":"\u00e9 \"x\"","b":[1,2.5,null],"c":{}}`)
+	batch[3].ErasedAt = now.Add(2 * time.Hour)
+	batch[3].SourceType = "chat"
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		return q.SourceInsertMany(ctx, batch)
+	}))
+
+	want := append([]db.Source(nil), batch...)
+	for _, i := range []int{1, 3} {
+		want[i].Content, want[i].Metadata = "", []byte("{}")
+	}
+	got, err := s.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, Limit: 10})
 	require.NoError(t, err)
-	live, gone := newSource(scope, 1, now), newSource(scope, 2, now)
-	gone.ErasedAt = now.Add(time.Hour).Truncate(time.Microsecond)
-	require.NoError(t, s.SourceInsert(ctx, live))
-	require.NoError(t, s.SourceInsertTombstone(ctx, gone))
-	got, err := s.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: scope, SourceID: gone.SourceID})
+	require.Equal(t, want, got)
+	for _, g := range got {
+		requireUTC(t, g.CreatedAt)
+	}
+	requireUTC(t, got[1].ErasedAt)
+	n, err := s.SourceErase(ctx, db.SourceEraseParams{ScopeID: scope, SourceID: batch[1].SourceID})
 	require.NoError(t, err)
-	require.Equal(t, db.Source{ScopeID: scope, JournalPosition: 2, SourceID: gone.SourceID, SourceType: gone.SourceType,
-		Content: "", Metadata: []byte("{}"), CreatedAt: gone.CreatedAt, ErasedAt: gone.ErasedAt}, got)
-	n, err := s.SourceErase(ctx, db.SourceEraseParams{ScopeID: scope, SourceID: gone.SourceID})
+	require.Zero(t, n, "a tombstone is already erased")
+	n, err = s.SourceErase(ctx, db.SourceEraseParams{ScopeID: scope, SourceID: batch[0].SourceID})
 	require.NoError(t, err)
-	require.Zero(t, n, "already erased")
-	list, err := s.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, Limit: 10})
-	require.NoError(t, err)
-	require.Equal(t, []int64{1, 2}, positions(list))
-	require.True(t, list[0].ErasedAt.IsZero())
-	dup := gone
-	dup.JournalPosition = 3
-	require.ErrorIs(t, s.SourceInsertTombstone(ctx, dup), db.ErrConflict, "the source id is taken")
-	dup = newSource(scope, 1, now)
-	dup.SourceID = "other"
-	require.ErrorIs(t, s.SourceInsertTombstone(ctx, dup), db.ErrConflict, "the position is taken")
+	require.EqualValues(t, 1, n, "a live Source can be erased")
+}
+
+// testSourceInsertManyConflict: a batch that takes a used source id or position, or repeats one of its own, is a
+// conflict and writes none of its rows; Sources of two scopes in one batch are refused.
+func testSourceInsertManyConflict(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	scope := "scope-" + randHex(t, 8)
+	now := us(dbNow(t, s))
+	require.NoError(t, s.SourceInsert(ctx, newSource(scope, 1, now)))
+
+	list := func() []int64 {
+		t.Helper()
+		ss, err := s.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, Limit: 10})
+		require.NoError(t, err)
+		return positions(ss)
+	}
+	takenID := []db.Source{newSource(scope, 2, now), newSource(scope, 3, now)}
+	takenID[1].SourceID = newSource(scope, 1, now).SourceID
+	require.ErrorIs(t, s.SourceInsertMany(ctx, takenID), db.ErrConflict, "the source id is taken")
+	takenPos := []db.Source{newSource(scope, 2, now), newSource(scope, 1, now)}
+	takenPos[1].SourceID = "other"
+	takenPos[1].ErasedAt = now
+	require.ErrorIs(t, s.SourceInsertMany(ctx, takenPos), db.ErrConflict, "the position is taken (a tombstone too)")
+	twice := []db.Source{newSource(scope, 2, now), newSource(scope, 3, now)}
+	twice[1].SourceID = twice[0].SourceID
+	require.ErrorIs(t, s.SourceInsertMany(ctx, twice), db.ErrConflict, "the batch repeats a source id")
+	require.Equal(t, []int64{1}, list(), "a refused batch writes none of its rows")
+
+	mixed := []db.Source{newSource(scope, 2, now), newSource("other-"+scope, 1, now)}
+	require.Error(t, s.SourceInsertMany(ctx, mixed))
+	require.Equal(t, []int64{1}, list())
+	_, err := s.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: "other-" + scope, SourceID: mixed[1].SourceID})
+	require.ErrorIs(t, err, db.ErrNotFound)
 }
 
 func newSource(scope string, pos int64, at time.Time) db.Source {

@@ -131,32 +131,110 @@ func (q *Queries) SourceInsert(ctx context.Context, arg SourceInsertParams) erro
 	return err
 }
 
-const sourceInsertTombstone = `-- name: SourceInsertTombstone :exec
+const sourceInsertMany = `-- name: SourceInsertMany :execrows
 INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at)
-VALUES (?, ?, ?, ?, '',
-        CAST('{}' AS BINARY), ?, ?)
+SELECT ?, r.journal_position, r.source_id, r.source_type,
+       CASE WHEN r.erased_at IS NULL THEN r.content ELSE '' END,
+       CASE WHEN r.erased_at IS NULL THEN UNHEX(r.metadata) ELSE CAST('{}' AS BINARY) END,
+       r.created_at, r.erased_at
+FROM (SELECT n.i,
+             CAST(ELT(n.i, /*SLICE:journal_positions*/?) AS SIGNED) AS journal_position,
+             ELT(n.i, /*SLICE:source_ids*/?) AS source_id,
+             ELT(n.i, /*SLICE:source_types*/?) AS source_type,
+             ELT(n.i, /*SLICE:contents*/?) AS content,
+             ELT(n.i, /*SLICE:metadatas*/?) AS metadata,
+             CAST(ELT(n.i, /*SLICE:created_ats*/?) AS DATETIME(6)) AS created_at,
+             CAST(NULLIF(ELT(n.i, /*SLICE:erased_ats*/?), '') AS DATETIME(6)) AS erased_at
+      FROM (SELECT 1 + u.d + 10 * t.d + 100 * h.d AS i
+            FROM (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) AS u
+            CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) AS t
+            CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) AS h
+            WHERE 1 + u.d + 10 * t.d + 100 * h.d <= CAST(? AS SIGNED)) AS n) AS r
+ORDER BY r.i
 `
 
-type SourceInsertTombstoneParams struct {
-	ScopeID         string
-	JournalPosition int64
-	SourceID        string
-	SourceType      string
-	CreatedAt       time.Time
-	ErasedAt        *time.Time
+type SourceInsertManyParams struct {
+	ScopeID          string
+	JournalPositions []string
+	SourceIds        []string
+	SourceTypes      []string
+	Contents         []string
+	Metadatas        []string
+	CreatedAts       []string
+	ErasedAts        []string
+	RowCount         int64
 }
 
-// Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert.
-func (q *Queries) SourceInsertTombstone(ctx context.Context, arg SourceInsertTombstoneParams) error {
-	_, err := q.db.ExecContext(ctx, sourceInsertTombstone,
-		arg.ScopeID,
-		arg.JournalPosition,
-		arg.SourceID,
-		arg.SourceType,
-		arg.CreatedAt,
-		arg.ErasedAt,
-	)
-	return err
+// Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert. Differs from postgres because MySQL has no array parameters: one multi-row statement over parallel lists of text (sqlc.slice; metadata in hex, times as DATETIME(6) text, an empty string for not erased), row i taking the i-th element of each (ELT), rows 1..row_count (at most 1000) numbered by a digits cross join; an erased row is written as its tombstone.
+func (q *Queries) SourceInsertMany(ctx context.Context, arg SourceInsertManyParams) (int64, error) {
+	query := sourceInsertMany
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.ScopeID)
+	if len(arg.JournalPositions) > 0 {
+		for _, v := range arg.JournalPositions {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:journal_positions*/?", strings.Repeat(",?", len(arg.JournalPositions))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:journal_positions*/?", "NULL", 1)
+	}
+	if len(arg.SourceIds) > 0 {
+		for _, v := range arg.SourceIds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:source_ids*/?", strings.Repeat(",?", len(arg.SourceIds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:source_ids*/?", "NULL", 1)
+	}
+	if len(arg.SourceTypes) > 0 {
+		for _, v := range arg.SourceTypes {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:source_types*/?", strings.Repeat(",?", len(arg.SourceTypes))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:source_types*/?", "NULL", 1)
+	}
+	if len(arg.Contents) > 0 {
+		for _, v := range arg.Contents {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:contents*/?", strings.Repeat(",?", len(arg.Contents))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:contents*/?", "NULL", 1)
+	}
+	if len(arg.Metadatas) > 0 {
+		for _, v := range arg.Metadatas {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:metadatas*/?", strings.Repeat(",?", len(arg.Metadatas))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:metadatas*/?", "NULL", 1)
+	}
+	if len(arg.CreatedAts) > 0 {
+		for _, v := range arg.CreatedAts {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:created_ats*/?", strings.Repeat(",?", len(arg.CreatedAts))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:created_ats*/?", "NULL", 1)
+	}
+	if len(arg.ErasedAts) > 0 {
+		for _, v := range arg.ErasedAts {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:erased_ats*/?", strings.Repeat(",?", len(arg.ErasedAts))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:erased_ats*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.RowCount)
+	result, err := q.db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const sourceJournalHeadGet = `-- name: SourceJournalHeadGet :one

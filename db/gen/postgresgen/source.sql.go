@@ -119,32 +119,51 @@ func (q *Queries) SourceInsert(ctx context.Context, arg SourceInsertParams) erro
 	return err
 }
 
-const sourceInsertTombstone = `-- name: SourceInsertTombstone :exec
+const sourceInsertMany = `-- name: SourceInsertMany :execrows
 INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at)
-VALUES ($1, $2, $3, $4, '',
-        CAST('{}' AS bytea), $5, $6)
+SELECT $1, r.journal_position, r.source_id, r.source_type,
+       CASE WHEN r.erased THEN '' ELSE r.content END,
+       CASE WHEN r.erased THEN CAST('{}' AS bytea) ELSE r.metadata END,
+       r.created_at, CASE WHEN r.erased THEN r.erased_at END
+FROM (SELECT unnest($2::bigint[]) AS journal_position,
+             unnest($3::text[]) AS source_id,
+             unnest($4::text[]) AS source_type,
+             unnest($5::text[]) AS content,
+             unnest($6::bytea[]) AS metadata,
+             unnest($7::timestamptz[]) AS created_at,
+             unnest($8::boolean[]) AS erased,
+             unnest($9::timestamptz[]) AS erased_at) AS r
 `
 
-type SourceInsertTombstoneParams struct {
-	ScopeID         string
-	JournalPosition int64
-	SourceID        string
-	SourceType      string
-	CreatedAt       time.Time
-	ErasedAt        *time.Time
+type SourceInsertManyParams struct {
+	ScopeID          string
+	JournalPositions []int64
+	SourceIds        []string
+	SourceTypes      []string
+	Contents         []string
+	Metadatas        [][]byte
+	CreatedAts       []time.Time
+	Erased           []bool
+	ErasedAts        []time.Time
 }
 
-// Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert.
-func (q *Queries) SourceInsertTombstone(ctx context.Context, arg SourceInsertTombstoneParams) error {
-	_, err := q.db.Exec(ctx, sourceInsertTombstone,
+// Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert. One statement over the set (unnest of parallel arrays); an erased row is written as its tombstone.
+func (q *Queries) SourceInsertMany(ctx context.Context, arg SourceInsertManyParams) (int64, error) {
+	result, err := q.db.Exec(ctx, sourceInsertMany,
 		arg.ScopeID,
-		arg.JournalPosition,
-		arg.SourceID,
-		arg.SourceType,
-		arg.CreatedAt,
-		arg.ErasedAt,
+		arg.JournalPositions,
+		arg.SourceIds,
+		arg.SourceTypes,
+		arg.Contents,
+		arg.Metadatas,
+		arg.CreatedAts,
+		arg.Erased,
+		arg.ErasedAts,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const sourceJournalHeadGet = `-- name: SourceJournalHeadGet :one

@@ -130,32 +130,28 @@ func (q *Queries) SourceInsert(ctx context.Context, arg SourceInsertParams) erro
 	return err
 }
 
-const sourceInsertTombstone = `-- name: SourceInsertTombstone :exec
+const sourceInsertMany = `-- name: SourceInsertMany :execrows
 INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at)
-VALUES (?1, ?2, ?3, ?4, '',
-        CAST('{}' AS BLOB), ?5, ?6)
+SELECT ?1, json_extract(r.value, '$.journal_position'), json_extract(r.value, '$.source_id'),
+       json_extract(r.value, '$.source_type'),
+       CASE WHEN json_extract(r.value, '$.erased_at') IS NULL THEN json_extract(r.value, '$.content') ELSE '' END,
+       CASE WHEN json_extract(r.value, '$.erased_at') IS NULL THEN unhex(json_extract(r.value, '$.metadata')) ELSE CAST('{}' AS BLOB) END,
+       json_extract(r.value, '$.created_at'), json_extract(r.value, '$.erased_at')
+FROM json_each(?2) AS r
 `
 
-type SourceInsertTombstoneParams struct {
-	ScopeID         string
-	JournalPosition int64
-	SourceID        string
-	SourceType      string
-	CreatedAt       int64
-	ErasedAt        *int64
+type SourceInsertManyParams struct {
+	ScopeID string
+	Rows    interface{}
 }
 
-// Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert.
-func (q *Queries) SourceInsertTombstone(ctx context.Context, arg SourceInsertTombstoneParams) error {
-	_, err := q.db.ExecContext(ctx, sourceInsertTombstone,
-		arg.ScopeID,
-		arg.JournalPosition,
-		arg.SourceID,
-		arg.SourceType,
-		arg.CreatedAt,
-		arg.ErasedAt,
-	)
-	return err
+// Guard: caller holds the journal head lock of the scope (an import); the same unique keys as SourceInsert. Differs from postgres because SQLite has no arrays: one statement over the set read from a JSON array parameter (json_each); a row with erased_at is written as its tombstone.
+func (q *Queries) SourceInsertMany(ctx context.Context, arg SourceInsertManyParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, sourceInsertMany, arg.ScopeID, arg.Rows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const sourceJournalHeadGet = `-- name: SourceJournalHeadGet :one

@@ -16,15 +16,6 @@ type source[T Time] = struct {
 	CreatedAt       T
 }
 
-type sourceTombstone[T Time] = struct {
-	ScopeID         string
-	JournalPosition int64
-	SourceID        string
-	SourceType      string
-	CreatedAt       T
-	ErasedAt        *T
-}
-
 type sourceRow[T Time] = struct {
 	ScopeID         string
 	JournalPosition int64
@@ -140,18 +131,6 @@ func SourceToGen[P ~source[T], T Time](s db.Source) P {
 		Content:         s.Content,
 		Metadata:        s.Metadata,
 		CreatedAt:       TimeToGen[T](s.CreatedAt),
-	})
-}
-
-// SourceInsertTombstoneToGen builds the parameters of SourceInsertTombstone.
-func SourceInsertTombstoneToGen[P ~sourceTombstone[T], T Time](s db.Source) P {
-	return P(sourceTombstone[T]{
-		ScopeID:         s.ScopeID,
-		JournalPosition: s.JournalPosition,
-		SourceID:        s.SourceID,
-		SourceType:      s.SourceType,
-		CreatedAt:       TimeToGen[T](s.CreatedAt),
-		ErasedAt:        nullTimeToGen[T](s.ErasedAt),
 	})
 }
 

@@ -33,11 +33,30 @@ INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, cont
 VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'),
         sqlc.arg('content'), sqlc.arg('metadata'), sqlc.arg('created_at'));
 
--- Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert.
--- name: SourceInsertTombstone :exec
+-- Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert. Differs from postgres because MySQL has no array parameters: one multi-row statement over parallel lists of text (sqlc.slice; metadata in hex, times as DATETIME(6) text, an empty string for not erased), row i taking the i-th element of each (ELT), rows 1..row_count (at most 1000) numbered by a digits cross join; an erased row is written as its tombstone.
+-- name: SourceInsertMany :execrows
 INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at)
-VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'), '',
-        CAST('{}' AS BINARY), sqlc.arg('created_at'), sqlc.arg('erased_at'));
+SELECT sqlc.arg('scope_id'), r.journal_position, r.source_id, r.source_type,
+       CASE WHEN r.erased_at IS NULL THEN r.content ELSE '' END,
+       CASE WHEN r.erased_at IS NULL THEN UNHEX(r.metadata) ELSE CAST('{}' AS BINARY) END,
+       r.created_at, r.erased_at
+FROM (SELECT n.i,
+             CAST(ELT(n.i, sqlc.slice('journal_positions')) AS SIGNED) AS journal_position,
+             ELT(n.i, sqlc.slice('source_ids')) AS source_id,
+             ELT(n.i, sqlc.slice('source_types')) AS source_type,
+             ELT(n.i, sqlc.slice('contents')) AS content,
+             ELT(n.i, sqlc.slice('metadatas')) AS metadata,
+             CAST(ELT(n.i, sqlc.slice('created_ats')) AS DATETIME(6)) AS created_at,
+             CAST(NULLIF(ELT(n.i, sqlc.slice('erased_ats')), '') AS DATETIME(6)) AS erased_at
+      FROM (SELECT 1 + u.d + 10 * t.d + 100 * h.d AS i
+            FROM (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) AS u
+            CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) AS t
+            CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) AS h
+            WHERE 1 + u.d + 10 * t.d + 100 * h.d <= CAST(sqlc.arg('row_count') AS SIGNED)) AS n) AS r
+ORDER BY r.i;
 
 -- No lock; plain read of one journal head.
 -- name: SourceJournalHeadGet :one

@@ -33,11 +33,21 @@ INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, cont
 VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'),
         sqlc.arg('content'), sqlc.arg('metadata'), sqlc.arg('created_at'));
 
--- Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert.
--- name: SourceInsertTombstone :exec
+-- Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert. One statement over the set (unnest of parallel arrays); an erased row is written as its tombstone.
+-- name: SourceInsertMany :execrows
 INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at)
-VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'), '',
-        CAST('{}' AS bytea), sqlc.arg('created_at'), sqlc.arg('erased_at'));
+SELECT sqlc.arg('scope_id'), r.journal_position, r.source_id, r.source_type,
+       CASE WHEN r.erased THEN '' ELSE r.content END,
+       CASE WHEN r.erased THEN CAST('{}' AS bytea) ELSE r.metadata END,
+       r.created_at, CASE WHEN r.erased THEN r.erased_at END
+FROM (SELECT unnest(sqlc.arg('journal_positions')::bigint[]) AS journal_position,
+             unnest(sqlc.arg('source_ids')::text[]) AS source_id,
+             unnest(sqlc.arg('source_types')::text[]) AS source_type,
+             unnest(sqlc.arg('contents')::text[]) AS content,
+             unnest(sqlc.arg('metadatas')::bytea[]) AS metadata,
+             unnest(sqlc.arg('created_ats')::timestamptz[]) AS created_at,
+             unnest(sqlc.arg('erased')::boolean[]) AS erased,
+             unnest(sqlc.arg('erased_ats')::timestamptz[]) AS erased_at) AS r;
 
 -- No lock; plain read of one journal head.
 -- name: SourceJournalHeadGet :one

@@ -33,11 +33,15 @@ INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, cont
 VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'),
         sqlc.arg('content'), sqlc.arg('metadata'), sqlc.arg('created_at'));
 
--- Requires the journal head lock of the scope (an import, docs/portability.md); guard: the same unique keys as SourceInsert.
--- name: SourceInsertTombstone :exec
+-- Guard: caller holds the journal head lock of the scope (an import); the same unique keys as SourceInsert. Differs from postgres because SQLite has no arrays: one statement over the set read from a JSON array parameter (json_each); a row with erased_at is written as its tombstone.
+-- name: SourceInsertMany :execrows
 INSERT INTO pc_sources (scope_id, journal_position, source_id, source_type, content, metadata, created_at, erased_at)
-VALUES (sqlc.arg('scope_id'), sqlc.arg('journal_position'), sqlc.arg('source_id'), sqlc.arg('source_type'), '',
-        CAST('{}' AS BLOB), sqlc.arg('created_at'), sqlc.arg('erased_at'));
+SELECT sqlc.arg('scope_id'), json_extract(r.value, '$.journal_position'), json_extract(r.value, '$.source_id'),
+       json_extract(r.value, '$.source_type'),
+       CASE WHEN json_extract(r.value, '$.erased_at') IS NULL THEN json_extract(r.value, '$.content') ELSE '' END,
+       CASE WHEN json_extract(r.value, '$.erased_at') IS NULL THEN unhex(json_extract(r.value, '$.metadata')) ELSE CAST('{}' AS BLOB) END,
+       json_extract(r.value, '$.created_at'), json_extract(r.value, '$.erased_at')
+FROM json_each(sqlc.arg('rows')) AS r;
 
 -- No lock; autocommitted read of one journal head.
 -- name: SourceJournalHeadGet :one
