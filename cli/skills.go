@@ -29,6 +29,7 @@ type skillsState struct {
 	TargetID string                      `json:"target_id"`
 	ScopeID  string                      `json:"scope_id"`
 	Cred     string                      `json:"credential"`
+	CAFile   string                      `json:"ca_file,omitempty"` // the --ca-file enroll was given (absolute)
 	Skills   map[string]skillsStateEntry `json:"skills"`
 }
 
@@ -82,6 +83,12 @@ the server answers with this target's own credential, which is kept in the skill
 			}
 			st := skillsState{Server: s.c.BaseURL(), TargetID: en.TargetID, ScopeID: en.ScopeID, Cred: en.Credential,
 				Skills: map[string]skillsStateEntry{}}
+			if f.caFile != "" {
+				// sync trusts the same bundle without being told again (--ca-file or the environment still win).
+				if st.CAFile, err = filepath.Abs(f.caFile); err != nil {
+					return err
+				}
+			}
 			if err := writeSkillsState(dir, st); err != nil {
 				return err
 			}
@@ -109,7 +116,8 @@ func newSkillsSyncCommand(f *clientFlags) *cobra.Command {
 replaces the old one); an unpublished one is removed. Only folders this sync created (listed in ` + StateFile + `) are
 ever changed or removed: a folder edited since the sync wrote it is left as it is and reported as conflict, and a
 folder of the same name the sync did not create is never touched. What was observed is reported for every skill.
-With --watch the sync repeats every --interval until interrupted.`,
+An https:// server is checked against --ca-file, else $` + EnvCAFile + `, else the CA bundle enroll was given, else
+the system's certificate authorities. With --watch the sync repeats every --interval until interrupted.`,
 		Example: `  powercontext skills sync --dir ~/.claude/skills
   powercontext skills sync --dir ~/.claude/skills --watch --interval 1m`,
 		Args: args(cobra.NoArgs),
@@ -126,6 +134,9 @@ With --watch the sync repeats every --interval until interrupted.`,
 			}
 			if f.server == "" {
 				f.server = st.Server
+			}
+			if f.caFile == "" && os.Getenv(EnvCAFile) == "" {
+				f.caFile = st.CAFile
 			}
 			s, err := f.connect(client.WithToken(st.Cred))
 			if err != nil {

@@ -2,6 +2,13 @@ package cli_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -192,4 +199,71 @@ func TestSkillsEnrollAndSync(t *testing.T) {
 		require.Equal(t, app.ExitClientError, code, errOut)
 		require.Contains(t, errOut, "forbidden: this skill target was revoked")
 	})
+}
+
+// TestSkillsSyncCAFile: against an https:// server whose certificate no system authority issued, enroll is refused
+// without --ca-file and works with it; sync then trusts the bundle enroll was given (remembered in the state file),
+// and a --ca-file naming a bundle without the server's authority is refused.
+func TestSkillsSyncCAFile(t *testing.T) {
+	t.Setenv(cli.EnvAuthToken, "")
+	t.Setenv(cli.EnvCAFile, "")
+	s := enginetest.Open(t, db.EngineSQLite)
+	ctx := context.Background()
+	ledger := coordinator.NewLedger(s)
+	w, err := coordinator.NewWorker(ledger, coordinator.WorkerConfig{Owner: "cli-skills-tls-worker", Poll: 20 * time.Millisecond,
+		Logger: zerolog.Nop()}, &skills.Handler{Store: s})
+	require.NoError(t, err)
+	testutil.RunWorker(t, w)
+	pk := &skills.Packager{Ledger: ledger, MaxAttempts: 3, Wake: w.Wake}
+	srv := httptest.NewTLSServer(handlers.New(handlers.Deps{Experience: experience.Reviews{Store: s, OnApproved: pk.Approved},
+		Skills: &skills.Service{Store: s}, Ledger: ledger, Store: s, Role: "all", Logger: zerolog.Nop()}))
+	t.Cleanup(srv.Close)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600))
+	// Another authority (every httptest TLS server shares one certificate, so this one is made here).
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "other CA"}, IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, NotBefore: srv.Certificate().NotBefore,
+		NotAfter: srv.Certificate().NotAfter}
+	otherDER, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	otherCA := filepath.Join(t.TempDir(), "other.pem")
+	require.NoError(t, os.WriteFile(otherCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: otherDER}), 0o600))
+
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	admin := client.New(srv.URL, client.WithRootCAs(pool))
+	const scope, name = "team", "pin-the-base-image"
+	approveLesson(t, s, admin, scope, "Pin the base image", "Pinning the base image fixed the drifting build.")
+	waitSkillRevision(t, admin, scope, name, 1)
+	reg, err := admin.RegisterSkillTarget(ctx, scope, "codex", "ci runner")
+	require.NoError(t, err)
+	_, err = admin.PublishSkill(ctx, reg.Target.TargetID, name, 0, false)
+	require.NoError(t, err)
+
+	dir := filepath.Join(t.TempDir(), "skills")
+	code, _, errOut := run("skills", "enroll", "--server", srv.URL, "--token", reg.EnrollmentToken, "--dir", dir)
+	require.NotEqual(t, app.ExitOK, code, "the server's certificate is not trusted without its CA")
+	require.Contains(t, errOut, "--ca-file")
+	code, out, errOut := run("skills", "enroll", "--server", srv.URL, "--token", reg.EnrollmentToken, "--dir", dir, "--ca-file", caFile)
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Contains(t, out, "enrolled target "+reg.Target.TargetID)
+
+	code, _, errOut = run("skills", "sync", "--dir", dir, "--ca-file", otherCA)
+	require.NotEqual(t, app.ExitOK, code, "a bundle without the server's authority is refused")
+	require.Contains(t, errOut, "--ca-file")
+	_, err = os.Stat(filepath.Join(dir, name))
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing was written")
+
+	code, out, errOut = run("skills", "sync", "--dir", dir)
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.Contains(t, out, name+": installed revision 1")
+	_, err = os.Stat(filepath.Join(dir, name, skillFile))
+	require.NoError(t, err)
+	require.Equal(t, "current", publication(t, admin, reg.Target.TargetID, name).State)
+
+	code, out, errOut = run("skills", "sync", "--dir", dir, "--ca-file", caFile)
+	require.Equal(t, app.ExitOK, code, errOut)
+	require.NotContains(t, out, "installed", "already current")
 }

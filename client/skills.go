@@ -1,18 +1,14 @@
 package client
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"time"
+
+	"github.com/powercontext/powercontext/api/skillpkg"
 )
 
 // Skill is one skill of a scope (docs/skills.md).
@@ -192,8 +188,7 @@ func (c *Client) SkillArchive(ctx context.Context, name string, revision int64, 
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(resp.body)
-	if hex.EncodeToString(sum[:]) != archiveDigest {
+	if skillpkg.ArchiveDigest(resp.body) != archiveDigest {
 		return nil, fmt.Errorf("powercontext: archive of %s revision %d does not match its digest", name, revision)
 	}
 	return resp.body, nil
@@ -214,86 +209,13 @@ func (c *Client) ReportSkill(ctx context.Context, name string, r SkillReport) (S
 	return out, err
 }
 
-// SkillFile is one file of a skill package.
-type SkillFile struct {
-	Path    string
-	Content []byte
-}
+// SkillFile is one file of a skill package (api/skillpkg, the format the server writes).
+type SkillFile = skillpkg.File
 
 // SkillTreeDigest is the tree digest of files (docs/skills.md#package-format): the SHA-256 (hex) of the lines
 // "<sha256 of the content in hex> <path>\n" in path order.
-func SkillTreeDigest(files []SkillFile) string {
-	sorted := append([]SkillFile(nil), files...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
-	h := sha256.New()
-	for _, f := range sorted {
-		sum := sha256.Sum256(f.Content)
-		fmt.Fprintf(h, "%s %s\n", hex.EncodeToString(sum[:]), f.Path)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
+func SkillTreeDigest(files []SkillFile) string { return skillpkg.TreeDigest(files) }
 
-// Bounds of a package an agent accepts (the server's are the same).
-const (
-	maxSkillFiles = 64
-	maxSkillBytes = 1 << 20
-)
-
-// ReadSkillArchive reads a package archive's regular files; it refuses absolute paths, "..", links and anything
-// beyond 64 files or 1 MiB of content.
-func ReadSkillArchive(archive []byte) ([]SkillFile, error) {
-	var files []SkillFile
-	var total int64
-	tr := tar.NewReader(bytes.NewReader(archive))
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return files, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("powercontext: skill archive: %w", err)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			continue
-		case tar.TypeReg:
-		default:
-			return nil, fmt.Errorf("powercontext: skill archive: %q is not a regular file", h.Name)
-		}
-		if !safeRelPath(h.Name) {
-			return nil, fmt.Errorf("powercontext: skill archive: unsafe path %q", h.Name)
-		}
-		total += h.Size
-		if len(files) >= maxSkillFiles || total > maxSkillBytes {
-			return nil, fmt.Errorf("powercontext: skill archive exceeds its bounds")
-		}
-		b, err := io.ReadAll(io.LimitReader(tr, h.Size))
-		if err != nil {
-			return nil, fmt.Errorf("powercontext: skill archive: %w", err)
-		}
-		files = append(files, SkillFile{Path: h.Name, Content: b})
-	}
-}
-
-// safeRelPath reports whether p is a clean relative slash path without "..", "." or empty parts.
-func safeRelPath(p string) bool {
-	if p == "" || p[0] == '/' || len(p) > 255 {
-		return false
-	}
-	start := 0
-	for i := 0; i <= len(p); i++ {
-		if i == len(p) || p[i] == '/' {
-			part := p[start:i]
-			if part == "" || part == "." || part == ".." {
-				return false
-			}
-			for _, r := range part {
-				if r == '\\' || r == 0 || r == ':' {
-					return false
-				}
-			}
-			start = i + 1
-		}
-	}
-	return true
-}
+// ReadSkillArchive reads a package archive's regular files, in path order; it refuses absolute paths, "..", links
+// and anything beyond 64 files or 1 MiB of content (an error wrapping skillpkg.ErrBadArchive).
+func ReadSkillArchive(archive []byte) ([]SkillFile, error) { return skillpkg.Read(archive) }

@@ -32,6 +32,11 @@ type SkillRevisionQueries interface {
 	SkillRevisionInsert(ctx context.Context, r SkillRevision) error
 	// SkillRevisionList lists a skill's revisions, newest first, at most p.Limit.
 	SkillRevisionList(ctx context.Context, p SkillRevisionListParams) ([]SkillRevision, error)
+	// SkillRevisionListCurrent lists a scope's skills by name, at most p.Limit, each with the summary of its current
+	// revision (no archive). A skill whose current revision is missing is left out.
+	SkillRevisionListCurrent(ctx context.Context, p ScopeLimitParams) ([]SkillCurrentRevision, error)
+	// SkillRevisionListSummary lists a skill's revisions, newest first, at most p.Limit, without their archives.
+	SkillRevisionListSummary(ctx context.Context, p SkillRevisionListParams) ([]SkillRevisionSummary, error)
 }
 
 // SkillTargetQueries are the statements of pc_skill_targets: agent installations that receive skills.
@@ -100,6 +105,25 @@ type SkillRevision struct {
 	Archive            []byte
 	SourceCandidateIDs []byte
 	CreatedAt          time.Time
+}
+
+// SkillRevisionSummary is a row of pc_skill_revisions without its archive: what a listing shows.
+type SkillRevisionSummary struct {
+	ScopeID            string
+	SkillName          string
+	Revision           int64
+	TreeDigest         string
+	ArchiveDigest      string
+	FileCount          int32
+	ByteSize           int64
+	SourceCandidateIDs []byte
+	CreatedAt          time.Time
+}
+
+// SkillCurrentRevision is a skill with the summary of its current revision (SkillRevisionListCurrent).
+type SkillCurrentRevision struct {
+	Skill    Skill
+	Revision SkillRevisionSummary
 }
 
 // SkillTarget is one row of pc_skill_targets. The digests are SHA-256 (lowercase hex) of the enrollment token and

@@ -115,20 +115,15 @@ func (t *tools) listSkills(ctx context.Context, _ *sdk.CallToolRequest, in ListS
 	if limit < 1 || limit > maxSkillLimit {
 		return nil, ListSkillsOutput{}, &ToolError{Code: "invalid_request", Field: "limit", Message: "must be 1..100"}
 	}
-	rows, err := t.d.Skills.Skills(ctx, in.ScopeID, limit)
+	rows, err := t.d.Skills.Current(ctx, in.ScopeID, limit)
 	if err != nil {
 		return nil, ListSkillsOutput{}, t.toolError(ToolListSkills, err)
 	}
 	out := ListSkillsOutput{Items: make([]SkillSummary, 0, len(rows))}
 	for _, r := range rows {
-		rev, err := t.d.Skills.Store.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: r.ScopeID, SkillName: r.SkillName,
-			Revision: r.CurrentRevision})
-		if err != nil {
-			return nil, ListSkillsOutput{}, t.toolError(ToolListSkills, err)
-		}
-		out.Items = append(out.Items, SkillSummary{ScopeID: r.ScopeID, Name: r.SkillName, CurrentRevision: r.CurrentRevision,
-			TreeDigest: rev.TreeDigest, ArchiveDigest: rev.ArchiveDigest, FileCount: rev.FileCount, ByteSize: rev.ByteSize,
-			CreatedAt: formatTime(r.CreatedAt), UpdatedAt: formatTime(r.UpdatedAt)})
+		out.Items = append(out.Items, SkillSummary{ScopeID: r.Skill.ScopeID, Name: r.Skill.SkillName, CurrentRevision: r.Skill.CurrentRevision,
+			TreeDigest: r.Revision.TreeDigest, ArchiveDigest: r.Revision.ArchiveDigest, FileCount: r.Revision.FileCount,
+			ByteSize: r.Revision.ByteSize, CreatedAt: formatTime(r.Skill.CreatedAt), UpdatedAt: formatTime(r.Skill.UpdatedAt)})
 	}
 	return nil, out, nil
 }

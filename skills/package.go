@@ -1,19 +1,16 @@
 package skills
 
 import (
-	"archive/tar"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/powercontext/powercontext/api/skillpkg"
 	"github.com/powercontext/powercontext/db"
 )
 
@@ -21,9 +18,9 @@ import (
 const (
 	MaxNameLen        = 64
 	MaxDescriptionLen = 1024
-	MaxFiles          = 64
-	MaxTreeBytes      = 1 << 20
-	MaxArchiveBytes   = 2 << 20
+	MaxFiles          = skillpkg.MaxFiles
+	MaxTreeBytes      = skillpkg.MaxTreeBytes
+	MaxArchiveBytes   = skillpkg.MaxArchiveBytes
 	SkillFile         = "SKILL" + ".md" // the skill file at the root of a package
 )
 
@@ -46,11 +43,9 @@ func LessonOf(c db.ExperienceCandidate) Lesson {
 	return Lesson{CandidateID: c.CandidateID, Title: c.Title, Lesson: c.Lesson, CitedPositions: cited, ApprovedAt: c.UpdatedAt}
 }
 
-// File is one file of a package tree; Path is slash-separated and relative.
-type File struct {
-	Path    string
-	Content []byte
-}
+// File is one file of a package tree; Path is slash-separated and relative (the format the agent side shares,
+// api/skillpkg).
+type File = skillpkg.File
 
 // Package is a built skill: its tree, the deterministic archive of it and their digests.
 type Package struct {
@@ -147,63 +142,20 @@ func FromFiles(name string, files []File) (Package, error) {
 	if len(files) == 0 || len(files) > MaxFiles || size > MaxTreeBytes || size == 0 {
 		return Package{}, ErrTooLarge
 	}
-	archive, err := archiveOf(files)
+	archive, err := skillpkg.Write(files)
 	if err != nil {
 		return Package{}, err
 	}
 	if len(archive) > MaxArchiveBytes {
 		return Package{}, ErrTooLarge
 	}
-	sum := sha256.Sum256(archive)
 	return Package{Name: name, Files: files, Archive: archive, TreeDigest: TreeDigest(files),
-		ArchiveDigest: hex.EncodeToString(sum[:]), ByteSize: size}, nil
+		ArchiveDigest: skillpkg.ArchiveDigest(archive), ByteSize: size}, nil
 }
 
 // TreeDigest is the SHA-256 (hex) of the tree: for every file in path order, the line "<sha256 of the content in
 // hex> <path>\n". It names the content, not the archive's encoding, so an agent computes it from the folder it wrote.
-func TreeDigest(files []File) string {
-	sorted := append([]File(nil), files...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
-	h := sha256.New()
-	for _, f := range sorted {
-		sum := sha256.Sum256(f.Content)
-		fmt.Fprintf(h, "%s %s\n", hex.EncodeToString(sum[:]), f.Path)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// archiveOf writes a deterministic ustar archive: files in path order with their directories, fixed modes, zero
-// owners and the Unix epoch as the time.
-func archiveOf(files []File) ([]byte, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	epoch := time.Unix(0, 0).UTC()
-	dirs := map[string]bool{}
-	for _, f := range files {
-		parts := strings.Split(f.Path, "/")
-		for i := 1; i < len(parts); i++ {
-			d := strings.Join(parts[:i], "/") + "/"
-			if dirs[d] {
-				continue
-			}
-			dirs[d] = true
-			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: epoch, Format: tar.FormatUSTAR}); err != nil {
-				return nil, err
-			}
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.Path, Mode: 0o644, Size: int64(len(f.Content)),
-			ModTime: epoch, Format: tar.FormatUSTAR}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(f.Content); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func TreeDigest(files []File) string { return skillpkg.TreeDigest(files) }
 
 func positions(ps []int64) string {
 	if len(ps) == 0 {
@@ -228,39 +180,10 @@ func cut(s string, n int) string {
 	return s[:n]
 }
 
-// ErrBadArchive means a stored archive is not a package this package wrote (not a tar, or beyond the bounds).
-var ErrBadArchive = errors.New("skills: unreadable package archive")
+// ErrBadArchive means a stored archive is not a package (not a tar, an unsafe path or link, or beyond the bounds).
+var ErrBadArchive = skillpkg.ErrBadArchive
 
 // Files reads the files of a package archive back, in path order (directories are skipped). An archive that is
-// not a ustar archive, or holds more than MaxFiles files or MaxTreeBytes bytes, is ErrBadArchive.
-func Files(archive []byte) ([]File, error) {
-	if len(archive) > MaxArchiveBytes {
-		return nil, ErrBadArchive
-	}
-	tr := tar.NewReader(bytes.NewReader(archive))
-	var out []File
-	var size int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, ErrBadArchive
-		}
-		if h.Typeflag == tar.TypeDir {
-			continue
-		}
-		if h.Typeflag != tar.TypeReg || h.Size < 0 || size+h.Size > MaxTreeBytes || len(out) == MaxFiles {
-			return nil, ErrBadArchive
-		}
-		content := make([]byte, h.Size)
-		if _, err := io.ReadFull(tr, content); err != nil {
-			return nil, ErrBadArchive
-		}
-		size += h.Size
-		out = append(out, File{Path: h.Name, Content: content})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
-}
+// not a ustar archive, holds anything but regular files under safe paths, or more than MaxFiles files or
+// MaxTreeBytes bytes, is ErrBadArchive.
+func Files(archive []byte) ([]File, error) { return skillpkg.Read(archive) }

@@ -83,15 +83,23 @@ func (s Service) Skills(ctx context.Context, scope string, limit int) ([]db.Skil
 	return s.Store.SkillList(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: int32(min(max(limit, 1), 500))})
 }
 
-// Revisions lists a skill's revisions, newest first.
-func (s Service) Revisions(ctx context.Context, scope, name string, limit int) ([]db.SkillRevision, error) {
+// Current lists a scope's skills by name, each with the summary of its current revision; no archive is read.
+func (s Service) Current(ctx context.Context, scope string, limit int) ([]db.SkillCurrentRevision, error) {
+	if err := sources.ValidateScope(scope); err != nil {
+		return nil, err
+	}
+	return s.Store.SkillRevisionListCurrent(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: int32(min(max(limit, 1), 500))})
+}
+
+// Revisions lists a skill's revisions, newest first, without their archives.
+func (s Service) Revisions(ctx context.Context, scope, name string, limit int) ([]db.SkillRevisionSummary, error) {
 	if err := sources.ValidateScope(scope); err != nil {
 		return nil, err
 	}
 	if !ValidName(name) {
 		return nil, db.ErrNotFound
 	}
-	return s.Store.SkillRevisionList(ctx, db.SkillRevisionListParams{ScopeID: scope, SkillName: name, Limit: int32(min(max(limit, 1), 100))})
+	return s.Store.SkillRevisionListSummary(ctx, db.SkillRevisionListParams{ScopeID: scope, SkillName: name, Limit: int32(min(max(limit, 1), 100))})
 }
 
 // Skill is one skill of a scope; db.ErrNotFound when the scope has none of that name.

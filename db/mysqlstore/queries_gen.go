@@ -252,6 +252,16 @@ func (q queries) SkillRevisionList(ctx context.Context, p db.SkillRevisionListPa
 	return conv.Many(errs, rs, err, conv.SkillRevisionFromGen)
 }
 
+func (q queries) SkillRevisionListCurrent(ctx context.Context, p db.ScopeLimitParams) ([]db.SkillCurrentRevision, error) {
+	rs, err := q.q.SkillRevisionListCurrent(ctx, mysqlgen.SkillRevisionListCurrentParams(p))
+	return conv.Many(errs, rs, err, conv.SkillRevisionListCurrentFromGen)
+}
+
+func (q queries) SkillRevisionListSummary(ctx context.Context, p db.SkillRevisionListParams) ([]db.SkillRevisionSummary, error) {
+	rs, err := q.q.SkillRevisionListSummary(ctx, mysqlgen.SkillRevisionListSummaryParams(p))
+	return conv.Many(errs, rs, err, conv.SkillRevisionSummaryFromGen)
+}
+
 func (q queries) SkillTargetDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.q.SkillTargetDeleteBatch(ctx, mysqlgen.SkillTargetDeleteBatchParams(p)))
 }

@@ -263,6 +263,16 @@ func (q *queries) SkillRevisionList(ctx context.Context, p db.SkillRevisionListP
 	return conv.Many(errs, rs, err, conv.SkillRevisionFromGen)
 }
 
+func (q *queries) SkillRevisionListCurrent(ctx context.Context, p db.ScopeLimitParams) ([]db.SkillCurrentRevision, error) {
+	rs, err := q.r.SkillRevisionListCurrent(ctx, sqlitegen.SkillRevisionListCurrentParams(p))
+	return conv.Many(errs, rs, err, conv.SkillRevisionListCurrentFromGen)
+}
+
+func (q *queries) SkillRevisionListSummary(ctx context.Context, p db.SkillRevisionListParams) ([]db.SkillRevisionSummary, error) {
+	rs, err := q.r.SkillRevisionListSummary(ctx, sqlitegen.SkillRevisionListSummaryParams(p))
+	return conv.Many(errs, rs, err, conv.SkillRevisionSummaryFromGen)
+}
+
 func (q *queries) SkillTargetDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.w.SkillTargetDeleteBatch(ctx, sqlitegen.SkillTargetDeleteBatchParams(p)))
 }

@@ -15,6 +15,8 @@ import (
 var skillCases = []storeCase{
 	{"SkillUpdateRevision/InsertGetListCompareAndSet", testSkill},
 	{"SkillRevisionInsert/GetListConflictChecks", testSkillRevision},
+	{"SkillRevisionListSummary/NewestFirstNoArchive", testSkillRevisionListSummary},
+	{"SkillRevisionListCurrent/JoinedCurrentNoArchive", testSkillRevisionListCurrent},
 	{"SkillTargetEnroll/EnrollSpendExpireRevoke", testSkillTarget},
 	{"SkillPublicationUpdateObserved/DesiredObservedNulls", testSkillPublication},
 	{"SkillDeleteBatch/EraseBatches", testSkillDeleteBatches},
@@ -105,6 +107,80 @@ func testSkillRevision(t *testing.T, s db.Store) {
 	require.Error(t, s.SkillRevisionInsert(ctx, bad))
 	_, err = s.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: scope, SkillName: "x", Revision: 3})
 	require.ErrorIs(t, err, db.ErrNotFound)
+}
+
+// summary is r without its archive.
+func summary(r db.SkillRevision) db.SkillRevisionSummary {
+	return db.SkillRevisionSummary{ScopeID: r.ScopeID, SkillName: r.SkillName, Revision: r.Revision, TreeDigest: r.TreeDigest,
+		ArchiveDigest: r.ArchiveDigest, FileCount: r.FileCount, ByteSize: r.ByteSize, SourceCandidateIDs: r.SourceCandidateIDs,
+		CreatedAt: r.CreatedAt}
+}
+
+func testSkillRevisionListSummary(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	list, err := s.SkillRevisionListSummary(ctx, db.SkillRevisionListParams{ScopeID: scope, SkillName: "x", Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, list)
+	r1, r2, r3 := skillRevision(scope, "x", 1, now), skillRevision(scope, "x", 2, now.Add(time.Second)), skillRevision(scope, "x", 3, now.Add(2*time.Second))
+	other := skillRevision(scope, "y", 1, now)
+	for _, r := range []db.SkillRevision{r1, r3, r2, other} {
+		require.NoError(t, s.SkillRevisionInsert(ctx, r))
+	}
+	list, err = s.SkillRevisionListSummary(ctx, db.SkillRevisionListParams{ScopeID: scope, SkillName: "x", Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []db.SkillRevisionSummary{summary(r3), summary(r2), summary(r1)}, list, "newest first, every column but the archive")
+	requireUTC(t, list[0].CreatedAt)
+	list, err = s.SkillRevisionListSummary(ctx, db.SkillRevisionListParams{ScopeID: scope, SkillName: "x", Limit: 2})
+	require.NoError(t, err)
+	require.Equal(t, []db.SkillRevisionSummary{summary(r3), summary(r2)}, list, "at most limit")
+	list, err = s.SkillRevisionListSummary(ctx, db.SkillRevisionListParams{ScopeID: "scope-" + randHex(t, 8), SkillName: "x", Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, list, "another scope's revisions are not listed")
+}
+
+func testSkillRevisionListCurrent(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	list, err := s.SkillRevisionListCurrent(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, list)
+
+	// "b" is at revision 1 of 2 (its current revision, not its newest, is listed); "a" at 1; "c" names a revision
+	// that does not exist and is left out.
+	later := now.Add(time.Second)
+	a1, b1, b2 := skillRevision(scope, "a", 1, now), skillRevision(scope, "b", 1, now), skillRevision(scope, "b", 2, later)
+	for _, r := range []db.SkillRevision{a1, b1, b2} {
+		require.NoError(t, s.SkillRevisionInsert(ctx, r))
+	}
+	skA := db.Skill{ScopeID: scope, SkillName: "a", CurrentRevision: 1, CreatedAt: now, UpdatedAt: later}
+	skB := db.Skill{ScopeID: scope, SkillName: "b", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}
+	for _, sk := range []db.Skill{skB, skA, {ScopeID: scope, SkillName: "c", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}} {
+		require.NoError(t, s.SkillInsert(ctx, sk))
+	}
+	require.NoError(t, s.SkillInsert(ctx, db.Skill{ScopeID: "scope-" + randHex(t, 8), SkillName: "a", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}))
+
+	list, err = s.SkillRevisionListCurrent(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []db.SkillCurrentRevision{{Skill: skA, Revision: summary(a1)}, {Skill: skB, Revision: summary(b1)}}, list,
+		"by name, each skill with its current revision")
+	requireUTC(t, list[0].Skill.UpdatedAt)
+	requireUTC(t, list[0].Revision.CreatedAt)
+	list, err = s.SkillRevisionListCurrent(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: 1})
+	require.NoError(t, err)
+	require.Equal(t, []db.SkillCurrentRevision{{Skill: skA, Revision: summary(a1)}}, list, "at most limit")
+
+	n, err := s.SkillUpdateRevision(ctx, db.SkillUpdateRevisionParams{CurrentRevision: 2, UpdatedAt: later, ScopeID: scope,
+		SkillName: "b", ExpectedRevision: 1})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	list, err = s.SkillRevisionListCurrent(ctx, db.ScopeLimitParams{ScopeID: scope, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	skB.CurrentRevision, skB.UpdatedAt = 2, later
+	require.Equal(t, db.SkillCurrentRevision{Skill: skB, Revision: summary(b2)}, list[1], "follows the current revision")
 }
 
 func testSkillTarget(t *testing.T, s db.Store) {

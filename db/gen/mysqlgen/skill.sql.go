@@ -525,6 +525,130 @@ func (q *Queries) SkillRevisionList(ctx context.Context, arg SkillRevisionListPa
 	return items, nil
 }
 
+const skillRevisionListCurrent = `-- name: SkillRevisionListCurrent :many
+SELECT s.scope_id, s.skill_name, s.current_revision, s.created_at, s.updated_at, r.tree_digest, r.archive_digest, r.file_count, r.byte_size, r.source_candidate_ids, r.created_at AS revision_created_at
+FROM pc_skills s
+JOIN pc_skill_revisions r ON r.scope_id = s.scope_id AND r.skill_name = s.skill_name AND r.revision = s.current_revision
+WHERE s.scope_id = ?
+ORDER BY s.skill_name
+LIMIT ?
+`
+
+type SkillRevisionListCurrentParams struct {
+	ScopeID string
+	Limit   int32
+}
+
+type SkillRevisionListCurrentRow struct {
+	ScopeID            string
+	SkillName          string
+	CurrentRevision    int64
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	TreeDigest         string
+	ArchiveDigest      string
+	FileCount          int32
+	ByteSize           int64
+	SourceCandidateIds []byte
+	RevisionCreatedAt  time.Time
+}
+
+// No lock; the current revision of each of a scope's skills, by skill name, at most limit, without the archives (a listing never loads packages).
+func (q *Queries) SkillRevisionListCurrent(ctx context.Context, arg SkillRevisionListCurrentParams) ([]SkillRevisionListCurrentRow, error) {
+	rows, err := q.db.QueryContext(ctx, skillRevisionListCurrent, arg.ScopeID, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SkillRevisionListCurrentRow
+	for rows.Next() {
+		var i SkillRevisionListCurrentRow
+		if err := rows.Scan(
+			&i.ScopeID,
+			&i.SkillName,
+			&i.CurrentRevision,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.TreeDigest,
+			&i.ArchiveDigest,
+			&i.FileCount,
+			&i.ByteSize,
+			&i.SourceCandidateIds,
+			&i.RevisionCreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const skillRevisionListSummary = `-- name: SkillRevisionListSummary :many
+SELECT scope_id, skill_name, revision, tree_digest, archive_digest, file_count, byte_size, source_candidate_ids, created_at
+FROM pc_skill_revisions
+WHERE scope_id = ? AND skill_name = ?
+ORDER BY revision DESC
+LIMIT ?
+`
+
+type SkillRevisionListSummaryParams struct {
+	ScopeID   string
+	SkillName string
+	Limit     int32
+}
+
+type SkillRevisionListSummaryRow struct {
+	ScopeID            string
+	SkillName          string
+	Revision           int64
+	TreeDigest         string
+	ArchiveDigest      string
+	FileCount          int32
+	ByteSize           int64
+	SourceCandidateIds []byte
+	CreatedAt          time.Time
+}
+
+// No lock; a skill's revisions, newest first, at most limit, without the archives (a listing never loads packages).
+func (q *Queries) SkillRevisionListSummary(ctx context.Context, arg SkillRevisionListSummaryParams) ([]SkillRevisionListSummaryRow, error) {
+	rows, err := q.db.QueryContext(ctx, skillRevisionListSummary, arg.ScopeID, arg.SkillName, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SkillRevisionListSummaryRow
+	for rows.Next() {
+		var i SkillRevisionListSummaryRow
+		if err := rows.Scan(
+			&i.ScopeID,
+			&i.SkillName,
+			&i.Revision,
+			&i.TreeDigest,
+			&i.ArchiveDigest,
+			&i.FileCount,
+			&i.ByteSize,
+			&i.SourceCandidateIds,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const skillTargetDeleteBatch = `-- name: SkillTargetDeleteBatch :execrows
 DELETE FROM pc_skill_targets
 WHERE scope_id = ?

@@ -67,6 +67,52 @@ func SkillRevisionToGen[P ~skillRevision[T], T Time](r db.SkillRevision) P {
 		SourceCandidateIds: r.SourceCandidateIDs, CreatedAt: TimeToGen[T](r.CreatedAt)})
 }
 
+type skillRevisionSummary[T Time] = struct {
+	ScopeID            string
+	SkillName          string
+	Revision           int64
+	TreeDigest         string
+	ArchiveDigest      string
+	FileCount          int32
+	ByteSize           int64
+	SourceCandidateIds []byte
+	CreatedAt          T
+}
+
+// SkillRevisionSummaryFromGen converts a pc_skill_revisions row without its archive (SkillRevisionListSummary).
+func SkillRevisionSummaryFromGen[T Time, R ~skillRevisionSummary[T]](g R) db.SkillRevisionSummary {
+	r := skillRevisionSummary[T](g)
+	return db.SkillRevisionSummary{ScopeID: r.ScopeID, SkillName: r.SkillName, Revision: r.Revision, TreeDigest: r.TreeDigest,
+		ArchiveDigest: r.ArchiveDigest, FileCount: r.FileCount, ByteSize: r.ByteSize, SourceCandidateIDs: r.SourceCandidateIds,
+		CreatedAt: TimeFromGen(r.CreatedAt)}
+}
+
+type skillRevisionCurrent[T Time] = struct {
+	ScopeID            string
+	SkillName          string
+	CurrentRevision    int64
+	CreatedAt          T
+	UpdatedAt          T
+	TreeDigest         string
+	ArchiveDigest      string
+	FileCount          int32
+	ByteSize           int64
+	SourceCandidateIds []byte
+	RevisionCreatedAt  T
+}
+
+// SkillRevisionListCurrentFromGen converts a skill joined with its current revision (SkillRevisionListCurrent).
+func SkillRevisionListCurrentFromGen[T Time, R ~skillRevisionCurrent[T]](g R) db.SkillCurrentRevision {
+	r := skillRevisionCurrent[T](g)
+	return db.SkillCurrentRevision{
+		Skill: db.Skill{ScopeID: r.ScopeID, SkillName: r.SkillName, CurrentRevision: r.CurrentRevision,
+			CreatedAt: TimeFromGen(r.CreatedAt), UpdatedAt: TimeFromGen(r.UpdatedAt)},
+		Revision: db.SkillRevisionSummary{ScopeID: r.ScopeID, SkillName: r.SkillName, Revision: r.CurrentRevision,
+			TreeDigest: r.TreeDigest, ArchiveDigest: r.ArchiveDigest, FileCount: r.FileCount, ByteSize: r.ByteSize,
+			SourceCandidateIDs: r.SourceCandidateIds, CreatedAt: TimeFromGen(r.RevisionCreatedAt)},
+	}
+}
+
 type skillTarget[T Time] = struct {
 	TargetID            string
 	ScopeID             string

@@ -106,6 +106,23 @@ WHERE scope_id = sqlc.arg('scope_id') AND skill_name = sqlc.arg('skill_name')
 ORDER BY revision DESC
 LIMIT ?;
 
+-- No lock; the current revision of each of a scope's skills, by skill name, at most limit, without the archives (a listing never loads packages).
+-- name: SkillRevisionListCurrent :many
+SELECT s.scope_id, s.skill_name, s.current_revision, s.created_at, s.updated_at, r.tree_digest, r.archive_digest, r.file_count, r.byte_size, r.source_candidate_ids, r.created_at AS revision_created_at
+FROM pc_skills s
+JOIN pc_skill_revisions r ON r.scope_id = s.scope_id AND r.skill_name = s.skill_name AND r.revision = s.current_revision
+WHERE s.scope_id = sqlc.arg('scope_id')
+ORDER BY s.skill_name
+LIMIT ?;
+
+-- No lock; a skill's revisions, newest first, at most limit, without the archives (a listing never loads packages).
+-- name: SkillRevisionListSummary :many
+SELECT scope_id, skill_name, revision, tree_digest, archive_digest, file_count, byte_size, source_candidate_ids, created_at
+FROM pc_skill_revisions
+WHERE scope_id = sqlc.arg('scope_id') AND skill_name = sqlc.arg('skill_name')
+ORDER BY revision DESC
+LIMIT ?;
+
 -- Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope. Differs from postgres because MySQL has DELETE ... LIMIT.
 -- name: SkillTargetDeleteBatch :execrows
 DELETE FROM pc_skill_targets
