@@ -188,6 +188,7 @@ func (r *report) markdown() string {
 		}
 	}
 	w("\n")
+	r.storageTargets(w)
 
 	if r.baseline != nil {
 		r.beforeAfter(w)
@@ -532,4 +533,67 @@ func rowsCell(x b1Result) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f", x.rowsPerItem)
+}
+
+// Targets of issue 30 (ledger storage v2), judged within this run.
+const (
+	targetUniqueRatio       = 1.2 // ledger / River with unique jobs
+	targetGraphileRatio1tx  = 3.0 // ledger / Graphile Worker (batched), 1/tx
+	targetGraphileRatioBulk = 2.0 // ledger / Graphile Worker (batched), bulk
+	targetRowsPerItem       = 5.0 // rows written per item on PostgreSQL
+	targetMySQLShare        = 0.6 // MariaDB ledger items/s / PostgreSQL ledger items/s
+	targetMySQLTrips        = 4.0 // MariaDB B1 round trips per item
+)
+
+// storageTargets writes issue 30's targets: ledger/River (plain and unique) and ledger/Graphile Worker at 1/tx and
+// bulk on PostgreSQL, rows written and server CPU per item, and MariaDB against PostgreSQL. A figure this run did not
+// measure is left out.
+func (r *report) storageTargets(w func(string, ...any)) {
+	o := r.opts
+	var rows []string
+	add := func(format string, a ...any) { rows = append(rows, fmt.Sprintf(format, a...)) }
+	for _, x := range r.ratios() {
+		if x.ledger.workers == o.workers && x.ledger.slots == o.slots {
+			add("| B1 ledger/River items/s on PostgreSQL ≥ %.1f (L=%d, %s) | %.2f | %s |", targetRiverRatio, x.ledger.lanes, x.ledger.variantName(), x.ratio, verdict(x.ratio >= targetRiverRatio))
+		}
+	}
+	for _, x := range r.peerRatios() {
+		if x.ledger.workers != o.workers || x.ledger.slots != o.slots {
+			continue
+		}
+		switch {
+		case x.peer.unique:
+			add("| B1 ledger/River-unique items/s on PostgreSQL ≥ %.1f (%s) | %.2f | %s |", targetUniqueRatio, x.ledger.variantName(), x.ratio, verdict(x.ratio >= targetUniqueRatio))
+		case x.peer.system == "graphile" && x.peer.mode == "batched":
+			t := targetGraphileRatio1tx
+			if x.ledger.bulk > 0 {
+				t = targetGraphileRatioBulk
+			}
+			add("| B1 ledger/Graphile Worker (batched) items/s on PostgreSQL ≥ %.1f (%s) | %.2f | %s |", t, x.ledger.variantName(), x.ratio, verdict(x.ratio >= t))
+		}
+	}
+	for _, x := range r.b1 {
+		if x.engine != db.EnginePostgres || x.err != nil || x.lanes != r.ratioLanes() || x.workers != o.workers || x.slots != o.slots {
+			continue
+		}
+		if x.rowsOK {
+			add("| rows written per item on PostgreSQL ≤ %.0f (%s) | %.2f | %s |", targetRowsPerItem, x.variantName(), x.rowsPerItem, verdict(x.rowsPerItem <= targetRowsPerItem))
+		}
+		if rv, ok := r.riverFor(x); ok && x.serverOK && rv.serverOK {
+			add("| server CPU per item on PostgreSQL ≤ River's (%s) | %s vs %s | %s |", x.variantName(), cpuCell(x.serverCPU, true), cpuCell(rv.serverCPU, true), verdict(x.serverCPU <= rv.serverCPU))
+		}
+		for _, m := range r.b1 {
+			if m.engine == db.EngineMySQL && m.err == nil && m.lanes == x.lanes && m.workers == x.workers && m.slots == x.slots && m.bulk == x.bulk && x.perSecond > 0 {
+				share := m.perSecond / x.perSecond
+				add("| B1 MariaDB ledger / PostgreSQL ledger items/s ≥ %.1f (L=%d, %s) | %.2f | %s |", targetMySQLShare, m.lanes, m.variantName(), share, verdict(share >= targetMySQLShare))
+				if m.bulk == 0 {
+					add("| B1 MariaDB round trips per item ≤ %.0f (L=%d, %s) | %.1f | %s |", targetMySQLTrips, m.lanes, m.variantName(), m.tripsPerItem, verdict(m.tripsPerItem <= targetMySQLTrips))
+				}
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	w("### Targets (issue 30: ledger storage v2)\n\n| target | measured | verdict |\n| --- | --- | --- |\n%s\n\n", strings.Join(rows, "\n"))
 }
