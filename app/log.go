@@ -4,6 +4,7 @@ import (
 	"io"
 	stdlog "log"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -12,6 +13,9 @@ import (
 	"github.com/powercontext/powercontext/internal/clock"
 )
 
+// zerologGlobals guards zerolog's package-level time settings.
+var zerologGlobals sync.Once
+
 // NewLogger builds the one root logger: JSON by default, console for humans. Messages are constant and lower-case;
 // ids go in fields; content never does.
 func NewLogger(format, level string, w io.Writer) zerolog.Logger {
@@ -19,8 +23,12 @@ func NewLogger(format, level string, w io.Writer) zerolog.Logger {
 	if err != nil || level == "" {
 		lvl = zerolog.InfoLevel
 	}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
-	zerolog.TimestampFunc = clock.Now // log times are wall-clock values (internal/clock)
+	zerologGlobals.Do(func() {
+		// zerolog keeps these as package globals read by every logger; set them once so a second runtime in the
+		// same process (tests, the copy command) does not race loggers that are already writing.
+		zerolog.TimeFieldFormat = time.RFC3339Nano
+		zerolog.TimestampFunc = clock.Now // log times are wall-clock values (internal/clock)
+	})
 	if format == "console" {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
 	}
