@@ -28,7 +28,7 @@ func (q queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]db.
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkLaneLockMany(ctx, q, laneKeys)
 	}
-	rows, err := q.q.WorkLaneLockSet(ctx, sortedSet(laneKeys))
+	rows, err := q.q.WorkLaneLockMany(ctx, sortedSet(laneKeys))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
@@ -72,11 +72,11 @@ func (q queries) WorkKeyInsertMany(ctx context.Context, keys []db.WorkKey) ([]st
 		if err != nil {
 			return nil, err
 		}
-		if _, err := q.q.WorkKeyInsertSet(ctx, mysqlgen.WorkKeyInsertSetParams{Keys: string(b), CreatedAt: created, Count: int64(len(chunk))}); err != nil {
+		if _, err := q.q.WorkKeyInsertMany(ctx, mysqlgen.WorkKeyInsertManyParams{Keys: string(b), CreatedAt: created, Count: int64(len(chunk))}); err != nil {
 			return nil, errs(err)
 		}
 	}
-	owners, err := q.q.WorkKeyOwnersSet(ctx, ids)
+	owners, err := q.q.WorkKeyListOwnersMany(ctx, ids)
 	if err != nil {
 		return nil, errs(err)
 	}
@@ -93,7 +93,7 @@ func (q queries) WorkKeyInsertMany(ctx context.Context, keys []db.WorkKey) ([]st
 	return out, nil
 }
 
-// itemJSON is one row of WorkItemInsertSet's JSON array.
+// itemJSON is one row of WorkItemInsertMany's JSON array.
 type itemJSON struct {
 	W string `json:"w"`
 	L string `json:"l"`
@@ -135,7 +135,7 @@ func (q queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes [
 		if err != nil {
 			return 0, 0, err
 		}
-		if nl, err = q.q.WorkLaneUpdateSet(ctx, mysqlgen.WorkLaneUpdateSetParams{Lanes: string(b), LaneKeys: laneKeys}); err != nil {
+		if nl, err = q.q.WorkLaneUpdateMany(ctx, mysqlgen.WorkLaneUpdateManyParams{Lanes: string(b), LaneKeys: laneKeys}); err != nil {
 			return 0, 0, errs(err)
 		}
 	}
@@ -145,7 +145,7 @@ func (q queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes [
 		if err != nil {
 			return nl, ni, err
 		}
-		n, err := q.q.WorkItemInsertSet(ctx, mysqlgen.WorkItemInsertSetParams{Items: string(b), Now: at, Count: int64(len(chunk))})
+		n, err := q.q.WorkItemInsertMany(ctx, mysqlgen.WorkItemInsertManyParams{Items: string(b), Now: at, Count: int64(len(chunk))})
 		if err != nil {
 			return nl, ni, errs(err)
 		}
@@ -155,7 +155,7 @@ func (q queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes [
 }
 
 // hexKeys reports whether every lane key is lowercase hex (what the ledger writes), so that it is a safe JSON path
-// member in WorkLaneUpdateSet; anything else takes the chain.
+// member in WorkLaneUpdateMany; anything else takes the chain.
 func hexKeys(lanes []db.WorkLane) bool {
 	for _, l := range lanes {
 		for _, c := range l.LaneKey {

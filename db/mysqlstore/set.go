@@ -86,7 +86,7 @@ func (q queries) claimRound(ctx context.Context, p db.WorkItemClaimManyParams, r
 	for i, c := range round {
 		laneKeys[i], workIDs[i] = c.LaneKey, c.WorkID
 	}
-	rows, err := q.q.WorkLaneItemLockSetSkipLocked(ctx, mysqlgen.WorkLaneItemLockSetSkipLockedParams{LaneKeys: laneKeys, WorkIds: workIDs})
+	rows, err := q.q.WorkLaneItemLockManySkipLocked(ctx, mysqlgen.WorkLaneItemLockManySkipLockedParams{LaneKeys: laneKeys, WorkIds: workIDs})
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
@@ -124,7 +124,7 @@ func (q queries) claimRound(ctx context.Context, p db.WorkItemClaimManyParams, r
 		}
 	}
 	owner, expires := p.Owner, now.Add(p.Lease)
-	n, err := q.q.WorkItemClaimSet(ctx, mysqlgen.WorkItemClaimSetParams{Owner: &owner, LeaseExpiresAt: &expires, Now: now, WorkIds: ids})
+	n, err := q.q.WorkItemClaimListedMany(ctx, mysqlgen.WorkItemClaimListedManyParams{Owner: &owner, LeaseExpiresAt: &expires, Now: now, WorkIds: ids})
 	if err != nil {
 		return nil, now, errs(err)
 	}
@@ -211,15 +211,15 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 	for i, r := range refs {
 		laneKeys[i], logicalKeys[i], workIDs[i] = r.LaneKey, r.LogicalKey, r.WorkID
 	}
-	lanes, err := q.q.WorkLaneLockSet(ctx, sortedSet(laneKeys))
+	lanes, err := q.q.WorkLaneLockMany(ctx, sortedSet(laneKeys))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
-	keys, err := q.q.WorkKeyLockSet(ctx, sortedSet(logicalKeys))
+	keys, err := q.q.WorkKeyLockMany(ctx, sortedSet(logicalKeys))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
-	items, err := q.q.WorkItemLockSet(ctx, sortedSet(workIDs))
+	items, err := q.q.WorkItemLockMany(ctx, sortedSet(workIDs))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
@@ -259,7 +259,7 @@ func sortedSet(s []string) []string {
 	return slices.Compact(out)
 }
 
-// succeedJSON is one item's values in WorkItemSucceedSet's JSON object: expected version, result code and payload
+// succeedJSON is one item's values in WorkItemAttemptSucceedMany's JSON object: expected version, result code and payload
 // (base64; "" is an empty payload); an absent code or payload is stored as NULL.
 type succeedJSON struct {
 	V int64   `json:"v"`
@@ -296,7 +296,7 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 		return 0, err
 	}
 	now := conv.TimeToGen[time.Time](p.Now)
-	matched, err := q.q.WorkItemSucceedSet(ctx, mysqlgen.WorkItemSucceedSetParams{Results: string(results), Now: now, FinishedAt: now, WorkIds: ids})
+	matched, err := q.q.WorkItemAttemptSucceedMany(ctx, mysqlgen.WorkItemAttemptSucceedManyParams{Results: string(results), Now: now, FinishedAt: now, WorkIds: ids})
 	if err != nil {
 		return 0, errs(err)
 	}
@@ -312,7 +312,7 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	if n != int64(len(ids)) || keys == nil {
 		// Some item did not match (the caller will fail the transaction) or the batch was not locked through
 		// WorkLaneKeyItemLockMany: read which items this statement finished, and their keys.
-		rows, err := q.q.WorkItemKeysSet(ctx, ids)
+		rows, err := q.q.WorkItemListKeysMany(ctx, ids)
 		if err != nil {
 			return 0, errs(err)
 		}
@@ -331,10 +331,10 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	for _, id := range finished {
 		laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
 	}
-	if _, err := q.q.WorkKeyDeleteSet(ctx, mysqlgen.WorkKeyDeleteSetParams{LogicalKeys: sortedSet(logicalKeys), WorkIds: finished}); err != nil {
+	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: sortedSet(logicalKeys), WorkIds: finished}); err != nil {
 		return 0, errs(err)
 	}
-	if _, err := q.q.WorkLaneAdvanceHeadSet(ctx, sortedSet(laneKeys)); err != nil {
+	if _, err := q.q.WorkLaneAdvanceHeadMany(ctx, sortedSet(laneKeys)); err != nil {
 		return 0, errs(err)
 	}
 	return n, nil

@@ -58,17 +58,20 @@ func TestMigrationSetsMatchAcrossEngines(t *testing.T) {
 
 var (
 	queryNameRE  = regexp.MustCompile(`^-- name: (\w+) :(\w+)\s*$`)
-	engineOnlyRE = regexp.MustCompile(`^-- Engine-only \((\w+)\): `)
+	engineOnlyRE = regexp.MustCompile(`^-- Engine-only \((\w+(?:, \w+)*)\): `)
+	// setWordRE finds "Set" as a word of a CamelCase name (WorkItemSetPlan, WorkLaneLockSet), not inside one (Reset).
+	setWordRE = regexp.MustCompile(`(^|[a-z0-9])Set([A-Z0-9]|$)`)
 )
 
 // queryNames parses `-- name: X :kind` lines: file -> query names in file order. A query whose comment line starts
-// with "-- Engine-only (<engine>): " (CONTRIBUTING.md, SQL) is returned in engineOnly instead, and must be marked with
-// the engine of its own file.
-func queryNames(t *testing.T, engine db.Engine) (names map[string][]string, engineOnly []string) {
+// with "-- Engine-only (<engine>[, <engine>…]): " (CONTRIBUTING.md, SQL) exists on those engines alone; it is returned
+// in engineOnly (name -> the engines its marker lists) instead, and the list must name the engine of its own file.
+func queryNames(t *testing.T, engine db.Engine) (names map[string][]string, engineOnly map[string][]string) {
 	t.Helper()
 	files, err := fs.Glob(sqlfiles.Queries, path.Join("queries", string(engine), "*.sql"))
 	require.NoError(t, err)
 	names = map[string][]string{}
+	engineOnly = map[string][]string{}
 	for _, f := range files {
 		b, err := fs.ReadFile(sqlfiles.Queries, f)
 		require.NoError(t, err)
@@ -81,8 +84,9 @@ func queryNames(t *testing.T, engine db.Engine) (names map[string][]string, engi
 				m := queryNameRE.FindStringSubmatch(line)
 				require.NotNil(t, m, "%s: malformed %q", f, line)
 				if only := engineOnlyRE.FindStringSubmatch(prev); only != nil {
-					require.Equal(t, string(engine), only[1], "%s: %s is marked engine-only for another engine", f, m[1])
-					engineOnly = append(engineOnly, m[1])
+					engines := strings.Split(only[1], ", ")
+					require.Contains(t, engines, string(engine), "%s: %s is marked engine-only for other engines", f, m[1])
+					engineOnly[m[1]] = engines
 				} else {
 					fileNames = append(fileNames, m[1])
 				}
@@ -96,7 +100,7 @@ func queryNames(t *testing.T, engine db.Engine) (names map[string][]string, engi
 }
 
 // TestQuerySetsMatchAcrossEngines requires the same query files and the same query names in every engine, except
-// queries marked engine-only, which must exist in their engine alone.
+// queries marked engine-only, which must exist on exactly the engines their marker lists, marked the same on each.
 func TestQuerySetsMatchAcrossEngines(t *testing.T) {
 	want, _ := queryNames(t, enginetest.All[0])
 	require.NotEmpty(t, want)
@@ -106,23 +110,31 @@ func TestQuerySetsMatchAcrossEngines(t *testing.T) {
 			all[n] = true
 		}
 	}
-	onlyIn := map[string]db.Engine{}
+	marked := map[string][]string{}  // engine-only name -> its marker's engines
+	foundIn := map[string][]string{} // engine-only name -> the engines that define it
 	for _, engine := range enginetest.All {
 		got, engineOnly := queryNames(t, engine)
 		require.Equal(t, keys(want), keys(got), "query files of %s and %s", enginetest.All[0], engine)
 		for file, names := range want {
 			require.ElementsMatch(t, names, got[file], "queries of %s/%s and %s/%s", enginetest.All[0], file, engine, file)
 		}
-		for _, n := range engineOnly {
-			require.False(t, all[n], "%s is marked engine-only for %s but exists on other engines too", n, engine)
-			require.Empty(t, onlyIn[n], "%s is marked engine-only for both %s and %s", n, onlyIn[n], engine)
-			onlyIn[n] = engine
+		for n, engines := range engineOnly {
+			require.False(t, all[n], "%s is marked engine-only for %s but exists on every engine", n, engine)
+			if prev, ok := marked[n]; ok {
+				require.Equal(t, prev, engines, "%s: the engine-only markers of its engines differ", n)
+			}
+			marked[n] = engines
+			foundIn[n] = append(foundIn[n], string(engine))
 		}
+	}
+	for n, engines := range marked {
+		require.ElementsMatch(t, engines, foundIn[n], "%s is marked engine-only for %v but defined on %v", n, engines, foundIn[n])
 	}
 }
 
-// TestQueryFileStyle checks the CONTRIBUTING.md rules a machine can check: query names unique, alphabetical within a file,
-// and one comment line directly above each `-- name:` line.
+// TestQueryFileStyle checks the CONTRIBUTING.md rules a machine can check: query names unique, alphabetical within a
+// file, one comment line directly above each `-- name:` line, and no "Set" in a name (it was both an adjective and a
+// verb; "Many" says a statement works on a set).
 func TestQueryFileStyle(t *testing.T) {
 	for _, engine := range enginetest.All {
 		files, err := fs.Glob(sqlfiles.Queries, path.Join("queries", string(engine), "*.sql"))
@@ -144,6 +156,7 @@ func TestQueryFileStyle(t *testing.T) {
 				names = append(names, name)
 				require.True(t, i > 0 && strings.HasPrefix(lines[i-1], "--") && !strings.HasPrefix(lines[i-1], "-- name:"),
 					"%s: %s needs one comment line directly above it (which lock it takes or guard it checks)", f, name)
+				require.False(t, setWordRE.MatchString(name), "%s: %s: \"Set\" is not part of a query name (CONTRIBUTING.md, Names)", f, name)
 			}
 			require.True(t, sort.StringsAreSorted(names), "%s: queries must be alphabetical: %v", f, names)
 		}

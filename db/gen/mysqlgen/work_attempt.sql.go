@@ -255,7 +255,7 @@ type WorkAttemptInsertClaimedParams struct {
 	WorkIds []string
 }
 
-// Engine-only (mysql): Requires the item locks and the claim (WorkItemClaimSet) of this transaction; guard: primary key (work_id, attempt_no); one attempt row per claimed item from its claimed state (a consistent read that sees this transaction's own writes), the trace ids looked up by work_id in a JSON object (docs/protocol.md#set-based-claim).
+// Engine-only (mysql): Requires the item locks and the claim (WorkItemClaimListedMany) of this transaction; guard: primary key (work_id, attempt_no); one attempt row per claimed item from its claimed state (a consistent read that sees this transaction's own writes), the trace ids looked up by work_id in a JSON object (docs/protocol.md#set-based-claim).
 func (q *Queries) WorkAttemptInsertClaimed(ctx context.Context, arg WorkAttemptInsertClaimedParams) (int64, error) {
 	query := workAttemptInsertClaimed
 	var queryParams []interface{}

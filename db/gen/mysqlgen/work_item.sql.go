@@ -11,8 +11,67 @@ import (
 	"time"
 )
 
-const workItemClaimCandidates = `-- name: WorkItemClaimCandidates :many
+const workItemAttemptSucceedMany = `-- name: WorkItemAttemptSucceedMany :execrows
 
+UPDATE pc_work_items
+JOIN pc_work_attempts
+  ON pc_work_attempts.work_id = pc_work_items.work_id
+ AND pc_work_attempts.attempt_no = pc_work_items.attempt_count
+ AND pc_work_attempts.finished_at IS NULL
+SET pc_work_items.status = 'succeeded',
+    pc_work_items.lease_owner = NULL,
+    pc_work_items.lease_expires_at = NULL,
+    pc_work_items.result_code = JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$."', pc_work_items.work_id, '".c'))),
+    pc_work_items.result_payload = FROM_BASE64(JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$."', pc_work_items.work_id, '".p')))),
+    pc_work_items.error_category = NULL,
+    pc_work_items.error_code = NULL,
+    pc_work_items.state_version = pc_work_items.state_version + 1,
+    pc_work_items.updated_at = ?,
+    pc_work_items.completed_at = CAST(? AS DATETIME(6)),
+    pc_work_attempts.finished_at = CAST(? AS DATETIME(6)),
+    pc_work_attempts.outcome = 'succeeded',
+    pc_work_attempts.error_category = NULL,
+    pc_work_attempts.error_code = NULL
+WHERE pc_work_items.work_id IN (/*SLICE:work_ids*/?)
+  AND pc_work_items.state_version = CAST(JSON_EXTRACT(?, CONCAT('$."', pc_work_items.work_id, '".v')) AS SIGNED)
+`
+
+type WorkItemAttemptSucceedManyParams struct {
+	Results    string
+	Now        time.Time
+	FinishedAt time.Time
+	WorkIds    []string
+}
+
+// No lock; unlocked candidate query over lane heads (docs/protocol.md#claim); each candidate is re-checked under lane → key → item locks.
+// One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit
+// (or, for a few deep lanes, starts from the lanes). Differs from postgres because MySQL cannot merge the ordered
+// Engine-only (mysql): Requires the item locks (WorkItemLockMany); guard: each item's state_version equals its expected version (CAS) and its unfinished attempt is its current one (inner join: an item without one matches nothing); finishes items and attempts in one statement, per-item values looked up by work_id in a JSON object; rows matched count both tables (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkItemAttemptSucceedMany(ctx context.Context, arg WorkItemAttemptSucceedManyParams) (int64, error) {
+	query := workItemAttemptSucceedMany
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Results)
+	queryParams = append(queryParams, arg.Results)
+	queryParams = append(queryParams, arg.Now)
+	queryParams = append(queryParams, arg.Now)
+	queryParams = append(queryParams, arg.FinishedAt)
+	if len(arg.WorkIds) > 0 {
+		for _, v := range arg.WorkIds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(arg.WorkIds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.Results)
+	result, err := q.db.ExecContext(ctx, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const workItemClaimCandidates = `-- name: WorkItemClaimCandidates :many
 SELECT c.work_id, c.lane_key, c.logical_key, c.lane_sequence, c.kind, c.payload_version, c.status
 FROM (
     (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
@@ -66,9 +125,6 @@ type WorkItemClaimCandidatesRow struct {
 	Status         string
 }
 
-// No lock; unlocked candidate query over lane heads (docs/protocol.md#claim); each candidate is re-checked under lane → key → item locks.
-// One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit
-// (or, for a few deep lanes, starts from the lanes). Differs from postgres because MySQL cannot merge the ordered
 // ranges of an IN list, so queued and retry_wait are separate branches here too, and LIMIT is a bare ? (one per
 // branch and one outer; the adapter passes the same limit to each).
 func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaimCandidatesParams) ([]WorkItemClaimCandidatesRow, error) {
@@ -124,7 +180,7 @@ func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaim
 	return items, nil
 }
 
-const workItemClaimSet = `-- name: WorkItemClaimSet :execrows
+const workItemClaimListedMany = `-- name: WorkItemClaimListedMany :execrows
 UPDATE pc_work_items
 SET status = 'running',
     lease_owner = ?,
@@ -138,16 +194,16 @@ WHERE work_id IN (/*SLICE:work_ids*/?)
   AND status IN ('queued', 'retry_wait')
 `
 
-type WorkItemClaimSetParams struct {
+type WorkItemClaimListedManyParams struct {
 	Owner          *string
 	LeaseExpiresAt *time.Time
 	Now            time.Time
 	WorkIds        []string
 }
 
-// Engine-only (mysql): Requires the lane and item locks of WorkLaneItemLockSetSkipLocked in this transaction; guard: still queued or retry_wait; claims every listed item (fence + 1, attempt + 1); the adapter requires a match for each (docs/protocol.md#set-based-claim).
-func (q *Queries) WorkItemClaimSet(ctx context.Context, arg WorkItemClaimSetParams) (int64, error) {
-	query := workItemClaimSet
+// Engine-only (mysql): Requires the lane and item locks of WorkLaneItemLockManySkipLocked in this transaction; guard: still queued or retry_wait; claims every listed item (fence + 1, attempt + 1); the adapter requires a match for each (docs/protocol.md#set-based-claim).
+func (q *Queries) WorkItemClaimListedMany(ctx context.Context, arg WorkItemClaimListedManyParams) (int64, error) {
+	query := workItemClaimListedMany
 	var queryParams []interface{}
 	queryParams = append(queryParams, arg.Owner)
 	queryParams = append(queryParams, arg.LeaseExpiresAt)
@@ -587,7 +643,7 @@ func (q *Queries) WorkItemInsert(ctx context.Context, arg WorkItemInsertParams) 
 	return err
 }
 
-const workItemInsertSet = `-- name: WorkItemInsertSet :execrows
+const workItemInsertMany = `-- name: WorkItemInsertMany :execrows
 INSERT INTO pc_work_items (
     work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
     lease_owner, lease_fence, lease_expires_at, attempt_count, generation_attempt_count, recovery_generation,
@@ -615,15 +671,15 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d AS k
       WHERE a.d + 10 * b.d + 100 * c.d < CAST(? AS SIGNED)) AS n
 `
 
-type WorkItemInsertSetParams struct {
+type WorkItemInsertManyParams struct {
 	Items string
 	Now   time.Time
 	Count int64
 }
 
 // Engine-only (mysql): Requires the batch's lane locks and its keys inserted by this transaction; guard: primary key and unique (lane_key, lane_sequence); inserts up to 1,000 items as an enqueue creates them (queued, due now, no lease, state_version 1) from a JSON array (bytes as base64; the adapter splits larger batches) (docs/protocol.md#enqueue-many).
-func (q *Queries) WorkItemInsertSet(ctx context.Context, arg WorkItemInsertSetParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, workItemInsertSet,
+func (q *Queries) WorkItemInsertMany(ctx context.Context, arg WorkItemInsertManyParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workItemInsertMany,
 		arg.Items,
 		arg.Items,
 		arg.Items,
@@ -642,60 +698,6 @@ func (q *Queries) WorkItemInsertSet(ctx context.Context, arg WorkItemInsertSetPa
 		return 0, err
 	}
 	return result.RowsAffected()
-}
-
-const workItemKeysSet = `-- name: WorkItemKeysSet :many
-SELECT work_id, lane_key, logical_key, status, state_version
-FROM pc_work_items
-WHERE work_id IN (/*SLICE:work_ids*/?)
-`
-
-type WorkItemKeysSetRow struct {
-	WorkID       string
-	LaneKey      string
-	LogicalKey   string
-	Status       string
-	StateVersion int64
-}
-
-// Engine-only (mysql): No lock (the caller holds the item locks); the lane, logical key, status and version of the listed items (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkItemKeysSet(ctx context.Context, workIds []string) ([]WorkItemKeysSetRow, error) {
-	query := workItemKeysSet
-	var queryParams []interface{}
-	if len(workIds) > 0 {
-		for _, v := range workIds {
-			queryParams = append(queryParams, v)
-		}
-		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(workIds))[1:], 1)
-	} else {
-		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
-	}
-	rows, err := q.db.QueryContext(ctx, query, queryParams...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []WorkItemKeysSetRow
-	for rows.Next() {
-		var i WorkItemKeysSetRow
-		if err := rows.Scan(
-			&i.WorkID,
-			&i.LaneKey,
-			&i.LogicalKey,
-			&i.Status,
-			&i.StateVersion,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const workItemList = `-- name: WorkItemList :many
@@ -793,6 +795,60 @@ func (q *Queries) WorkItemList(ctx context.Context, arg WorkItemListParams) ([]P
 	return items, nil
 }
 
+const workItemListKeysMany = `-- name: WorkItemListKeysMany :many
+SELECT work_id, lane_key, logical_key, status, state_version
+FROM pc_work_items
+WHERE work_id IN (/*SLICE:work_ids*/?)
+`
+
+type WorkItemListKeysManyRow struct {
+	WorkID       string
+	LaneKey      string
+	LogicalKey   string
+	Status       string
+	StateVersion int64
+}
+
+// Engine-only (mysql): No lock (the caller holds the item locks); the lane, logical key, status and version of the listed items (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkItemListKeysMany(ctx context.Context, workIds []string) ([]WorkItemListKeysManyRow, error) {
+	query := workItemListKeysMany
+	var queryParams []interface{}
+	if len(workIds) > 0 {
+		for _, v := range workIds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(workIds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItemListKeysManyRow
+	for rows.Next() {
+		var i WorkItemListKeysManyRow
+		if err := rows.Scan(
+			&i.WorkID,
+			&i.LaneKey,
+			&i.LogicalKey,
+			&i.Status,
+			&i.StateVersion,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workItemLock = `-- name: WorkItemLock :one
 SELECT pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_items
@@ -841,7 +897,7 @@ func (q *Queries) WorkItemLock(ctx context.Context, workID string) (WorkItemLock
 	return i, err
 }
 
-const workItemLockSet = `-- name: WorkItemLockSet :many
+const workItemLockMany = `-- name: WorkItemLockMany :many
 SELECT pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_items
 WHERE work_id IN (/*SLICE:work_ids*/?)
@@ -849,14 +905,14 @@ ORDER BY work_id
 FOR UPDATE
 `
 
-type WorkItemLockSetRow struct {
+type WorkItemLockManyRow struct {
 	PcWorkItem PcWorkItem
 	DbNow      time.Time
 }
 
-// Engine-only (mysql): Lock: items (FOR UPDATE) in ascending work_id order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkItemLockSet(ctx context.Context, workIds []string) ([]WorkItemLockSetRow, error) {
-	query := workItemLockSet
+// Engine-only (postgres, mysql): Lock: items (FOR UPDATE) in ascending work_id order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkItemLockMany(ctx context.Context, workIds []string) ([]WorkItemLockManyRow, error) {
+	query := workItemLockMany
 	var queryParams []interface{}
 	if len(workIds) > 0 {
 		for _, v := range workIds {
@@ -871,9 +927,9 @@ func (q *Queries) WorkItemLockSet(ctx context.Context, workIds []string) ([]Work
 		return nil, err
 	}
 	defer rows.Close()
-	var items []WorkItemLockSetRow
+	var items []WorkItemLockManyRow
 	for rows.Next() {
-		var i WorkItemLockSetRow
+		var i WorkItemLockManyRow
 		if err := rows.Scan(
 			&i.PcWorkItem.WorkID,
 			&i.PcWorkItem.LogicalKey,
@@ -996,62 +1052,6 @@ func (q *Queries) WorkItemQueueStatistics(ctx context.Context) ([]WorkItemQueueS
 		return nil, err
 	}
 	return items, nil
-}
-
-const workItemSucceedSet = `-- name: WorkItemSucceedSet :execrows
-UPDATE pc_work_items
-JOIN pc_work_attempts
-  ON pc_work_attempts.work_id = pc_work_items.work_id
- AND pc_work_attempts.attempt_no = pc_work_items.attempt_count
- AND pc_work_attempts.finished_at IS NULL
-SET pc_work_items.status = 'succeeded',
-    pc_work_items.lease_owner = NULL,
-    pc_work_items.lease_expires_at = NULL,
-    pc_work_items.result_code = JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$."', pc_work_items.work_id, '".c'))),
-    pc_work_items.result_payload = FROM_BASE64(JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$."', pc_work_items.work_id, '".p')))),
-    pc_work_items.error_category = NULL,
-    pc_work_items.error_code = NULL,
-    pc_work_items.state_version = pc_work_items.state_version + 1,
-    pc_work_items.updated_at = ?,
-    pc_work_items.completed_at = CAST(? AS DATETIME(6)),
-    pc_work_attempts.finished_at = CAST(? AS DATETIME(6)),
-    pc_work_attempts.outcome = 'succeeded',
-    pc_work_attempts.error_category = NULL,
-    pc_work_attempts.error_code = NULL
-WHERE pc_work_items.work_id IN (/*SLICE:work_ids*/?)
-  AND pc_work_items.state_version = CAST(JSON_EXTRACT(?, CONCAT('$."', pc_work_items.work_id, '".v')) AS SIGNED)
-`
-
-type WorkItemSucceedSetParams struct {
-	Results    string
-	Now        time.Time
-	FinishedAt time.Time
-	WorkIds    []string
-}
-
-// Engine-only (mysql): Requires the item locks (WorkItemLockSet); guard: each item's state_version equals its expected version (CAS) and its unfinished attempt is its current one (inner join: an item without one matches nothing); finishes items and attempts in one statement, per-item values looked up by work_id in a JSON object; rows matched count both tables (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkItemSucceedSet(ctx context.Context, arg WorkItemSucceedSetParams) (int64, error) {
-	query := workItemSucceedSet
-	var queryParams []interface{}
-	queryParams = append(queryParams, arg.Results)
-	queryParams = append(queryParams, arg.Results)
-	queryParams = append(queryParams, arg.Now)
-	queryParams = append(queryParams, arg.Now)
-	queryParams = append(queryParams, arg.FinishedAt)
-	if len(arg.WorkIds) > 0 {
-		for _, v := range arg.WorkIds {
-			queryParams = append(queryParams, v)
-		}
-		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(arg.WorkIds))[1:], 1)
-	} else {
-		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
-	}
-	queryParams = append(queryParams, arg.Results)
-	result, err := q.db.ExecContext(ctx, query, queryParams...)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
 }
 
 const workItemTouch = `-- name: WorkItemTouch :execrows

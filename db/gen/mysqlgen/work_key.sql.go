@@ -24,20 +24,20 @@ func (q *Queries) WorkKeyDelete(ctx context.Context, logicalKey string) (int64, 
 	return result.RowsAffected()
 }
 
-const workKeyDeleteSet = `-- name: WorkKeyDeleteSet :execrows
+const workKeyDeleteMany = `-- name: WorkKeyDeleteMany :execrows
 DELETE FROM pc_work_keys
 WHERE logical_key IN (/*SLICE:logical_keys*/?)
   AND work_id IN (/*SLICE:work_ids*/?)
 `
 
-type WorkKeyDeleteSetParams struct {
+type WorkKeyDeleteManyParams struct {
 	LogicalKeys []string
 	WorkIds     []string
 }
 
-// Engine-only (mysql): Requires the key locks (WorkKeyLockSet); deletes the keys of the items the batch finished, each named by its logical key (primary key range) and its item (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkKeyDeleteSet(ctx context.Context, arg WorkKeyDeleteSetParams) (int64, error) {
-	query := workKeyDeleteSet
+// Engine-only (mysql): Requires the key locks (WorkKeyLockMany); deletes the keys of the items the batch finished, each named by its logical key (primary key range) and its item (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkKeyDeleteMany(ctx context.Context, arg WorkKeyDeleteManyParams) (int64, error) {
+	query := workKeyDeleteMany
 	var queryParams []interface{}
 	if len(arg.LogicalKeys) > 0 {
 		for _, v := range arg.LogicalKeys {
@@ -118,7 +118,7 @@ func (q *Queries) WorkKeyInsertIfAbsentUnlocked(ctx context.Context, arg WorkKey
 	return result.RowsAffected()
 }
 
-const workKeyInsertSet = `-- name: WorkKeyInsertSet :execrows
+const workKeyInsertMany = `-- name: WorkKeyInsertMany :execrows
 INSERT IGNORE INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 SELECT JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$[', n.k, '][0]'))),
        JSON_UNQUOTE(JSON_EXTRACT(?, CONCAT('$[', n.k, '][1]'))),
@@ -134,15 +134,15 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d AS k
       WHERE a.d + 10 * b.d + 100 * c.d < CAST(? AS SIGNED)) AS n
 `
 
-type WorkKeyInsertSetParams struct {
+type WorkKeyInsertManyParams struct {
 	Keys      string
 	CreatedAt time.Time
 	Count     int64
 }
 
-// Engine-only (mysql): Guard: primary key and unique work_id, under the batch's lane locks: INSERT IGNORE inserts the keys that do not exist yet, as the per-key WorkKeyInsertIfAbsent does, from a JSON array of [logical_key, work_id, lane_key] of at most 1,000 distinct keys (the adapter splits larger batches); MariaDB and MySQL 8 (docs/protocol.md#enqueue-many).
-func (q *Queries) WorkKeyInsertSet(ctx context.Context, arg WorkKeyInsertSetParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, workKeyInsertSet,
+// Engine-only (postgres, mysql): Guard: primary key and unique work_id, under the batch's lane locks: INSERT IGNORE inserts the keys that do not exist yet, as the per-key WorkKeyInsertIfAbsent does, from a JSON array of [logical_key, work_id, lane_key] of at most 1,000 distinct keys (the adapter splits larger batches); MariaDB and MySQL 8 (docs/protocol.md#enqueue-many).
+func (q *Queries) WorkKeyInsertMany(ctx context.Context, arg WorkKeyInsertManyParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, workKeyInsertMany,
 		arg.Keys,
 		arg.Keys,
 		arg.Keys,
@@ -153,6 +153,46 @@ func (q *Queries) WorkKeyInsertSet(ctx context.Context, arg WorkKeyInsertSetPara
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const workKeyListOwnersMany = `-- name: WorkKeyListOwnersMany :many
+SELECT work_id
+FROM pc_work_keys
+WHERE work_id IN (/*SLICE:work_ids*/?)
+`
+
+// Engine-only (mysql): No lock; which of the listed new work ids own a key now (read after WorkKeyInsertMany in the same transaction: the ids are new uuids, so a key naming one is a key this transaction inserted) (docs/protocol.md#enqueue-many).
+func (q *Queries) WorkKeyListOwnersMany(ctx context.Context, workIds []string) ([]string, error) {
+	query := workKeyListOwnersMany
+	var queryParams []interface{}
+	if len(workIds) > 0 {
+		for _, v := range workIds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(workIds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
+	}
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var work_id string
+		if err := rows.Scan(&work_id); err != nil {
+			return nil, err
+		}
+		items = append(items, work_id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const workKeyLock = `-- name: WorkKeyLock :one
@@ -175,7 +215,7 @@ func (q *Queries) WorkKeyLock(ctx context.Context, logicalKey string) (PcWorkKey
 	return i, err
 }
 
-const workKeyLockSet = `-- name: WorkKeyLockSet :many
+const workKeyLockMany = `-- name: WorkKeyLockMany :many
 SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys
 WHERE logical_key IN (/*SLICE:logical_keys*/?)
@@ -183,9 +223,9 @@ ORDER BY logical_key
 FOR UPDATE
 `
 
-// Engine-only (mysql): Lock: logical keys (FOR UPDATE) in ascending order (the primary key range of the IN list is read, and so locked, in that order); a missing key takes no lock under READ COMMITTED; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkKeyLockSet(ctx context.Context, logicalKeys []string) ([]PcWorkKey, error) {
-	query := workKeyLockSet
+// Engine-only (postgres, mysql): Lock: logical keys (FOR UPDATE) in ascending order (the primary key range of the IN list is read, and so locked, in that order); a missing key takes no lock under READ COMMITTED; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkKeyLockMany(ctx context.Context, logicalKeys []string) ([]PcWorkKey, error) {
+	query := workKeyLockMany
 	var queryParams []interface{}
 	if len(logicalKeys) > 0 {
 		for _, v := range logicalKeys {
@@ -212,46 +252,6 @@ func (q *Queries) WorkKeyLockSet(ctx context.Context, logicalKeys []string) ([]P
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const workKeyOwnersSet = `-- name: WorkKeyOwnersSet :many
-SELECT work_id
-FROM pc_work_keys
-WHERE work_id IN (/*SLICE:work_ids*/?)
-`
-
-// Engine-only (mysql): No lock; which of the listed new work ids own a key now (read after WorkKeyInsertSet in the same transaction: the ids are new uuids, so a key naming one is a key this transaction inserted) (docs/protocol.md#enqueue-many).
-func (q *Queries) WorkKeyOwnersSet(ctx context.Context, workIds []string) ([]string, error) {
-	query := workKeyOwnersSet
-	var queryParams []interface{}
-	if len(workIds) > 0 {
-		for _, v := range workIds {
-			queryParams = append(queryParams, v)
-		}
-		query = strings.Replace(query, "/*SLICE:work_ids*/?", strings.Repeat(",?", len(workIds))[1:], 1)
-	} else {
-		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
-	}
-	rows, err := q.db.QueryContext(ctx, query, queryParams...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var work_id string
-		if err := rows.Scan(&work_id); err != nil {
-			return nil, err
-		}
-		items = append(items, work_id)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err

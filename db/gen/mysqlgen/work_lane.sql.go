@@ -42,7 +42,7 @@ func (q *Queries) WorkLaneAdvanceHead(ctx context.Context, arg WorkLaneAdvanceHe
 	return result.RowsAffected()
 }
 
-const workLaneAdvanceHeadSet = `-- name: WorkLaneAdvanceHeadSet :execrows
+const workLaneAdvanceHeadMany = `-- name: WorkLaneAdvanceHeadMany :execrows
 UPDATE pc_work_lanes
 SET head_sequence = (
     SELECT i.lane_sequence
@@ -61,8 +61,8 @@ WHERE pc_work_lanes.lane_key IN (/*SLICE:lane_keys*/?)
 `
 
 // Engine-only (mysql): Requires the lane locks and the finished items' writes of this transaction; moves the head of each listed lane (primary key range) whose head item is now succeeded or cancelled to the lowest later sequence whose item is not, or to NULL; a single-table UPDATE (the lanes are already locked; the item reads are consistent reads) (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkLaneAdvanceHeadSet(ctx context.Context, laneKeys []string) (int64, error) {
-	query := workLaneAdvanceHeadSet
+func (q *Queries) WorkLaneAdvanceHeadMany(ctx context.Context, laneKeys []string) (int64, error) {
+	query := workLaneAdvanceHeadMany
 	var queryParams []interface{}
 	if len(laneKeys) > 0 {
 		for _, v := range laneKeys {
@@ -229,7 +229,7 @@ func (q *Queries) WorkLaneItemLockJoinedSkipLocked(ctx context.Context, arg Work
 	return i, err
 }
 
-const workLaneItemLockSetSkipLocked = `-- name: WorkLaneItemLockSetSkipLocked :many
+const workLaneItemLockManySkipLocked = `-- name: WorkLaneItemLockManySkipLocked :many
 SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at,
        CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_lanes l
@@ -240,12 +240,12 @@ ORDER BY l.lane_key
 FOR UPDATE SKIP LOCKED
 `
 
-type WorkLaneItemLockSetSkipLockedParams struct {
+type WorkLaneItemLockManySkipLockedParams struct {
 	LaneKeys []string
 	WorkIds  []string
 }
 
-type WorkLaneItemLockSetSkipLockedRow struct {
+type WorkLaneItemLockManySkipLockedRow struct {
 	LaneKey      string
 	NextSequence int64
 	HeadSequence *int64
@@ -254,8 +254,8 @@ type WorkLaneItemLockSetSkipLockedRow struct {
 }
 
 // Engine-only (mysql): Lock: lanes in ascending lane_key order (FOR UPDATE; the primary key range of the IN list is read, and so locked, in that order), then each lane's head item (FOR UPDATE SKIP LOCKED: a lane or item another transaction holds is skipped, never waited for; STRAIGHT_JOIN reads each lane before its item); the set-based claim pass on MariaDB and MySQL 8, never on OceanBase (docs/protocol.md#set-based-claim).
-func (q *Queries) WorkLaneItemLockSetSkipLocked(ctx context.Context, arg WorkLaneItemLockSetSkipLockedParams) ([]WorkLaneItemLockSetSkipLockedRow, error) {
-	query := workLaneItemLockSetSkipLocked
+func (q *Queries) WorkLaneItemLockManySkipLocked(ctx context.Context, arg WorkLaneItemLockManySkipLockedParams) ([]WorkLaneItemLockManySkipLockedRow, error) {
+	query := workLaneItemLockManySkipLocked
 	var queryParams []interface{}
 	if len(arg.LaneKeys) > 0 {
 		for _, v := range arg.LaneKeys {
@@ -278,9 +278,9 @@ func (q *Queries) WorkLaneItemLockSetSkipLocked(ctx context.Context, arg WorkLan
 		return nil, err
 	}
 	defer rows.Close()
-	var items []WorkLaneItemLockSetSkipLockedRow
+	var items []WorkLaneItemLockManySkipLockedRow
 	for rows.Next() {
-		var i WorkLaneItemLockSetSkipLockedRow
+		var i WorkLaneItemLockManySkipLockedRow
 		if err := rows.Scan(
 			&i.LaneKey,
 			&i.NextSequence,
@@ -418,7 +418,7 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 	return i, err
 }
 
-const workLaneLockSet = `-- name: WorkLaneLockSet :many
+const workLaneLockMany = `-- name: WorkLaneLockMany :many
 SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_lanes
 WHERE lane_key IN (/*SLICE:lane_keys*/?)
@@ -426,16 +426,16 @@ ORDER BY lane_key
 FOR UPDATE
 `
 
-type WorkLaneLockSetRow struct {
+type WorkLaneLockManyRow struct {
 	LaneKey      string
 	NextSequence int64
 	HeadSequence *int64
 	DbNow        time.Time
 }
 
-// Engine-only (mysql): Lock: lanes (FOR UPDATE) in ascending lane_key order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
-func (q *Queries) WorkLaneLockSet(ctx context.Context, laneKeys []string) ([]WorkLaneLockSetRow, error) {
-	query := workLaneLockSet
+// Engine-only (postgres, mysql): Lock: lanes (FOR UPDATE) in ascending lane_key order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+func (q *Queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]WorkLaneLockManyRow, error) {
+	query := workLaneLockMany
 	var queryParams []interface{}
 	if len(laneKeys) > 0 {
 		for _, v := range laneKeys {
@@ -450,9 +450,9 @@ func (q *Queries) WorkLaneLockSet(ctx context.Context, laneKeys []string) ([]Wor
 		return nil, err
 	}
 	defer rows.Close()
-	var items []WorkLaneLockSetRow
+	var items []WorkLaneLockManyRow
 	for rows.Next() {
-		var i WorkLaneLockSetRow
+		var i WorkLaneLockManyRow
 		if err := rows.Scan(
 			&i.LaneKey,
 			&i.NextSequence,
@@ -507,21 +507,21 @@ func (q *Queries) WorkLaneUpdate(ctx context.Context, arg WorkLaneUpdateParams) 
 	return result.RowsAffected()
 }
 
-const workLaneUpdateSet = `-- name: WorkLaneUpdateSet :execrows
+const workLaneUpdateMany = `-- name: WorkLaneUpdateMany :execrows
 UPDATE pc_work_lanes
 SET next_sequence = CAST(JSON_EXTRACT(?, CONCAT('$."', lane_key, '"[0]')) AS SIGNED),
     head_sequence = CAST(JSON_EXTRACT(?, CONCAT('$."', lane_key, '"[1]')) AS SIGNED)
 WHERE lane_key IN (/*SLICE:lane_keys*/?)
 `
 
-type WorkLaneUpdateSetParams struct {
+type WorkLaneUpdateManyParams struct {
 	Lanes    string
 	LaneKeys []string
 }
 
-// Engine-only (mysql): Requires the batch's lane locks (WorkLaneLockSet); writes each listed lane's allocator and head from a JSON object lane_key → [next_sequence, head_sequence] (lane keys are 64 hex characters) (docs/protocol.md#enqueue-many).
-func (q *Queries) WorkLaneUpdateSet(ctx context.Context, arg WorkLaneUpdateSetParams) (int64, error) {
-	query := workLaneUpdateSet
+// Engine-only (mysql): Requires the batch's lane locks (WorkLaneLockMany); writes each listed lane's allocator and head from a JSON object lane_key → [next_sequence, head_sequence] (lane keys are 64 hex characters) (docs/protocol.md#enqueue-many).
+func (q *Queries) WorkLaneUpdateMany(ctx context.Context, arg WorkLaneUpdateManyParams) (int64, error) {
+	query := workLaneUpdateMany
 	var queryParams []interface{}
 	queryParams = append(queryParams, arg.Lanes)
 	queryParams = append(queryParams, arg.Lanes)

@@ -714,7 +714,7 @@ type WorkItemLockManyRow struct {
 	PcWorkItem PcWorkItem
 }
 
-// Engine-only (postgres): Lock: the batch's items (FOR UPDATE), after their lanes and keys (docs/protocol.md#set-based-completion).
+// Engine-only (postgres, mysql): Lock: the batch's items (FOR UPDATE), after their lanes and keys (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkItemLockMany(ctx context.Context, workIds []string) ([]WorkItemLockManyRow, error) {
 	rows, err := q.db.Query(ctx, workItemLockMany, workIds)
 	if err != nil {

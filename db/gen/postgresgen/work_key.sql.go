@@ -66,7 +66,7 @@ type WorkKeyInsertManyParams struct {
 	CreatedAt   time.Time
 }
 
-// Engine-only (postgres): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that do not exist yet (ON CONFLICT DO NOTHING takes no lock on an existing row) and returns the work ids it inserted (docs/protocol.md#enqueue-many).
+// Engine-only (postgres, mysql): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that do not exist yet (ON CONFLICT DO NOTHING takes no lock on an existing row) and returns the work ids it inserted (docs/protocol.md#enqueue-many).
 func (q *Queries) WorkKeyInsertMany(ctx context.Context, arg WorkKeyInsertManyParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, workKeyInsertMany,
 		arg.LogicalKeys,
@@ -242,7 +242,7 @@ ORDER BY logical_key
 FOR UPDATE
 `
 
-// Engine-only (postgres): Lock: the batch's logical keys (FOR UPDATE), after their lanes and before their items (docs/protocol.md#set-based-completion).
+// Engine-only (postgres, mysql): Lock: the batch's logical keys (FOR UPDATE), after their lanes and before their items (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkKeyLockMany(ctx context.Context, logicalKeys []string) ([]PcWorkKey, error) {
 	rows, err := q.db.Query(ctx, workKeyLockMany, logicalKeys)
 	if err != nil {

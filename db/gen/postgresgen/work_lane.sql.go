@@ -103,7 +103,7 @@ ORDER BY lane_key
 FOR UPDATE
 `
 
-// Engine-only (postgres): Lock: the batch's lanes (FOR UPDATE) in ascending lane_key order, the first step of the lock order across a batch (docs/protocol.md#set-based-completion).
+// Engine-only (postgres, mysql): Lock: the batch's lanes (FOR UPDATE) in ascending lane_key order, the first step of the lock order across a batch (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]PcWorkLane, error) {
 	rows, err := q.db.Query(ctx, workLaneLockMany, laneKeys)
 	if err != nil {

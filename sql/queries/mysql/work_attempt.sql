@@ -53,7 +53,7 @@ VALUES (sqlc.arg('work_id'), sqlc.arg('attempt_no'), sqlc.arg('recovery_generati
         sqlc.narg('outcome'), sqlc.narg('error_category'), sqlc.narg('error_code'), sqlc.narg('trace_id'),
         sqlc.narg('span_id'));
 
--- Engine-only (mysql): Requires the item locks and the claim (WorkItemClaimSet) of this transaction; guard: primary key (work_id, attempt_no); one attempt row per claimed item from its claimed state (a consistent read that sees this transaction's own writes), the trace ids looked up by work_id in a JSON object (docs/protocol.md#set-based-claim).
+-- Engine-only (mysql): Requires the item locks and the claim (WorkItemClaimListedMany) of this transaction; guard: primary key (work_id, attempt_no); one attempt row per claimed item from its claimed state (a consistent read that sees this transaction's own writes), the trace ids looked up by work_id in a JSON object (docs/protocol.md#set-based-claim).
 -- name: WorkAttemptInsertClaimed :execrows
 INSERT INTO pc_work_attempts (work_id, attempt_no, recovery_generation, owner_id, fence, started_at, trace_id, span_id)
 SELECT i.work_id, i.attempt_count, i.recovery_generation, i.lease_owner, i.lease_fence, i.updated_at,

@@ -2,6 +2,30 @@
 -- One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit
 -- (or, for a few deep lanes, starts from the lanes). Differs from postgres because MySQL cannot merge the ordered
 
+-- Engine-only (mysql): Requires the item locks (WorkItemLockMany); guard: each item's state_version equals its expected version (CAS) and its unfinished attempt is its current one (inner join: an item without one matches nothing); finishes items and attempts in one statement, per-item values looked up by work_id in a JSON object; rows matched count both tables (docs/protocol.md#set-based-completion).
+-- name: WorkItemAttemptSucceedMany :execrows
+UPDATE pc_work_items
+JOIN pc_work_attempts
+  ON pc_work_attempts.work_id = pc_work_items.work_id
+ AND pc_work_attempts.attempt_no = pc_work_items.attempt_count
+ AND pc_work_attempts.finished_at IS NULL
+SET pc_work_items.status = 'succeeded',
+    pc_work_items.lease_owner = NULL,
+    pc_work_items.lease_expires_at = NULL,
+    pc_work_items.result_code = JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('results'), CONCAT('$."', pc_work_items.work_id, '".c'))),
+    pc_work_items.result_payload = FROM_BASE64(JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('results'), CONCAT('$."', pc_work_items.work_id, '".p')))),
+    pc_work_items.error_category = NULL,
+    pc_work_items.error_code = NULL,
+    pc_work_items.state_version = pc_work_items.state_version + 1,
+    pc_work_items.updated_at = sqlc.arg('now'),
+    pc_work_items.completed_at = CAST(sqlc.arg('now') AS DATETIME(6)),
+    pc_work_attempts.finished_at = CAST(sqlc.arg('finished_at') AS DATETIME(6)),
+    pc_work_attempts.outcome = 'succeeded',
+    pc_work_attempts.error_category = NULL,
+    pc_work_attempts.error_code = NULL
+WHERE pc_work_items.work_id IN (sqlc.slice('work_ids'))
+  AND pc_work_items.state_version = CAST(JSON_EXTRACT(sqlc.arg('results'), CONCAT('$."', pc_work_items.work_id, '".v')) AS SIGNED);
+
 -- ranges of an IN list, so queued and retry_wait are separate branches here too, and LIMIT is a bare ? (one per
 -- branch and one outer; the adapter passes the same limit to each).
 -- name: WorkItemClaimCandidates :many
@@ -39,8 +63,8 @@ FROM (
 ORDER BY c.available_at, c.created_at, c.work_id
 LIMIT ?;
 
--- Engine-only (mysql): Requires the lane and item locks of WorkLaneItemLockSetSkipLocked in this transaction; guard: still queued or retry_wait; claims every listed item (fence + 1, attempt + 1); the adapter requires a match for each (docs/protocol.md#set-based-claim).
--- name: WorkItemClaimSet :execrows
+-- Engine-only (mysql): Requires the lane and item locks of WorkLaneItemLockManySkipLocked in this transaction; guard: still queued or retry_wait; claims every listed item (fence + 1, attempt + 1); the adapter requires a match for each (docs/protocol.md#set-based-claim).
+-- name: WorkItemClaimListedMany :execrows
 UPDATE pc_work_items
 SET status = 'running',
     lease_owner = sqlc.arg('owner'),
@@ -178,7 +202,7 @@ VALUES (sqlc.arg('work_id'), sqlc.arg('logical_key'), sqlc.arg('lane_key'), sqlc
         sqlc.arg('state_version'), sqlc.arg('created_at'), sqlc.arg('updated_at'), sqlc.narg('completed_at'));
 
 -- Engine-only (mysql): Requires the batch's lane locks and its keys inserted by this transaction; guard: primary key and unique (lane_key, lane_sequence); inserts up to 1,000 items as an enqueue creates them (queued, due now, no lease, state_version 1) from a JSON array (bytes as base64; the adapter splits larger batches) (docs/protocol.md#enqueue-many).
--- name: WorkItemInsertSet :execrows
+-- name: WorkItemInsertMany :execrows
 INSERT INTO pc_work_items (
     work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
     lease_owner, lease_fence, lease_expires_at, attempt_count, generation_attempt_count, recovery_generation,
@@ -205,12 +229,6 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d AS k
             UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) c
       WHERE a.d + 10 * b.d + 100 * c.d < CAST(sqlc.arg('count') AS SIGNED)) AS n;
 
--- Engine-only (mysql): No lock (the caller holds the item locks); the lane, logical key, status and version of the listed items (docs/protocol.md#set-based-completion).
--- name: WorkItemKeysSet :many
-SELECT work_id, lane_key, logical_key, status, state_version
-FROM pc_work_items
-WHERE work_id IN (sqlc.slice('work_ids'));
-
 -- No lock; newest first with optional scope/status filters and a (created_at, work_id) keyset.
 -- name: WorkItemList :many
 SELECT work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
@@ -227,6 +245,12 @@ WHERE kind IN (sqlc.slice('kinds'))
 ORDER BY created_at DESC, work_id DESC
 LIMIT ?;
 
+-- Engine-only (mysql): No lock (the caller holds the item locks); the lane, logical key, status and version of the listed items (docs/protocol.md#set-based-completion).
+-- name: WorkItemListKeysMany :many
+SELECT work_id, lane_key, logical_key, status, state_version
+FROM pc_work_items
+WHERE work_id IN (sqlc.slice('work_ids'));
+
 -- Item row lock (FOR UPDATE), taken after WorkItemTouch; returns the database clock from the same statement.
 -- name: WorkItemLock :one
 SELECT sqlc.embed(pc_work_items), CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
@@ -234,8 +258,8 @@ FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE;
 
--- Engine-only (mysql): Lock: items (FOR UPDATE) in ascending work_id order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
--- name: WorkItemLockSet :many
+-- Engine-only (postgres, mysql): Lock: items (FOR UPDATE) in ascending work_id order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+-- name: WorkItemLockMany :many
 SELECT sqlc.embed(pc_work_items), CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_items
 WHERE work_id IN (sqlc.slice('work_ids'))
@@ -258,30 +282,6 @@ FROM pc_work_items
 WHERE status NOT IN ('succeeded', 'cancelled')
 GROUP BY kind, status
 ORDER BY kind, status;
-
--- Engine-only (mysql): Requires the item locks (WorkItemLockSet); guard: each item's state_version equals its expected version (CAS) and its unfinished attempt is its current one (inner join: an item without one matches nothing); finishes items and attempts in one statement, per-item values looked up by work_id in a JSON object; rows matched count both tables (docs/protocol.md#set-based-completion).
--- name: WorkItemSucceedSet :execrows
-UPDATE pc_work_items
-JOIN pc_work_attempts
-  ON pc_work_attempts.work_id = pc_work_items.work_id
- AND pc_work_attempts.attempt_no = pc_work_items.attempt_count
- AND pc_work_attempts.finished_at IS NULL
-SET pc_work_items.status = 'succeeded',
-    pc_work_items.lease_owner = NULL,
-    pc_work_items.lease_expires_at = NULL,
-    pc_work_items.result_code = JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('results'), CONCAT('$."', pc_work_items.work_id, '".c'))),
-    pc_work_items.result_payload = FROM_BASE64(JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('results'), CONCAT('$."', pc_work_items.work_id, '".p')))),
-    pc_work_items.error_category = NULL,
-    pc_work_items.error_code = NULL,
-    pc_work_items.state_version = pc_work_items.state_version + 1,
-    pc_work_items.updated_at = sqlc.arg('now'),
-    pc_work_items.completed_at = CAST(sqlc.arg('now') AS DATETIME(6)),
-    pc_work_attempts.finished_at = CAST(sqlc.arg('finished_at') AS DATETIME(6)),
-    pc_work_attempts.outcome = 'succeeded',
-    pc_work_attempts.error_category = NULL,
-    pc_work_attempts.error_code = NULL
-WHERE pc_work_items.work_id IN (sqlc.slice('work_ids'))
-  AND pc_work_items.state_version = CAST(JSON_EXTRACT(sqlc.arg('results'), CONCAT('$."', pc_work_items.work_id, '".v')) AS SIGNED);
 
 -- Engine-only (mysql): Item row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: WorkItemTouch :execrows

@@ -2,8 +2,8 @@
 -- name: WorkKeyDelete :execrows
 DELETE FROM pc_work_keys WHERE logical_key = sqlc.arg('logical_key');
 
--- Engine-only (mysql): Requires the key locks (WorkKeyLockSet); deletes the keys of the items the batch finished, each named by its logical key (primary key range) and its item (docs/protocol.md#set-based-completion).
--- name: WorkKeyDeleteSet :execrows
+-- Engine-only (mysql): Requires the key locks (WorkKeyLockMany); deletes the keys of the items the batch finished, each named by its logical key (primary key range) and its item (docs/protocol.md#set-based-completion).
+-- name: WorkKeyDeleteMany :execrows
 DELETE FROM pc_work_keys
 WHERE logical_key IN (sqlc.slice('logical_keys'))
   AND work_id IN (sqlc.slice('work_ids'));
@@ -21,8 +21,8 @@ SELECT CAST(sqlc.arg('logical_key') AS CHAR), CAST(sqlc.arg('work_id') AS CHAR),
 FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM pc_work_keys k WHERE k.logical_key = sqlc.arg('logical_key'));
 
--- Engine-only (mysql): Guard: primary key and unique work_id, under the batch's lane locks: INSERT IGNORE inserts the keys that do not exist yet, as the per-key WorkKeyInsertIfAbsent does, from a JSON array of [logical_key, work_id, lane_key] of at most 1,000 distinct keys (the adapter splits larger batches); MariaDB and MySQL 8 (docs/protocol.md#enqueue-many).
--- name: WorkKeyInsertSet :execrows
+-- Engine-only (postgres, mysql): Guard: primary key and unique work_id, under the batch's lane locks: INSERT IGNORE inserts the keys that do not exist yet, as the per-key WorkKeyInsertIfAbsent does, from a JSON array of [logical_key, work_id, lane_key] of at most 1,000 distinct keys (the adapter splits larger batches); MariaDB and MySQL 8 (docs/protocol.md#enqueue-many).
+-- name: WorkKeyInsertMany :execrows
 INSERT IGNORE INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 SELECT JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('keys'), CONCAT('$[', n.k, '][0]'))),
        JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('keys'), CONCAT('$[', n.k, '][1]'))),
@@ -37,6 +37,12 @@ FROM (SELECT a.d + 10 * b.d + 100 * c.d AS k
             UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) c
       WHERE a.d + 10 * b.d + 100 * c.d < CAST(sqlc.arg('count') AS SIGNED)) AS n;
 
+-- Engine-only (mysql): No lock; which of the listed new work ids own a key now (read after WorkKeyInsertMany in the same transaction: the ids are new uuids, so a key naming one is a key this transaction inserted) (docs/protocol.md#enqueue-many).
+-- name: WorkKeyListOwnersMany :many
+SELECT work_id
+FROM pc_work_keys
+WHERE work_id IN (sqlc.slice('work_ids'));
+
 -- Logical key row lock (FOR UPDATE), taken after WorkKeyTouch.
 -- name: WorkKeyLock :one
 SELECT logical_key, work_id, lane_key, created_at
@@ -44,19 +50,13 @@ FROM pc_work_keys
 WHERE logical_key = sqlc.arg('logical_key')
 FOR UPDATE;
 
--- Engine-only (mysql): Lock: logical keys (FOR UPDATE) in ascending order (the primary key range of the IN list is read, and so locked, in that order); a missing key takes no lock under READ COMMITTED; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
--- name: WorkKeyLockSet :many
+-- Engine-only (postgres, mysql): Lock: logical keys (FOR UPDATE) in ascending order (the primary key range of the IN list is read, and so locked, in that order); a missing key takes no lock under READ COMMITTED; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+-- name: WorkKeyLockMany :many
 SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys
 WHERE logical_key IN (sqlc.slice('logical_keys'))
 ORDER BY logical_key
 FOR UPDATE;
-
--- Engine-only (mysql): No lock; which of the listed new work ids own a key now (read after WorkKeyInsertSet in the same transaction: the ids are new uuids, so a key naming one is a key this transaction inserted) (docs/protocol.md#enqueue-many).
--- name: WorkKeyOwnersSet :many
-SELECT work_id
-FROM pc_work_keys
-WHERE work_id IN (sqlc.slice('work_ids'));
 
 -- Engine-only (mysql): Logical key row lock via a no-op update, run by the adapter before the FOR UPDATE read, because OceanBase starts the transaction and the row lock only on a write.
 -- name: WorkKeyTouch :execrows

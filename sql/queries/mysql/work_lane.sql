@@ -16,7 +16,7 @@ SET head_sequence = (
 WHERE pc_work_lanes.lane_key = sqlc.arg('lane_key');
 
 -- Engine-only (mysql): Requires the lane locks and the finished items' writes of this transaction; moves the head of each listed lane (primary key range) whose head item is now succeeded or cancelled to the lowest later sequence whose item is not, or to NULL; a single-table UPDATE (the lanes are already locked; the item reads are consistent reads) (docs/protocol.md#set-based-completion).
--- name: WorkLaneAdvanceHeadSet :execrows
+-- name: WorkLaneAdvanceHeadMany :execrows
 UPDATE pc_work_lanes
 SET head_sequence = (
     SELECT i.lane_sequence
@@ -63,7 +63,7 @@ WHERE l.lane_key = sqlc.arg('lane_key')
 FOR UPDATE SKIP LOCKED;
 
 -- Engine-only (mysql): Lock: lanes in ascending lane_key order (FOR UPDATE; the primary key range of the IN list is read, and so locked, in that order), then each lane's head item (FOR UPDATE SKIP LOCKED: a lane or item another transaction holds is skipped, never waited for; STRAIGHT_JOIN reads each lane before its item); the set-based claim pass on MariaDB and MySQL 8, never on OceanBase (docs/protocol.md#set-based-claim).
--- name: WorkLaneItemLockSetSkipLocked :many
+-- name: WorkLaneItemLockManySkipLocked :many
 SELECT STRAIGHT_JOIN l.lane_key, l.next_sequence, l.head_sequence, sqlc.embed(pc_work_items),
        CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_lanes l
@@ -90,8 +90,8 @@ FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;
 
--- Engine-only (mysql): Lock: lanes (FOR UPDATE) in ascending lane_key order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
--- name: WorkLaneLockSet :many
+-- Engine-only (postgres, mysql): Lock: lanes (FOR UPDATE) in ascending lane_key order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+-- name: WorkLaneLockMany :many
 SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 FROM pc_work_lanes
 WHERE lane_key IN (sqlc.slice('lane_keys'))
@@ -109,8 +109,8 @@ SET next_sequence = sqlc.arg('next_sequence'),
     head_sequence = sqlc.narg('head_sequence')
 WHERE lane_key = sqlc.arg('lane_key');
 
--- Engine-only (mysql): Requires the batch's lane locks (WorkLaneLockSet); writes each listed lane's allocator and head from a JSON object lane_key → [next_sequence, head_sequence] (lane keys are 64 hex characters) (docs/protocol.md#enqueue-many).
--- name: WorkLaneUpdateSet :execrows
+-- Engine-only (mysql): Requires the batch's lane locks (WorkLaneLockMany); writes each listed lane's allocator and head from a JSON object lane_key → [next_sequence, head_sequence] (lane keys are 64 hex characters) (docs/protocol.md#enqueue-many).
+-- name: WorkLaneUpdateMany :execrows
 UPDATE pc_work_lanes
 SET next_sequence = CAST(JSON_EXTRACT(sqlc.arg('lanes'), CONCAT('$."', lane_key, '"[0]')) AS SIGNED),
     head_sequence = CAST(JSON_EXTRACT(sqlc.arg('lanes'), CONCAT('$."', lane_key, '"[1]')) AS SIGNED)

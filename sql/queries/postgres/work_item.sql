@@ -231,7 +231,7 @@ FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE;
 
--- Engine-only (postgres): Lock: the batch's items (FOR UPDATE), after their lanes and keys (docs/protocol.md#set-based-completion).
+-- Engine-only (postgres, mysql): Lock: the batch's items (FOR UPDATE), after their lanes and keys (docs/protocol.md#set-based-completion).
 -- name: WorkItemLockMany :many
 SELECT sqlc.embed(pc_work_items)
 FROM pc_work_items

@@ -9,7 +9,7 @@ INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 VALUES (sqlc.arg('logical_key'), sqlc.arg('work_id'), sqlc.arg('lane_key'), sqlc.arg('created_at'))
 ON CONFLICT DO NOTHING;
 
--- Engine-only (postgres): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that do not exist yet (ON CONFLICT DO NOTHING takes no lock on an existing row) and returns the work ids it inserted (docs/protocol.md#enqueue-many).
+-- Engine-only (postgres, mysql): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that do not exist yet (ON CONFLICT DO NOTHING takes no lock on an existing row) and returns the work ids it inserted (docs/protocol.md#enqueue-many).
 -- name: WorkKeyInsertMany :many
 INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 SELECT unnest(sqlc.arg('logical_keys')::text[]), unnest(sqlc.arg('work_ids')::uuid[]),
@@ -62,7 +62,7 @@ FROM pc_work_keys
 WHERE logical_key = sqlc.arg('logical_key')
 FOR UPDATE;
 
--- Engine-only (postgres): Lock: the batch's logical keys (FOR UPDATE), after their lanes and before their items (docs/protocol.md#set-based-completion).
+-- Engine-only (postgres, mysql): Lock: the batch's logical keys (FOR UPDATE), after their lanes and before their items (docs/protocol.md#set-based-completion).
 -- name: WorkKeyLockMany :many
 SELECT logical_key, work_id, lane_key, created_at
 FROM pc_work_keys

@@ -32,7 +32,7 @@ FROM pc_work_lanes
 WHERE lane_key = sqlc.arg('lane_key')
 FOR UPDATE;
 
--- Engine-only (postgres): Lock: the batch's lanes (FOR UPDATE) in ascending lane_key order, the first step of the lock order across a batch (docs/protocol.md#set-based-completion).
+-- Engine-only (postgres, mysql): Lock: the batch's lanes (FOR UPDATE) in ascending lane_key order, the first step of the lock order across a batch (docs/protocol.md#set-based-completion).
 -- name: WorkLaneLockMany :many
 SELECT lane_key, next_sequence, head_sequence
 FROM pc_work_lanes
