@@ -116,8 +116,10 @@ type b1Result struct {
 	// measured): pg_stat_user_tables of the run's schema on PostgreSQL, the server-wide Handler_write/update/delete
 	// on MariaDB.
 	rowsPerItem float64
-	rowsOK      bool
-	rowsErr     error // why rows written could not be read
+	// writes is rowsPerItem by table, with PostgreSQL's HOT updates (PostgreSQL ledger runs only).
+	writes  []tableWrites
+	rowsOK  bool
+	rowsErr error // why rows written could not be read
 	// tripsOK false: round trips not counted (Graphile Worker runs in another process).
 	tripsOK bool
 	// order is the Graphile Worker order check's verdict ("" = not checked).
@@ -145,6 +147,7 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	// close below runs first), once the statistics have settled.
 	rows := ledgerRows(srv, bdb)
 	var rows0 int64
+	var tables0 map[string][4]int64 // per-table counts at the start (PostgreSQL)
 	rowsStarted := false
 	defer func() {
 		if rows == nil || !rowsStarted || res.err != nil {
@@ -158,6 +161,11 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 			res.rowsPerItem, res.rowsOK = float64(n-rows0)/float64(cfg.n), true
 		} else {
 			res.rowsErr = err
+		}
+		if tables0 != nil {
+			if tables, err := pgTableWrites(ctx, srv.pgAdmin, bdb.name); err == nil {
+				res.writes = perItemWrites(tables0, tables, cfg.n)
+			}
 		}
 	}()
 
@@ -228,6 +236,9 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	if rows != nil {
 		if rows0, err = rows(ctx); err == nil {
 			rowsStarted = true
+			if engine == db.EnginePostgres {
+				tables0, _ = pgTableWrites(ctx, srv.pgAdmin, bdb.name)
+			}
 		} else {
 			res.rowsErr = err
 		}

@@ -69,6 +69,9 @@ func (r b1Result) summary() string {
 	}
 	if r.rowsOK {
 		s += fmt.Sprintf(", %.2f rows written/item", r.rowsPerItem)
+		if len(r.writes) > 0 {
+			s += " = " + writesSummary(r.writes) + " inserted/updated/deleted"
+		}
 	} else if r.rowsErr != nil {
 		s += ", rows written not read: " + r.rowsErr.Error()
 	}

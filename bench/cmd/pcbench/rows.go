@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
@@ -74,3 +77,60 @@ func settledRows(ctx context.Context, r rowReader, pg *sql.DB) (int64, error) {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// tableWrites is one table's share of the rows written in a run, per item: inserted, updated (hot of them as heap-only
+// tuple updates, which write no index entry), deleted.
+type tableWrites struct {
+	table              string
+	ins, upd, hot, del float64
+}
+
+// pgTableWrites reads pg_stat_user_tables per table of schema (the same tables as pgRowsWritten), as cumulative counts.
+func pgTableWrites(ctx context.Context, conn *sql.DB, schema string) (map[string][4]int64, error) {
+	rs, err := conn.QueryContext(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del
+		FROM pg_stat_user_tables WHERE schemaname = $1 AND relname NOT LIKE '%migration%'`, schema)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	out := map[string][4]int64{}
+	for rs.Next() {
+		var name string
+		var c [4]int64
+		if err := rs.Scan(&name, &c[0], &c[1], &c[2], &c[3]); err != nil {
+			return nil, err
+		}
+		out[name] = c
+	}
+	return out, rs.Err()
+}
+
+// perItemWrites turns two pgTableWrites snapshots into per-item figures, tables that wrote nothing left out, sorted
+// by name.
+func perItemWrites(before, after map[string][4]int64, n int) []tableWrites {
+	var out []tableWrites
+	for name, a := range after {
+		b := before[name]
+		d := [4]float64{}
+		sum := 0.0
+		for i := range d {
+			d[i] = float64(a[i]-b[i]) / float64(n)
+			sum += d[i]
+		}
+		if sum == 0 {
+			continue
+		}
+		out = append(out, tableWrites{table: name, ins: d[0], upd: d[1], hot: d[2], del: d[3]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].table < out[j].table })
+	return out
+}
+
+// writesSummary prints per-item writes as "table ins/upd(hot)/del" for the B1 summary line.
+func writesSummary(ws []tableWrites) string {
+	parts := make([]string, 0, len(ws))
+	for _, w := range ws {
+		parts = append(parts, fmt.Sprintf("%s %.2f/%.2f(%.2f HOT)/%.2f", strings.TrimPrefix(w.table, "pc_"), w.ins, w.upd, w.hot, w.del))
+	}
+	return strings.Join(parts, ", ")
+}
