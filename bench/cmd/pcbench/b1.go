@@ -117,9 +117,11 @@ type b1Result struct {
 	// on MariaDB.
 	rowsPerItem float64
 	// writes is rowsPerItem by table, with PostgreSQL's HOT updates (PostgreSQL ledger runs only).
-	writes  []tableWrites
-	rowsOK  bool
-	rowsErr error // why rows written could not be read
+	writes []tableWrites
+	// statements is the -statements profile (database/sql engines).
+	statements string
+	rowsOK     bool
+	rowsErr    error // why rows written could not be read
 	// tripsOK false: round trips not counted (Graphile Worker runs in another process).
 	tripsOK bool
 	// order is the Graphile Worker order check's verdict ("" = not checked).
@@ -296,6 +298,9 @@ func runLedgerB1(ctx context.Context, srv *servers, engine db.Engine, cfg b1Conf
 	res.total = time.Since(start)
 	res.perSecond = float64(cfg.n) / res.total.Seconds()
 	res.tripsPerItem, res.tripsOK = float64(cnt.load())/float64(cfg.n), true
+	if profileStatements && engine != db.EnginePostgres {
+		res.statements = cnt.stmts.summary(cfg.n)
+	}
 	res.serverCPU, res.clientCPU, res.serverOK = cpuPerItem(engine, srv0, srvOK, self0, cfg.n)
 
 	// Sanity check: every item succeeded exactly once.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -20,6 +21,7 @@ import (
 type counter struct {
 	roundTrips atomic.Int64
 	prepares   atomic.Int64
+	stmts      stmtStats // with -statements: per statement (database/sql only)
 }
 
 func (c *counter) load() int64 { return c.roundTrips.Load() }
@@ -125,9 +127,13 @@ func (w *countingConn) ExecContext(ctx context.Context, query string, args []dri
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	start := time.Now()
 	res, err := e.ExecContext(ctx, query, args)
 	if err != driver.ErrSkip {
 		w.c.roundTrips.Add(1)
+		if profileStatements {
+			w.c.stmts.record(query, time.Since(start))
+		}
 	}
 	return res, err
 }
@@ -137,9 +143,13 @@ func (w *countingConn) QueryContext(ctx context.Context, query string, args []dr
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	start := time.Now()
 	rows, err := q.QueryContext(ctx, query, args)
 	if err != driver.ErrSkip {
 		w.c.roundTrips.Add(1)
+		if profileStatements {
+			w.c.stmts.record(query, time.Since(start))
+		}
 	}
 	return rows, err
 }

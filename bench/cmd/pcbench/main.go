@@ -99,6 +99,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "", "write the results into this Markdown file (between pcbench markers)")
 	flag.StringVar(&o.pgDSN, "pg", envOr("PC_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL (an existing database; the benchmark creates and drops its own schemas)")
 	flag.StringVar(&o.mysqlDSN, "mysql", envOr("PC_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"), "MySQL/MariaDB go-sql-driver DSN (the benchmark creates and drops its own databases)")
+	flag.BoolVar(&profileStatements, "statements", false, "B1 on MariaDB and SQLite: also print, per statement, how often it ran per item and its client time (a profile; not written to the report)")
 	flag.Parse()
 	o.lanes = ints(lanes)
 	o.backlogs = ints(backlogs)

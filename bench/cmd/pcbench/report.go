@@ -75,6 +75,9 @@ func (r b1Result) summary() string {
 	} else if r.rowsErr != nil {
 		s += ", rows written not read: " + r.rowsErr.Error()
 	}
+	if r.statements != "" {
+		s += "; statements by client time: " + r.statements
+	}
 	return s + ")"
 }
 
