@@ -192,7 +192,9 @@ func runPortCopy(ctx context.Context, srv *servers, engines []db.Engine, n int, 
 		// The stream a copy moves, for its size and record count (the copy itself exports again).
 		_, err = portability.Exporter{Store: store}.Export(ctx, portScope, &stream, portability.Options{Embeddings: true})
 	}
-	store.Close()
+	if cerr := store.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return fail(err)
 	}
