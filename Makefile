@@ -12,7 +12,7 @@ export PC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test
 
 TEST_FLAGS ?= -count=1 -timeout 25m
 
-.PHONY: sql-vet sql-review sql-review-check migration-review migration-timings help run test check race verify lint lint generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench fuzz clients-test contract-test image migrate-lint
+.PHONY: sql-vet sql-review sql-review-check migration-review migration-timings help run test check race verify lint lint generate generate-check migrate-hash fmt-check tidy-check vet build e2e load bench bench-portability fuzz clients-test contract-test image migrate-lint
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -174,6 +174,12 @@ BENCH_FLAGS ?=
 bench: ## benchmark suite against River and Graphile Worker on postgres, mariadb and sqlite (< 15 min); rewrites BENCHMARKS.md
 	-cd bench/graphile && npm ci --no-audit --no-fund --loglevel=error
 	cd bench && $(GO) run ./cmd/pcbench -out ../BENCHMARKS.md $(BENCH_FLAGS)
+
+# The portability section of BENCHMARKS.md (issue 31, its own markers there): export, import and `server copy`
+# throughput (records/s, MB/s) of one scope of 10,000 and 100,000 Sources on postgres, mariadb and sqlite (a few
+# minutes); -portability-sources in BENCH_FLAGS changes the sizes.
+bench-portability: ## export/import/server copy throughput at 10k and 100k Sources on postgres, mariadb and sqlite; rewrites its section of BENCHMARKS.md
+	cd bench && $(GO) run ./cmd/pcbench -only portability -out ../BENCHMARKS.md $(BENCH_FLAGS)
 
 # The three modules: the service (.), the benchmark suite (bench/, keeps River out of the service's go.mod) and the
 # pinned code generators (tools/).

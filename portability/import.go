@@ -154,19 +154,26 @@ func (im Importer) write(ctx context.Context, scope string, p *parsed) error {
 				return err
 			}
 		}
+		// Every revision first, then the entries of all of them in one MemoryEntryInsertMany and the vectors in one
+		// MemoryEmbeddingUpsertMany (each row after the row it references), so that PostgreSQL pipelines them in
+		// batches of its adapter's size rather than one batch per revision.
+		var entries []db.MemoryEntry
+		var vectors []db.MemoryEmbedding
 		for _, r := range p.revisions {
 			if err := q.MemoryRevisionInsert(ctx, r); err != nil {
 				return err
 			}
-			if es := p.entries[r.Revision]; len(es) > 0 {
-				if err := q.MemoryEntryInsertMany(ctx, es); err != nil {
-					return err
-				}
+			entries = append(entries, p.entries[r.Revision]...)
+			vectors = append(vectors, p.embeddings[r.Revision]...)
+		}
+		if len(entries) > 0 {
+			if err := q.MemoryEntryInsertMany(ctx, entries); err != nil {
+				return err
 			}
-			if vs := p.embeddings[r.Revision]; len(vs) > 0 {
-				if err := q.MemoryEmbeddingUpsertMany(ctx, vs); err != nil {
-					return err
-				}
+		}
+		if len(vectors) > 0 {
+			if err := q.MemoryEmbeddingUpsertMany(ctx, vectors); err != nil {
+				return err
 			}
 		}
 		for _, c := range p.candidates {

@@ -2,7 +2,8 @@
 // same run (B1: one item per transaction, bulk enqueue, and a wider W×C; also River with unique jobs and Graphile
 // Worker, bench/graphile, run as a Node.js subprocess; rows written per item), claim cost against backlog (B2), the flush
 // API's latency (B3), database round trips per item lifecycle (B4) and the cross-process latency from enqueue to claim
-// (B5), and the latency of Memory search by mode and scope size (search). It prints a table, writes it into BENCHMARKS.md between generated-section markers (keeping the hand-written
+// (B5), the latency of Memory search by mode and scope size (search), and, on request (-only portability, `make
+// bench-portability`), the throughput of a scope's export, import and `server copy` (portability). It prints a table, writes it into BENCHMARKS.md between generated-section markers (keeping the hand-written
 // notes around them) and, with -json, every figure with its section, system, engine, settings and unit.
 //
 // Run it with `make bench` from the repository root, or from bench/:
@@ -49,6 +50,8 @@ type options struct {
 	searchEntries []int
 	searchDims    []int
 	searchQueries int
+	// portSources: the portability section's scope sizes (Sources)
+	portSources []int
 	// graphileDir is bench/graphile (the Graphile Worker peer's script and packages); requireGraphile makes a
 	// missing Node.js or package an error instead of a skipped section.
 	graphileDir     string
@@ -69,7 +72,7 @@ func main() {
 		}
 		return
 	}
-	var lanes, engines, backlogs, clients, only, wide, searchEntries, searchDims string
+	var lanes, engines, backlogs, clients, only, wide, searchEntries, searchDims, portSources string
 	flag.IntVar(&o.n, "n", 20000, "B1: items per throughput run")
 	flag.IntVar(&o.nSerial, "n-serial", 2000, "B1: items of the single-lane (L=1) runs: a lane runs one item at a time, so its rate does not grow with N and 20,000 serial items would not fit the 10-minute budget")
 	flag.StringVar(&lanes, "lanes", "1000,1", "B1: lane counts (comma list)")
@@ -91,7 +94,8 @@ func main() {
 	flag.StringVar(&searchEntries, "search-entries", "100,500,2000", "search: entries per scope (a revision holds at most 500; 2000 shows the trend beyond)")
 	flag.StringVar(&searchDims, "search-dims", "512,1536", "search: vector lengths (512 = the local embedder, 1536 = a typical hosted embedding model)")
 	flag.IntVar(&o.searchQueries, "search-queries", 100, "search: timed searches per engine, scope size, vector length and mode")
-	flag.StringVar(&only, "only", "river,b1,bulk,riverunique,graphile,wide,riverref,b2,b3,b4,b5,search", "sections to run (comma list of river, b1, bulk, riverunique, graphile, wide, riverref, b2, b3, b4, b5, search)")
+	flag.StringVar(&portSources, "portability-sources", "10000,100000", "portability: Sources of the exported, imported and copied scope (comma list)")
+	flag.StringVar(&only, "only", "river,b1,bulk,riverunique,graphile,wide,riverref,b2,b3,b4,b5,search", "sections to run (comma list of river, b1, bulk, riverunique, graphile, wide, riverref, b2, b3, b4, b5, search, portability); portability, not in the default list, has its own part of the -out file (`make bench-portability`)")
 	flag.StringVar(&o.graphileDir, "graphile-dir", "graphile", "graphile: the Graphile Worker peer's directory (b1.mjs, package.json; `npm ci` there installs it)")
 	flag.BoolVar(&o.requireGraphile, "require-graphile", false, "graphile: fail when Node.js ≥ 22.18 or the installed graphile-worker package is missing (default: skip the section with a line saying why)")
 	flag.StringVar(&o.jsonOut, "json", "", "also write every figure (section, system, engine, settings, metric, value, unit) to this JSON file")
@@ -106,6 +110,7 @@ func main() {
 	o.b3Clients = ints(clients)
 	o.searchEntries = ints(searchEntries)
 	o.searchDims = ints(searchDims)
+	o.portSources = ints(portSources)
 	if w := ints(strings.ReplaceAll(wide, "x", ",")); len(w) == 2 {
 		o.wide = [2]int{w[0], w[1]}
 	} else {
@@ -303,6 +308,9 @@ func run(ctx context.Context, o options, args []string) error {
 			}
 		}
 	}
+	if o.only["portability"] {
+		rep.portability = runPortability(ctx, srv, o.engines, o.portSources, progress)
+	}
 	if o.only["b3"] && srv.has(db.EnginePostgres) {
 		for _, c := range o.b3Clients {
 			progress("B3 flush API on postgres, clients=%d", c)
@@ -330,10 +338,23 @@ func run(ctx context.Context, o options, args []string) error {
 		}
 		progress("wrote %s", o.jsonOut)
 	}
+	if o.only["portability"] {
+		md := rep.portabilityMarkdown()
+		fmt.Println(md)
+		if o.out != "" {
+			if err := writeSection(o.out, portBeginMarker, portEndMarker, md); err != nil {
+				return err
+			}
+			progress("wrote the portability section of %s", o.out)
+		}
+		if len(o.only) == 1 {
+			return nil // the portability section alone: the generated section of the other ones stays as it is
+		}
+	}
 	md := rep.markdown()
 	fmt.Println(md)
 	if o.out != "" {
-		if err := writeSection(o.out, md); err != nil {
+		if err := writeSection(o.out, beginMarker, endMarker, md); err != nil {
 			return err
 		}
 		progress("wrote %s", o.out)

@@ -56,6 +56,7 @@ type report struct {
 	b4                            []b4Result
 	b5                            []b5Result
 	search                        []searchResult
+	portability                   []portResult
 	baseline                      *figureFile
 }
 
@@ -359,19 +360,19 @@ func (r *report) ratioFor(x b1Result) (float64, bool) {
 	return x.perSecond / rv.perSecond, true
 }
 
-// writeSection replaces the generated section of path (between the markers), keeping everything else; a missing
+// writeSection replaces the generated section of path (between the markers begin and end), keeping everything else; a missing
 // file or missing markers get the section appended.
-func writeSection(path, md string) error {
-	section := beginMarker + "\n" + md + endMarker + "\n"
+func writeSection(path, begin, end, md string) error {
+	section := begin + "\n" + md + end + "\n"
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	s := string(old)
-	i, j := strings.Index(s, beginMarker), strings.Index(s, endMarker)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
 	switch {
 	case i >= 0 && j > i:
-		s = s[:i] + section + strings.TrimPrefix(s[j+len(endMarker):], "\n")
+		s = s[:i] + section + strings.TrimPrefix(s[j+len(end):], "\n")
 	case s == "":
 		s = "# Benchmarks\n\n" + section
 	default:
