@@ -20,6 +20,11 @@ import (
 // request another site started (Sec-Fetch-Site or Origin naming another site) is refused, so no page elsewhere can
 // make a signed-in browser record exports.
 func (u *ui) exportScope(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet { // HEAD: a download is never started (nor recorded) without its body
+		w.Header().Set("Allow", http.MethodGet)
+		u.render(w, r, http.StatusMethodNotAllowed, "error", errorView{Title: "Not allowed", Message: "Use GET to download the export."})
+		return
+	}
 	scope := r.PathValue("scope_id")
 	principal := "anonymous"
 	if !u.principals.Empty() {

@@ -232,7 +232,7 @@ func newPublicationRow(t targetView, s *skillRow, p db.SkillPublication, exists 
 	row.CanPublish = !published || row.Pinned
 	row.CanUnpublish = published
 	for _, rev := range s.all {
-		if rev != s.Revision && !(published && rev == p.DesiredRevision) {
+		if rev != s.Revision && (!published || rev != p.DesiredRevision) {
 			row.Rollback = append(row.Rollback, rev)
 		}
 	}

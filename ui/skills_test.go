@@ -422,6 +422,7 @@ func TestExportDownload(t *testing.T) {
 				require.Contains(t, r.Body, canary, tc.name)
 			}
 		}
+		require.Equal(t, http.StatusMethodNotAllowed, serveUI(h, exchange{method: http.MethodHead, target: "/ui/scopes/team-b/export", cookie: ck}).Code)
 		require.Empty(t, exportOps(t, f, "team-b"), "a refused download records nothing")
 		ops = exportOps(t, f, "team-a/x")
 		require.Len(t, ops, 2)
