@@ -329,3 +329,44 @@ func TestPublishAtIsGuarded(t *testing.T) {
 		require.ErrorIs(t, err, skills.ErrRevoked)
 	})
 }
+
+// TestPublishAtRace: operators acting at once on pages that showed the same generation — exactly one write wins,
+// the others get ErrStale and change nothing; the generation moved on by one. Raced on every engine.
+func TestPublishAtRace(t *testing.T) {
+	t.Parallel()
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		svc := skills.Service{Store: s}
+		seedRevision(t, s, "race", "raced", 1, "one")
+		seedRevision(t, s, "race", "raced", 2, "two")
+		tg, _, err := svc.RegisterTarget(ctx, "race", "claude_code", "laptop")
+		require.NoError(t, err)
+		p, err := svc.PublishAt(ctx, tg.TargetID, "raced", 0, false, 0)
+		require.NoError(t, err)
+		const n = 6
+		errs := make(chan error, n)
+		start := make(chan struct{})
+		for i := range n {
+			go func() {
+				<-start
+				// Half unpublish, half roll back: whichever wins, the losers must write nothing.
+				_, err := svc.PublishAt(ctx, tg.TargetID, "raced", int64(i%2), i%2 == 0, p.Generation)
+				errs <- err
+			}()
+		}
+		close(start)
+		won := 0
+		for range n {
+			err := <-errs
+			if err == nil {
+				won++
+				continue
+			}
+			require.ErrorIs(t, err, skills.ErrStale)
+		}
+		require.Equal(t, 1, won)
+		got, err := s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: tg.TargetID, SkillName: "raced"})
+		require.NoError(t, err)
+		require.Equal(t, p.Generation+1, got.Generation)
+	})
+}
