@@ -285,7 +285,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 			TTL: Seconds(cfg.UISessionTTLSeconds), TrustedProxies: deps.TrustedProxies, Keys: deps.ServerKeys})
 		deps.UISessions = sessions
 		deps.UI = ui.New(ui.Deps{Ledger: r.ledger, Store: store, Logger: log, Principals: deps.Principals,
-			Sessions: sessions, OnApproved: packager.Approved})
+			Sessions: sessions, OnApproved: packager.Approved, Skills: deps.Skills, Portability: deps.Portability})
 	}
 	if cfg.TLSEnabled() {
 		if r.certs, err = newCertReloader(cfg.TLSCertFile, cfg.TLSKeyFile, log); err != nil {

@@ -254,3 +254,119 @@ func TestFilesReadsAPackageBack(t *testing.T) {
 	_, err = skills.Files(pkg.Archive[:600])
 	require.ErrorIs(t, err, skills.ErrBadArchive, "a truncated archive")
 }
+
+// seedRevision stores revision rev of skill name in scope directly (the package built from one lesson) and makes
+// it the skill's current revision.
+func seedRevision(t *testing.T, s db.Store, scope, name string, rev int64, lesson string) db.SkillRevision {
+	t.Helper()
+	ctx := context.Background()
+	now, err := s.DBNow(ctx)
+	require.NoError(t, err)
+	pkg, err := skills.Build(name, []skills.Lesson{{CandidateID: uuid.NewString(), Title: name, Lesson: lesson, CitedPositions: []int64{1}, ApprovedAt: now}})
+	require.NoError(t, err)
+	r := db.SkillRevision{ScopeID: scope, SkillName: name, Revision: rev, TreeDigest: pkg.TreeDigest, ArchiveDigest: pkg.ArchiveDigest,
+		FileCount: int32(len(pkg.Files)), ByteSize: pkg.ByteSize, Archive: pkg.Archive, SourceCandidateIDs: []byte("[]"), CreatedAt: now}
+	require.NoError(t, s.SkillRevisionInsert(ctx, r))
+	if rev == 1 {
+		require.NoError(t, s.SkillInsert(ctx, db.Skill{ScopeID: scope, SkillName: name, CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}))
+	} else {
+		n, err := s.SkillUpdateRevision(ctx, db.SkillUpdateRevisionParams{CurrentRevision: rev, UpdatedAt: now, ScopeID: scope, SkillName: name,
+			ExpectedRevision: rev - 1})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+	}
+	return r
+}
+
+// TestPublishAtIsGuarded: PublishAt writes only at the generation its caller saw (0: no publication yet) and
+// otherwise changes nothing and returns ErrStale with the publication as it is; it refuses a revoked target like
+// Publish.
+func TestPublishAtIsGuarded(t *testing.T) {
+	t.Parallel()
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		svc := skills.Service{Store: s}
+		seedRevision(t, s, "g", "guarded", 1, "one")
+		seedRevision(t, s, "g", "guarded", 2, "two")
+		tg, _, err := svc.RegisterTarget(ctx, "g", "claude_code", "laptop")
+		require.NoError(t, err)
+
+		_, err = svc.PublishAt(ctx, tg.TargetID, "guarded", 0, false, 3)
+		require.ErrorIs(t, err, skills.ErrStale, "a generation for a publication that does not exist")
+		p, err := svc.PublishAt(ctx, tg.TargetID, "guarded", 0, false, 0)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, p.Generation)
+		require.EqualValues(t, 2, p.DesiredRevision)
+
+		got, err := svc.PublishAt(ctx, tg.TargetID, "guarded", 0, true, 0)
+		require.ErrorIs(t, err, skills.ErrStale, "the page saw no publication; one exists now")
+		require.Equal(t, skills.DesiredPublished, got.DesiredState)
+		require.EqualValues(t, 1, got.Generation)
+
+		p, err = svc.PublishAt(ctx, tg.TargetID, "guarded", 1, false, 1) // rollback at the generation seen
+		require.NoError(t, err)
+		require.EqualValues(t, 2, p.Generation)
+		require.EqualValues(t, 1, p.DesiredRevision)
+
+		got, err = svc.PublishAt(ctx, tg.TargetID, "guarded", 0, true, 1) // the stale generation
+		require.ErrorIs(t, err, skills.ErrStale)
+		require.EqualValues(t, 2, got.Generation)
+		now, err := s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: tg.TargetID, SkillName: "guarded"})
+		require.NoError(t, err)
+		require.Equal(t, skills.DesiredPublished, now.DesiredState, "nothing was written")
+		require.EqualValues(t, 1, now.DesiredRevision)
+
+		p, err = svc.PublishAt(ctx, tg.TargetID, "guarded", 0, true, 2)
+		require.NoError(t, err)
+		require.Equal(t, skills.DesiredUnpublished, p.DesiredState)
+		require.EqualValues(t, 3, p.Generation)
+
+		_, err = svc.PublishAt(ctx, tg.TargetID, "guarded", 0, false, -1)
+		require.Error(t, err)
+		_, err = svc.Revoke(ctx, tg.TargetID)
+		require.NoError(t, err)
+		_, err = svc.PublishAt(ctx, tg.TargetID, "guarded", 0, false, 3)
+		require.ErrorIs(t, err, skills.ErrRevoked)
+	})
+}
+
+// TestPublishAtRace: operators acting at once on pages that showed the same generation — exactly one write wins,
+// the others get ErrStale and change nothing; the generation moved on by one. Raced on every engine.
+func TestPublishAtRace(t *testing.T) {
+	t.Parallel()
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		svc := skills.Service{Store: s}
+		seedRevision(t, s, "race", "raced", 1, "one")
+		seedRevision(t, s, "race", "raced", 2, "two")
+		tg, _, err := svc.RegisterTarget(ctx, "race", "claude_code", "laptop")
+		require.NoError(t, err)
+		p, err := svc.PublishAt(ctx, tg.TargetID, "raced", 0, false, 0)
+		require.NoError(t, err)
+		const n = 6
+		errs := make(chan error, n)
+		start := make(chan struct{})
+		for i := range n {
+			go func() {
+				<-start
+				// Half unpublish, half roll back: whichever wins, the losers must write nothing.
+				_, err := svc.PublishAt(ctx, tg.TargetID, "raced", int64(i%2), i%2 == 0, p.Generation)
+				errs <- err
+			}()
+		}
+		close(start)
+		won := 0
+		for range n {
+			err := <-errs
+			if err == nil {
+				won++
+				continue
+			}
+			require.ErrorIs(t, err, skills.ErrStale)
+		}
+		require.Equal(t, 1, won)
+		got, err := s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: tg.TargetID, SkillName: "raced"})
+		require.NoError(t, err)
+		require.Equal(t, p.Generation+1, got.Generation)
+	})
+}

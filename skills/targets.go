@@ -304,6 +304,26 @@ const writeAttempts = 4
 // Publish sets the desired state of a skill on a target: published at revision (0: the skill's current revision,
 // which later revisions then replace; an older one pins it, a rollback), or unpublished when unpublish is set.
 func (s Service) Publish(ctx context.Context, targetID, name string, revision int64, unpublish bool) (db.SkillPublication, error) {
+	return s.publish(ctx, targetID, name, revision, unpublish, nil)
+}
+
+// ErrStale means the publication was no longer at the generation the caller was shown; nothing was written.
+var ErrStale = errors.New("skills: publication changed since it was read")
+
+// PublishAt is Publish as one guarded write of the publication at the generation the caller was shown (0: the
+// target had no publication of the skill): when the publication has moved on it writes nothing and returns
+// ErrStale with the publication as it is now (the zero value when there is none). It does not retry: a dashboard
+// page that went stale must say so instead of acting on a state its operator did not see.
+func (s Service) PublishAt(ctx context.Context, targetID, name string, revision int64, unpublish bool, generation int64) (db.SkillPublication, error) {
+	if generation < 0 {
+		return db.SkillPublication{}, &sources.ValidationError{Field: "generation", Message: "must be >= 0"}
+	}
+	return s.publish(ctx, targetID, name, revision, unpublish, &generation)
+}
+
+// publish is Publish (expected nil: a lost compare-and-set re-reads and tries again) and PublishAt (expected: the
+// generation the caller saw, one attempt).
+func (s Service) publish(ctx context.Context, targetID, name string, revision int64, unpublish bool, expected *int64) (db.SkillPublication, error) {
 	t, err := s.Target(ctx, targetID)
 	if err != nil {
 		return db.SkillPublication{}, err
@@ -335,13 +355,27 @@ func (s Service) Publish(ctx context.Context, targetID, name string, revision in
 	if unpublish {
 		desired = DesiredUnpublished
 	}
+	key := db.SkillPublicationGetParams{TargetID: targetID, SkillName: name}
+	stale := func() (db.SkillPublication, error) {
+		p, err := s.Store.SkillPublicationGet(ctx, key)
+		if errors.Is(err, db.ErrNotFound) {
+			return db.SkillPublication{}, ErrStale
+		}
+		if err != nil {
+			return db.SkillPublication{}, err
+		}
+		return p, ErrStale
+	}
 	for range writeAttempts {
 		now, err := s.Store.DBNow(ctx)
 		if err != nil {
 			return db.SkillPublication{}, err
 		}
-		p, err := s.Store.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: targetID, SkillName: name})
+		p, err := s.Store.SkillPublicationGet(ctx, key)
 		if errors.Is(err, db.ErrNotFound) {
+			if expected != nil && *expected != 0 {
+				return db.SkillPublication{}, ErrStale
+			}
 			if unpublish {
 				return db.SkillPublication{}, db.ErrNotFound
 			}
@@ -349,6 +383,9 @@ func (s Service) Publish(ctx context.Context, targetID, name string, revision in
 				DesiredRevision: revision, State: StatePending, Generation: 1, CreatedAt: now, UpdatedAt: now}
 			err = s.Store.SkillPublicationInsert(ctx, p)
 			if errors.Is(err, db.ErrConflict) {
+				if expected != nil {
+					return stale()
+				}
 				continue
 			}
 			return p, err
@@ -356,14 +393,20 @@ func (s Service) Publish(ctx context.Context, targetID, name string, revision in
 		if err != nil {
 			return db.SkillPublication{}, err
 		}
+		if expected != nil && p.Generation != *expected {
+			return p, ErrStale
+		}
 		err = setDesired(ctx, s.Store, p, desired, revision, rev.TreeDigest, now)
 		if errors.Is(err, ErrConflict) {
+			if expected != nil {
+				return stale()
+			}
 			continue
 		}
 		if err != nil {
 			return db.SkillPublication{}, err
 		}
-		return s.Store.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: targetID, SkillName: name})
+		return s.Store.SkillPublicationGet(ctx, key)
 	}
 	return db.SkillPublication{}, ErrConflict
 }

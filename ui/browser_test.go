@@ -24,7 +24,9 @@ import (
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/handlers"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 	"github.com/powercontext/powercontext/ui"
 )
@@ -56,7 +58,9 @@ func (h firstTryFails) Prepare(ctx context.Context, item db.WorkItem) (coordinat
 // worker, and drives headless Chromium: a failed operation shows in the blocked-lanes view, Retry makes it queued
 // and then succeeded, Cancel on a page whose version went stale shows the conflict message, and an Experience
 // candidate is reviewed from the navigation: its escaped lesson runs no script, Approve changes its status, and a
-// stale Reject shows the conflict.
+// stale Reject shows the conflict. On the Skills page a published skill shows its state, Unpublish and Publish
+// change it, Unpublish on a page gone stale shows the conflict, Revoke shows the target revoked, and the export
+// link downloads the scope's export.
 func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		if os.Getenv(envRequireBrowser) == "1" {
@@ -65,7 +69,7 @@ func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 		t.Skipf("%s is missing (set %s=1 to require it)", chromiumPath, envRequireBrowser)
 	}
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second) // a deadline against hangs, not a speed claim
 	defer cancel()
 
 	// --- the service: API + dashboard on one server, a worker, a member and a scheduler leader ---
@@ -290,6 +294,83 @@ func TestBrowserBlockedLaneRetryAndConflict(t *testing.T) {
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/experience?scope_id=team-alpha/lessons"),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-candidate-id="`+candA.CandidateID+`"]`))))
 	require.Contains(t, text(`tr[data-candidate-id="`+candA.CandidateID+`"] .badge`), "approved")
+
+	// Skills: a skill with two revisions published to an enrolled laptop that reports holding it, and a CI runner.
+	const skill = "check-staging-first"
+	seedSkillRevision(t, store, "team-alpha/lessons", skill, 1)
+	rev2 := seedSkillRevision(t, store, "team-alpha/lessons", skill, 2)
+	svc := skills.Service{Store: store}
+	laptop := enrolledTarget(t, svc, "team-alpha/lessons", "laptop <b>bold</b>")
+	ciRunner := enrolledTarget(t, svc, "team-alpha/lessons", "ci-runner")
+	_, err = svc.Publish(ctx, laptop.TargetID, skill, 0, false)
+	require.NoError(t, err)
+	_, err = svc.Report(ctx, laptop, skill, skills.Report{ObservedRevision: 2, ObservedTreeDigest: rev2.TreeDigest})
+	require.NoError(t, err)
+	laptopRow := `tr[data-target-id="` + laptop.TargetID + `"][data-skill="` + skill + `"]`
+	stateIs := func(row, state string) chromedp.Action[chromedp.Void] {
+		return chromedp.WaitVisible(chromedp.CSS(row + ` .pub-state[data-state="` + state + `"]`))
+	}
+	// From the navigation, through the scope form, to the scope's page: the laptop holds the current revision.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`header nav a[href="/ui/skills"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.filters input[name="scope_id"]`)),
+		chromedp.SendKeys(chromedp.CSS(`form.filters input[name="scope_id"]`), "team-alpha/lessons"),
+		chromedp.Submit(chromedp.CSS(`form.filters input[name="scope_id"]`)),
+		stateIs(laptopRow, "current")))
+	require.Equal(t, "2", strings.TrimSpace(text(`tr[data-skill="`+skill+`"] .current-revision`)))
+	require.Equal(t, "2", strings.TrimSpace(text(`tr[data-skill="`+skill+`"] .revision-count`)))
+	require.Equal(t, "laptop <b>bold</b>", text(`section[data-target-id="`+laptop.TargetID+`"] .target-name`), "the name is text")
+	require.NotContains(t, html(), "SKILL-LESSON", "no package content")
+	shot("06-skills.png")
+	// Unpublish: the page comes back confirming it; the agent still holds the folder, so the state is pending.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(laptopRow+` button.unpublish`)),
+		chromedp.WaitVisible(chromedp.CSS("#skills-flash")), stateIs(laptopRow, "pending")))
+	require.Contains(t, text("#skills-flash"), "Unpublished: "+skill+" is to be removed from laptop <b>bold</b>")
+	require.Contains(t, text(laptopRow+` .desired`), "unpublished")
+	// Publish it again: the agent's folder is the current revision, so the state is current at once.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(laptopRow+` button.publish`)),
+		chromedp.WaitVisible(chromedp.CSS("#skills-flash")), stateIs(laptopRow, "current")))
+	require.Contains(t, text("#skills-flash"), "Published: "+skill+" on laptop <b>bold</b> follows the current revision 2")
+	p, err := store.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: laptop.TargetID, SkillName: skill})
+	require.NoError(t, err)
+	require.Equal(t, skills.DesiredPublished, p.DesiredState)
+	// Another operator rolls the laptop back behind the page's back; Unpublish on the stale page is refused.
+	_, err = svc.Publish(ctx, laptop.TargetID, skill, 1, false)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(laptopRow+` button.unpublish`)),
+		chromedp.WaitVisible(chromedp.CSS("#skills-conflict"))))
+	require.Contains(t, text("#skills-conflict"), "it is now published at revision 1, state update_available")
+	require.Contains(t, text("#skills-conflict"), "Nothing was changed.")
+	require.Equal(t, "update_available", strings.TrimSpace(text(laptopRow+` .pub-state`)), "the page at the current state")
+	p, err = store.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: laptop.TargetID, SkillName: skill})
+	require.NoError(t, err)
+	require.Equal(t, skills.DesiredPublished, p.DesiredState)
+	require.EqualValues(t, 1, p.DesiredRevision)
+	shot("07-skills-conflict.png")
+	// Revoke the CI runner: its card says revoked and offers no form any more.
+	ciCard := `section[data-target-id="` + ciRunner.TargetID + `"]`
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(ciCard+` button.revoke`)),
+		chromedp.WaitVisible(chromedp.CSS(ciCard+` .target-status[data-status="revoked"]`))))
+	require.Contains(t, text("#skills-flash"), "Revoked: target ci-runner receives nothing from now on.")
+	forms, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('`+ciCard+` form').length`))
+	require.NoError(t, err)
+	require.Equal(t, 0, forms)
+	tg, err := svc.Target(ctx, ciRunner.TargetID)
+	require.NoError(t, err)
+	require.False(t, tg.RevokedAt.IsZero())
+	shot("08-skills-revoked.png")
+	// The export download, fetched the way the link would be: an attachment whose first line is the export header.
+	dl, err := chromedp.Run(bctx, chromedp.Evaluate[map[string]string](`fetch(document.getElementById('export-download').href).then(async r => ({
+		status: String(r.status), disposition: r.headers.get('Content-Disposition') || '', type: r.headers.get('Content-Type') || '',
+		first: (await r.text()).split('\n')[0]}))`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Equal(t, "200", dl["status"])
+	require.Equal(t, `attachment; filename="scope-team-alpha-lessons.jsonl"`, dl["disposition"])
+	require.Equal(t, "application/x-ndjson", dl["type"])
+	require.Contains(t, dl["first"], `"format":"powercontext.scope-export"`)
+	require.Contains(t, dl["first"], `"scope_id":"team-alpha/lessons"`)
+	exports, err := ledger.List(ctx, coordinator.ListParams{Kinds: []string{portability.KindExport}, ScopeID: "team-alpha/lessons", Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, exports, 1, "the download is recorded as a scope_export operation")
 
 	// Sign out: the session is deleted, and the dashboard shows the sign-in form again.
 	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`form.signout button`)),

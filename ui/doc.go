@@ -18,6 +18,12 @@ and api.
     scope it lists the scopes of recent incubations with their pending counts.
   - /ui/experience/{id}     one candidate: its title and lesson, the journal positions it cites, and the Approve /
     Reject forms (POST /ui/experience/{id}/approve|reject).
+  - /ui/skills              a scope's skills (current revision, digests, revision count) and, per target, each
+    publication's state, with the Publish / Unpublish / Roll back forms (POST /ui/skills/targets/{id}/publish|unpublish)
+    and Revoke (POST /ui/skills/targets/{id}/revoke). Names, revisions, digests and states only, never a package's
+    files. Without a scope it lists the scopes of recent skill packaging.
+  - /ui/scopes/{id}/export  the scope's export as a download (not a page): the stream of GET /v1/scopes/{id}/export,
+    recorded as a scope_export operation; an admin or a token whose scopes include the scope.
   - /ui/login, /ui/logout   sign-in form (GET) exchanging an admin token for a database session (POST); POST
     /ui/logout ends it (cookie pc_ui_session).
   - /ui/static/...          embedded CSS and JavaScript.
@@ -28,7 +34,8 @@ and api.
     window coordinates (cursor name, generation, after, through) and a result only as its bounded numeric fields;
     anything else in those JSON documents is dropped, not escaped-and-shown. The exception is a candidate's own
     page, which shows the lesson an admin is asked to approve (its title and text, escaped as text; the browser
-    title names only the candidate's id). The candidate list shows no text.
+    title names only the candidate's id). The candidate list shows no text. The export download carries a scope's
+    content, but it is a file, never rendered.
   - The Operation API's kinds only: memory_flush, experience_incubation and maintenance (the dashboard is for
     admins, who see the system kind too). Any other kind is never listed, counted or shown; its operation page
     answers 404 like the Operation API does.
@@ -42,7 +49,9 @@ and api.
     POST /v1/experience/candidates/{id}/approve|reject; success redirects to the candidate's page (303), a stale
     version renders that page at its current state with a conflict message (409) and changes nothing. Those posts
     are guarded like the sign-in form: the SameSite=Strict session cookie is not sent from another site, and a post
-    whose Sec-Fetch-Site or Origin names another site is refused (403).
+    whose Sec-Fetch-Site or Origin names another site is refused (403). The Skills forms work the same way with the
+    generation the page showed: skills.Service.PublishAt writes only at that generation (a stale page is a 409 page
+    at the current state), and revoking a target revoked meanwhile is a 409 too.
   - Everything rendered is escaped by html/template; scripts and styles come only from /ui/static (the Content
     Security Policy forbids inline script). Times are UTC; ages are measured on database time.
 

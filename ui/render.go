@@ -10,18 +10,25 @@ import (
 )
 
 // pageNames are the templates under templates/ rendered inside layout.html.
-var pageNames = []string{"overview", "operations", "operation", "blocked", "candidates", "candidate", "login", "error",
+var pageNames = []string{"overview", "operations", "operation", "blocked", "candidates", "candidate", "skills", "login", "error",
 	"notfound"}
 
 type pages struct{ byName map[string]*template.Template }
 
 var funcs = template.FuncMap{
-	"utc":   formatTime,
-	"age":   formatAge,
-	"short": shortID,
+	"utc":       formatTime,
+	"age":       formatAge,
+	"short":     shortID,
+	"skillsURL": skillsURL,
 	"statusClass": func(s string) string {
 		if _, ok := statusOrder[s]; ok {
 			return "st-" + s
+		}
+		return "st-unknown"
+	},
+	"pubClass": func(s string) string {
+		if validPublicationState(s) {
+			return "pub-" + s
 		}
 		return "st-unknown"
 	},
@@ -46,7 +53,7 @@ func mustParsePages() *pages {
 // frame is what the layout needs besides the page's own data.
 type frame struct {
 	Title       string
-	Nav         string // overview | operations | blocked | experience
+	Nav         string // overview | operations | blocked | experience | skills
 	AutoRefresh int    // seconds; 0 = off
 	SignOut     bool   // the request carries a session cookie: show the sign-out button
 	Page        any

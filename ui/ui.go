@@ -14,6 +14,8 @@ import (
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/portability"
+	"github.com/powercontext/powercontext/skills"
 )
 
 // Names shared with the HTTP server's auth middleware.
@@ -55,16 +57,24 @@ type Deps struct {
 	// Sessions are the sign-ins, shared with the server's auth middleware (default: NewSessions over Store and
 	// Principals with DefaultSessionTTL and no trusted proxy).
 	Sessions *Sessions
+	// Skills serves the Skills page and its actions, the same service as the API's skills routes (default: a
+	// skills.Service over Store).
+	Skills *skills.Service
+	// Portability serves the scope export download, the same service as GET /v1/scopes/{id}/export (default: a
+	// portability.Service over Store and Ledger).
+	Portability *portability.Service
 }
 
 type ui struct {
-	ledger     *coordinator.Ledger
-	store      db.Store
-	log        zerolog.Logger
-	principals *auth.Set
-	sessions   *Sessions
-	pages      *pages
-	onApproved func(ctx context.Context, c db.ExperienceCandidate)
+	ledger      *coordinator.Ledger
+	store       db.Store
+	log         zerolog.Logger
+	principals  *auth.Set
+	sessions    *Sessions
+	pages       *pages
+	onApproved  func(ctx context.Context, c db.ExperienceCandidate)
+	skills      *skills.Service
+	portability *portability.Service
 }
 
 // New returns the dashboard handler. It serves every path under /ui (and /ui itself); mount it there.
@@ -76,6 +86,12 @@ func New(d Deps) http.Handler {
 	}
 	if u.principals = d.Principals; u.principals.Empty() {
 		u.principals = auth.AdminToken(d.AuthToken)
+	}
+	if u.skills = d.Skills; u.skills == nil {
+		u.skills = &skills.Service{Store: u.store}
+	}
+	if u.portability = d.Portability; u.portability == nil && u.ledger != nil {
+		u.portability = &portability.Service{Store: u.store, Ledger: u.ledger}
 	}
 	if u.sessions = d.Sessions; u.sessions == nil {
 		u.sessions = NewSessions(SessionConfig{Store: u.store, Principals: u.principals})
@@ -98,6 +114,11 @@ func New(d Deps) http.Handler {
 	mux.Handle("GET /ui/experience/{id}", u.page(u.candidate))
 	mux.Handle("POST /ui/experience/{id}/approve", u.action(u.review(true)))
 	mux.Handle("POST /ui/experience/{id}/reject", u.action(u.review(false)))
+	mux.Handle("GET /ui/skills", u.page(u.skillsPage))
+	mux.Handle("POST /ui/skills/targets/{target_id}/publish", u.action(u.publication(false)))
+	mux.Handle("POST /ui/skills/targets/{target_id}/unpublish", u.action(u.publication(true)))
+	mux.Handle("POST /ui/skills/targets/{target_id}/revoke", u.action(u.revokeTarget))
+	mux.HandleFunc("GET /ui/scopes/{scope_id}/export", u.exportScope)
 	mux.Handle("GET /ui/", u.page(func(w http.ResponseWriter, r *http.Request) (int, string, any) {
 		return http.StatusNotFound, "notfound", nil
 	}))

@@ -23,6 +23,7 @@ import (
 	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/sources"
 	"github.com/powercontext/powercontext/ui"
 )
@@ -248,6 +249,24 @@ func TestPagesRenderWithoutContent(t *testing.T) {
 	// The Experience list shows the scope's candidates (whose lessons hold the canary) without their text.
 	check("/ui/experience", http.StatusOK, `href="/ui/experience?scope_id=done"`)
 	require.NotEmpty(t, candRows(check("/ui/experience?scope_id=done", http.StatusOK)), "the incubation proposed a candidate")
+	// The Skills page shows a skill packaged from a lesson holding the canary, and its publication, without content.
+	now, err := f.store.DBNow(ctx)
+	require.NoError(t, err)
+	pkg, err := skills.Build("canary-skill", []skills.Lesson{{CandidateID: "c1", Title: "Canary", Lesson: canary, CitedPositions: []int64{1}, ApprovedAt: now}})
+	require.NoError(t, err)
+	require.Contains(t, string(pkg.Files[0].Content), "CANARY-3f9e1c", "the canary must be in the package for this to mean anything")
+	require.NoError(t, f.store.SkillRevisionInsert(ctx, db.SkillRevision{ScopeID: "done", SkillName: "canary-skill", Revision: 1,
+		TreeDigest: pkg.TreeDigest, ArchiveDigest: pkg.ArchiveDigest, FileCount: int32(len(pkg.Files)), ByteSize: pkg.ByteSize,
+		Archive: pkg.Archive, SourceCandidateIDs: []byte(`["c1"]`), CreatedAt: now}))
+	require.NoError(t, f.store.SkillInsert(ctx, db.Skill{ScopeID: "done", SkillName: "canary-skill", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}))
+	svc := skills.Service{Store: f.store}
+	tg, _, err := svc.RegisterTarget(ctx, "done", "claude_code", "laptop")
+	require.NoError(t, err)
+	_, err = svc.Publish(ctx, tg.TargetID, "canary-skill", 0, false)
+	require.NoError(t, err)
+	check("/ui/skills", http.StatusOK, "No skill packaging on record")
+	check("/ui/skills?scope_id=done", http.StatusOK, `<td class="skill-name">canary-skill</td>`, pkg.TreeDigest, `data-state="pending"`,
+		`href="/ui/scopes/done/export"`)
 	check("/ui/operations/not-a-uuid", http.StatusNotFound)
 	check("/ui/nope", http.StatusNotFound)
 	for _, body := range all {
