@@ -159,10 +159,12 @@ func (q queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q d
 	if q.tx == nil {
 		return nil, db.ErrNoTransaction
 	}
+	inner := q
+	inner.atCommit = nil // writes waiting for the COMMIT could not be rolled back to the savepoint
 	return db.ChainSavepoint(ctx, func(ctx context.Context, stmt string) error {
 		_, err := q.tx.ExecContext(ctx, stmt)
 		return interpretError(err)
-	}, q, fn)
+	}, inner, fn)
 }
 
 // WorkLaneItemLockSkipLocked locks lane then item with SKIP LOCKED in one statement (no touch: the store reports

@@ -459,10 +459,6 @@ func (q queries) WorkKeyInsertIfAbsent(ctx context.Context, key db.WorkKey) (boo
 	return errs.Inserted(q.q.WorkKeyInsertIfAbsent(ctx, conv.WorkKeyToGen[mysqlgen.WorkKeyInsertIfAbsentParams](key)))
 }
 
-func (q queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItemInsertParams, inserted *bool) error {
-	return db.ChainWorkKeyItemInsertAtCommit(ctx, q, p, inserted)
-}
-
 func (q queries) WorkLaneAdvanceHead(ctx context.Context, p db.WorkLaneAdvanceHeadParams) error {
 	return errs.Found(q.q.WorkLaneAdvanceHead(ctx, mysqlgen.WorkLaneAdvanceHeadParams(p)))
 }

@@ -63,6 +63,9 @@ type Store struct {
 	queries
 	sqlDB *sql.DB
 	txDB  *sql.DB
+	// multi: the transaction pool sends multi-statements (parameters interpolated by the driver), so an enqueue's
+	// writes go with the COMMIT (atcommit.go).
+	multi bool
 }
 
 var _ db.Store = (*Store)(nil)
@@ -74,7 +77,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	txDB, err := openPool(ctx, dsn, txSessionSetup, opts)
+	txDB, err := openPool(ctx, dsn, txSessionSetup, true, opts)
 	if err != nil {
 		_ = sqlDB.Close()
 		return nil, err
@@ -85,7 +88,14 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		_ = txDB.Close()
 		return nil, err
 	}
-	return &Store{queries: queries{q: mysqlgen.New(sqlDB), flavor: f}, sqlDB: sqlDB, txDB: txDB}, nil
+	return &Store{queries: queries{q: mysqlgen.New(sqlDB), flavor: f}, sqlDB: sqlDB, txDB: txDB, multi: interpolates(dsn)}, nil
+}
+
+// interpolates reports whether the pools interpolate parameters (connector's default unless the DSN turns it off):
+// a multi-statement with placeholders needs it.
+func interpolates(dsn string) bool {
+	cfg, err := mysql.ParseDSN(dsn)
+	return err == nil && (cfg.InterpolateParams || !strings.Contains(dsn, "interpolateParams="))
 }
 
 // flavor is what the adapter needs to know of the server.
@@ -117,16 +127,16 @@ func serverFlavor(ctx context.Context, sqlDB *sql.DB) (flavor, error) {
 // OpenDB opens the database/sql pool of Open without the Store around it: the migration and schema-check
 // connection of package migrate, with the same session settings.
 func OpenDB(ctx context.Context, dsn string, opts ...Option) (*sql.DB, error) {
-	return openPool(ctx, dsn, sessionSetup, opts)
+	return openPool(ctx, dsn, sessionSetup, false, opts)
 }
 
 // openPool opens a pool whose connections run setup when they are opened.
-func openPool(ctx context.Context, dsn string, setup []string, opts []Option) (*sql.DB, error) {
+func openPool(ctx context.Context, dsn string, setup []string, multi bool, opts []Option) (*sql.DB, error) {
 	dsn, maxConns, err := poolSize(dsn)
 	if err != nil {
 		return nil, err
 	}
-	c, err := connector(dsn, setup)
+	c, err := connector(dsn, setup, multi)
 	if err != nil {
 		return nil, err
 	}
@@ -144,9 +154,10 @@ func openPool(ctx context.Context, dsn string, setup []string, opts []Option) (*
 }
 
 // connector parses dsn and forces what the adapter relies on: ParseTime with Loc=UTC, ClientFoundRows (rows
-// matched, not changed) and, unless the DSN sets it, InterpolateParams (one round trip per statement); every new
-// connection then runs setup.
-func connector(dsn string, setup []string) (driver.Connector, error) {
+// matched, not changed), unless the DSN sets it InterpolateParams (one round trip per statement), and with multi
+// MultiStatements (the transaction pool: an enqueue's writes go with the COMMIT, atcommit.go; every statement is
+// sqlc's, its parameters escaped by the driver); every new connection then runs setup.
+func connector(dsn string, setup []string, multi bool) (driver.Connector, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: parse dsn: %w", err)
@@ -157,6 +168,7 @@ func connector(dsn string, setup []string) (driver.Connector, error) {
 	if !strings.Contains(dsn, "interpolateParams=") {
 		cfg.InterpolateParams = true
 	}
+	cfg.MultiStatements = multi
 	base, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mysqlstore: connector: %w", err)
@@ -207,8 +219,19 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 		}
 		_ = conn.Close()
 	}()
-	if err := fn(ctx, queries{q: mysqlgen.New(conn), tx: conn, flavor: s.flavor, batch: &batchKeys{}}); err != nil {
+	q := queries{q: mysqlgen.New(conn), tx: conn, flavor: s.flavor, batch: &batchKeys{}}
+	if s.multi {
+		q.atCommit = &deferredWrites{}
+	}
+	if err := fn(ctx, q); err != nil {
 		return err
+	}
+	if q.atCommit != nil && len(q.atCommit.query) > 0 {
+		if err := commitDeferred(ctx, conn, q.atCommit); err != nil {
+			return err
+		}
+		ended = true
+		return nil
 	}
 	// A failed COMMIT leaves the transaction's fate to the server (a lost connection, or a context that ended while
 	// it ran): the deferred ROLLBACK ends it if the session is still there.
@@ -226,6 +249,9 @@ type queries struct {
 	tx     *sql.Conn // the connection of the transaction inside InTx (savepoints); nil in autocommit mode
 	flavor flavor
 	batch  *batchKeys // inside InTx: what the transaction's batch lock read (set.go)
+	// atCommit, inside InTx when the pool can send multi-statements: the writes waiting for the COMMIT
+	// (atcommit.go); nil otherwise, and inside a savepoint.
+	atCommit *deferredWrites
 }
 
 // touch runs a locking read's no-op "...Touch" update on OceanBase, which starts the server-side transaction and

@@ -543,13 +543,18 @@ func testWorkKeyItemInsertAtCommit(t *testing.T, s db.Store) {
 	require.NoError(t, err)
 	require.Equal(t, lane, gotLane)
 
-	// Same logical key again: not inserted, nothing written, and the transaction still commits.
+	// Same logical key again: not inserted, nothing of the item written, and the transaction still commits what it
+	// wrote before.
 	other := newItem(t, laneKey, 2, "k", now)
 	other.LogicalKey = item.LogicalKey
 	inserted = true
+	before := "lane-" + randHex(t, 8)
 	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
 		_, _, err := q.WorkLaneLock(ctx, laneKey)
 		require.NoError(t, err)
+		created, err := q.WorkLaneInsertIfAbsent(ctx, before)
+		require.NoError(t, err)
+		require.True(t, created)
 		return q.WorkKeyItemInsertAtCommit(ctx, db.WorkKeyItemInsertParams{
 			Key:  db.WorkKey{LogicalKey: other.LogicalKey, WorkID: other.WorkID, LaneKey: laneKey, CreatedAt: now},
 			Lane: db.WorkLane{LaneKey: laneKey, NextSequence: 3, HeadSequence: 1},
@@ -559,6 +564,8 @@ func testWorkKeyItemInsertAtCommit(t *testing.T, s db.Store) {
 	require.False(t, inserted)
 	_, err = s.WorkItemGet(ctx, other.WorkID)
 	require.ErrorIs(t, err, db.ErrNotFound)
+	_, err = s.WorkLaneGet(ctx, before)
+	require.NoError(t, err, "the write before the joined key was committed")
 	gotLane, err = s.WorkLaneGet(ctx, laneKey)
 	require.NoError(t, err)
 	require.Equal(t, lane, gotLane)

@@ -62,6 +62,29 @@ func (q *Queries) WorkKeyDeleteMany(ctx context.Context, arg WorkKeyDeleteManyPa
 	return result.RowsAffected()
 }
 
+const workKeyInsert = `-- name: WorkKeyInsert :exec
+INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
+VALUES (?, ?, ?, ?)
+`
+
+type WorkKeyInsertParams struct {
+	LogicalKey string
+	WorkID     string
+	LaneKey    string
+	CreatedAt  time.Time
+}
+
+// Engine-only (mysql): Guard: primary key (and unique work_id), under the lane lock; an existing key fails the statement as a duplicate (db.ErrConflict), which stops WorkKeyItemInsertAtCommit's multi-statement before the lane and item writes (docs/protocol.md#set-based-steps-in-mysql-mode).
+func (q *Queries) WorkKeyInsert(ctx context.Context, arg WorkKeyInsertParams) error {
+	_, err := q.db.ExecContext(ctx, workKeyInsert,
+		arg.LogicalKey,
+		arg.WorkID,
+		arg.LaneKey,
+		arg.CreatedAt,
+	)
+	return err
+}
+
 const workKeyInsertIfAbsent = `-- name: WorkKeyInsertIfAbsent :execrows
 INSERT IGNORE INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 VALUES (?, ?, ?, ?)

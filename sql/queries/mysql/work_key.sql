@@ -8,6 +8,11 @@ DELETE FROM pc_work_keys
 WHERE logical_key IN (sqlc.slice('logical_keys'))
   AND work_id IN (sqlc.slice('work_ids'));
 
+-- Engine-only (mysql): Guard: primary key (and unique work_id), under the lane lock; an existing key fails the statement as a duplicate (db.ErrConflict), which stops WorkKeyItemInsertAtCommit's multi-statement before the lane and item writes (docs/protocol.md#set-based-steps-in-mysql-mode).
+-- name: WorkKeyInsert :exec
+INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
+VALUES (sqlc.arg('logical_key'), sqlc.arg('work_id'), sqlc.arg('lane_key'), sqlc.arg('created_at'));
+
 -- Guard: primary key (and unique work_id), under the lane lock. Inserted = rows == 1.
 -- name: WorkKeyInsertIfAbsent :execrows
 INSERT IGNORE INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
