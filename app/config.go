@@ -91,6 +91,9 @@ type Config struct {
 	// the host-local target of SkillsLocalTargetScope (docs/skills.md#host-local-target).
 	SkillsLocalTargetDir   string
 	SkillsLocalTargetScope string
+	// SkillsScanSeconds is the skill packaging discoverer's interval (docs/skills.md#from-an-approval-to-a-revision);
+	// 0 = off.
+	SkillsScanSeconds float64
 }
 
 // DefaultConfig returns the docs/architecture.md#configuration defaults.
@@ -105,6 +108,7 @@ func DefaultConfig() Config {
 		WorkerShutdownGraceSeconds: 90, WorkerMaxAttempts: 5, WorkerRetryBaseSeconds: 2, WorkerRetryMaxSeconds: 300,
 		WorkerMaxSnoozes: 1000, WorkerCompleteBatch: coordinator.DefaultCompleteBatch,
 		SchedulerLeaseSeconds: 30, SchedulerRenewSeconds: 10, CoordinationNotify: true, MaintenanceSeconds: 3600,
+		SkillsScanSeconds: 300,
 		RateLimitRequests: 120, RateLimitWindowSeconds: 60,
 		FlushDefaultWaitSeconds: 10, FlushMaxWaitSeconds: 30,
 		MemberHeartbeatSeconds: 10, MemberTTLSeconds: 30,
@@ -161,6 +165,7 @@ func (c *Config) settings() []setting {
 		{"log-level", "POWERCONTEXT_LOG_LEVEL", "log level: debug, info, warn, error", &c.LogLevel},
 		{"skills-local-target-dir", "POWERCONTEXT_SKILLS_LOCAL_TARGET_DIR", "single_node only: a skills folder on this host the server keeps in sync as a host-local target", &c.SkillsLocalTargetDir},
 		{"skills-local-target-scope", "POWERCONTEXT_SKILLS_LOCAL_TARGET_SCOPE", "the scope whose skills the host-local target receives", &c.SkillsLocalTargetScope},
+		{"skills-scan-seconds", "POWERCONTEXT_SKILLS_SCAN_SECONDS", "interval of the scan for approved Experience candidates no skill revision holds yet, whose packaging it enqueues (0 = off)", &c.SkillsScanSeconds},
 	}, append(append(c.edgeSettings(), c.embeddingSettings()...), c.guardSettings()...)...)
 }
 
@@ -347,6 +352,8 @@ func (c *Config) Validate() error {
 		return refuse("flush default wait (%gs) must be between 0 and the max wait (%gs)", c.FlushDefaultWaitSeconds, c.FlushMaxWaitSeconds)
 	case c.ScheduleSeconds < 0 || c.ExperienceScheduleSeconds < 0:
 		return refuse("schedule intervals must be >= 0 (0 = off)")
+	case c.SkillsScanSeconds < 0:
+		return refuse("POWERCONTEXT_SKILLS_SCAN_SECONDS must be >= 0 (0 = off)")
 	case c.RetentionSourceContentDays < 0:
 		return refuse("POWERCONTEXT_RETENTION_SOURCE_CONTENT_DAYS must be >= 0 (0 = keep)")
 	case c.ProviderMaxRequestBytes < 0 || (c.ProviderMaxRequestBytes > 0 && c.ProviderMaxRequestBytes < 4096):

@@ -231,6 +231,9 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 			discoverers = append(discoverers, memory.EmbedDiscoverer{Store: store, Model: emb.Model(),
 				Every: Seconds(cfg.EmbeddingsScanSeconds), MaxAttempts: maxAttempts})
 		}
+		if cfg.SkillsScanSeconds > 0 {
+			discoverers = append(discoverers, skills.Discoverer{Store: store, Every: Seconds(cfg.SkillsScanSeconds), MaxAttempts: maxAttempts})
+		}
 		r.scheduler, err = coordinator.NewScheduler(r.ledger, coordinator.SchedulerConfig{Owner: r.memberID,
 			Lease: Seconds(cfg.SchedulerLeaseSeconds), Renew: Seconds(cfg.SchedulerRenewSeconds), Logger: log,
 			Hooks: r.tel.SchedulerHooks(r.ledger)}, discoverers...)

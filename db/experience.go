@@ -18,6 +18,11 @@ type ExperienceCandidateQueries interface {
 	// ExperienceCandidateListByScopeAfter pages a scope's candidates by candidate_id (> p.AfterCandidateID).
 	ExperienceCandidateListByScopeAfter(ctx context.Context, p ExperienceCandidateListByScopeAfterParams) ([]ExperienceCandidate, error)
 
+	// ExperienceCandidateListUnpackaged is the skill packaging discoverer's keyset over scopes: up to p.Limit approved
+	// candidates of the scopes after p.AfterScopeID, by (scope_id, candidate_id) in byte order, whose id is in no
+	// current revision of their scope's skills (their packaging was never enqueued, or has not committed yet).
+	ExperienceCandidateListUnpackaged(ctx context.Context, p ExperienceCandidateListUnpackagedParams) ([]ExperienceCandidate, error)
+
 	// ExperienceCandidateUpdateStatus sets status, state_version = expected+1 and updated_at where the version
 	// equals p.ExpectedVersion and the candidate is pending. Returns rows changed.
 	ExperienceCandidateUpdateStatus(ctx context.Context, p ExperienceCandidateUpdateStatusParams) (int64, error)
@@ -25,4 +30,10 @@ type ExperienceCandidateQueries interface {
 	// ExperienceCandidateWithdraw sets a candidate withdrawn (state_version + 1) unless it already is. Returns rows
 	// matched.
 	ExperienceCandidateWithdraw(ctx context.Context, p ExperienceCandidateWithdrawParams) (int64, error)
+}
+
+// ExperienceCandidateListUnpackagedParams pages ExperienceCandidateListUnpackaged; start with AfterScopeID = "".
+type ExperienceCandidateListUnpackagedParams struct {
+	AfterScopeID string
+	Limit        int32
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -368,5 +369,83 @@ func TestPublishAtRace(t *testing.T) {
 		got, err := s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: tg.TargetID, SkillName: "raced"})
 		require.NoError(t, err)
 		require.Equal(t, p.Generation+1, got.Generation)
+	})
+}
+
+// TestDiscovererPackagesFailedEnqueues: approvals whose packaging enqueue failed (the packager's ledger is on a
+// closed store) leave no work and no skill; one scheduler tick of the skills-package discoverer enqueues one item per
+// skill under the approval's logical key — joining, not duplicating, the item of an approval whose enqueue worked —
+// and a second scan joins them all again; the worker then builds each package exactly once (revision 1, every
+// approved lesson of the skill), after which the discoverer finds nothing.
+func TestDiscovererPackagesFailedEnqueues(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		closed := enginetest.OpenStore(t, enginetest.URLOf(t, s))
+		require.NoError(t, closed.Close())
+		var failed []error
+		broken := experience.Reviews{Store: s, OnApproved: (&skills.Packager{Ledger: coordinator.NewLedger(closed), MaxAttempts: 3,
+			Failed: func(err error) { failed = append(failed, err) }}).Approved}
+		working := experience.Reviews{Store: s, OnApproved: (&skills.Packager{Ledger: l, MaxAttempts: 3,
+			Failed: func(err error) { t.Errorf("enqueue failed: %v", err) }}).Approved}
+		const scope = "team/discover"
+
+		c1 := approve(t, s, broken, scope, "Pin the base image", "Pinning the base image fixed the drifting build.")
+		c2 := approve(t, s, broken, scope, "Retry flaky tests once", "Re-run a failing integration test once.")
+		c3 := approve(t, s, broken, scope, "Pin the base image", "Pin it by digest, not by tag.")
+		c4 := approve(t, s, working, scope, "Cache the module downloads", "A warm module cache halves the build.")
+		require.Len(t, failed, 3, "each broken approval reported its failed enqueue")
+		_, err := s.SkillGet(ctx, db.SkillGetParams{ScopeID: scope, SkillName: "pin-the-base-image"})
+		require.ErrorIs(t, err, db.ErrNotFound)
+
+		d := skills.Discoverer{Store: s, Every: time.Hour, MaxAttempts: 3}
+		var created, joined []string
+		sched, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "sched-skills", Logger: zerolog.Nop(),
+			Hooks: coordinator.SchedulerHooks{Enqueued: func(name string, res coordinator.EnqueueResult) {
+				require.Equal(t, "skills-package", name)
+				require.Equal(t, skills.Kind, res.Item.Kind)
+				if res.Created {
+					created = append(created, res.Item.WorkID)
+				} else {
+					joined = append(joined, res.Item.WorkID)
+				}
+			}}}, d)
+		require.NoError(t, err)
+		require.NoError(t, sched.Tick(ctx))
+		require.Len(t, created, 2, "one item per skill whose approvals were never enqueued")
+		require.Len(t, joined, 1, "the working approval's item is joined")
+
+		// A second scan before the worker ran: every request joins an existing item.
+		reqs, next, err := d.Page(ctx, "", 100)
+		require.NoError(t, err)
+		require.Empty(t, next)
+		require.Len(t, reqs, 3)
+		for _, r := range reqs {
+			res, err := l.Enqueue(ctx, r)
+			require.NoError(t, err)
+			require.False(t, res.Created, "a rescan never duplicates an item")
+			require.Contains(t, append(created, joined...), res.Item.WorkID)
+		}
+
+		w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w-discover", Concurrency: 1, Poll: 10 * time.Millisecond,
+			Logger: zerolog.Nop()}, &skills.Handler{Store: s})
+		require.NoError(t, err)
+		testutil.RunWorker(t, w)
+		for name, want := range map[string][]string{
+			"pin-the-base-image":         {c1.CandidateID, c3.CandidateID},
+			"retry-flaky-tests-once":     {c2.CandidateID},
+			"cache-the-module-downloads": {c4.CandidateID},
+		} {
+			waitRevision(t, s, scope, name, 1)
+			revs, err := s.SkillRevisionList(ctx, db.SkillRevisionListParams{ScopeID: scope, SkillName: name, Limit: 10})
+			require.NoError(t, err)
+			require.Len(t, revs, 1, "%s was built exactly once", name)
+			var ids []string
+			require.NoError(t, json.Unmarshal(revs[0].SourceCandidateIDs, &ids))
+			require.ElementsMatch(t, want, ids, name)
+		}
+		reqs, _, err = d.Page(ctx, "", 100)
+		require.NoError(t, err)
+		require.Empty(t, reqs, "packaged candidates are still found")
 	})
 }

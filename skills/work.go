@@ -74,8 +74,8 @@ type Packager struct {
 	MaxAttempts int32
 	Wake        func() // wakes an in-process worker after an enqueue; optional
 	// Failed, when set, is told when an enqueue failed (app logs it: the kind of error, never content). The
-	// approval stands; the skill's next approval packages this lesson too, since a package is built from every
-	// approved candidate of the skill.
+	// approval stands; the Discoverer enqueues the packaging at its next scan (and the skill's next approval
+	// packages this lesson too, since a package is built from every approved candidate of the skill).
 	Failed func(err error)
 }
 
@@ -88,6 +88,50 @@ func (p *Packager) Approved(ctx context.Context, c db.ExperienceCandidate) {
 	case err == nil && res.Created && p.Wake != nil:
 		p.Wake()
 	}
+}
+
+// Discoverer finds approved candidates that no current revision of their scope's skills holds — an approval whose
+// packaging enqueue failed, or whose packaging has not committed yet — and enqueues their packaging with the same
+// logical key the approval uses (LogicalKey), so an approval whose item exists (live or finished) is joined, never
+// duplicated (docs/skills.md#from-an-approval-to-a-revision). It asks for one item per skill name and scope: the
+// first such candidate of the name, since a package is built from every approved candidate of the skill.
+type Discoverer struct {
+	Store       db.Store
+	Every       time.Duration
+	MaxAttempts int32
+}
+
+// Name implements coordinator.Discoverer: the name of its scan.
+func (d Discoverer) Name() string { return "skills-package" }
+
+// Interval implements coordinator.Discoverer: how often it runs.
+func (d Discoverer) Interval() time.Duration { return d.Every }
+
+// Page implements coordinator.Discoverer: one page of enqueue requests. The continuation is the last scope of a
+// full page; a scope with more unpackaged candidates than a page holds is finished by a later scan, after the
+// packages asked for this time have taken the page's candidates in.
+func (d Discoverer) Page(ctx context.Context, continuation string, size int) ([]coordinator.EnqueueRequest, string, error) {
+	cands, err := d.Store.ExperienceCandidateListUnpackaged(ctx, db.ExperienceCandidateListUnpackagedParams{AfterScopeID: continuation,
+		Limit: int32(size)})
+	if err != nil {
+		return nil, "", err
+	}
+	type skill struct{ scope, name string }
+	seen := map[skill]bool{}
+	var reqs []coordinator.EnqueueRequest
+	for _, c := range cands {
+		k := skill{c.ScopeID, Name(c.Title)}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		reqs = append(reqs, PackageRequest(c.ScopeID, c.CandidateID, d.MaxAttempts))
+	}
+	next := ""
+	if len(cands) == size {
+		next = cands[len(cands)-1].ScopeID
+	}
+	return reqs, next, nil
 }
 
 // maxLessons bounds the approved candidates read for one skill.

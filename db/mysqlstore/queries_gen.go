@@ -33,6 +33,11 @@ func (q queries) ExperienceCandidateListByScopeAfter(ctx context.Context, p db.E
 	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)
 }
 
+func (q queries) ExperienceCandidateListUnpackaged(ctx context.Context, p db.ExperienceCandidateListUnpackagedParams) ([]db.ExperienceCandidate, error) {
+	rs, err := q.q.ExperienceCandidateListUnpackaged(ctx, mysqlgen.ExperienceCandidateListUnpackagedParams(p))
+	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)
+}
+
 func (q queries) ExperienceCandidateUpdateStatus(ctx context.Context, p db.ExperienceCandidateUpdateStatusParams) (int64, error) {
 	return errs.Rows(q.q.ExperienceCandidateUpdateStatus(ctx, conv.ExperienceCandidateUpdateStatusToGen[mysqlgen.ExperienceCandidateUpdateStatusParams](p)))
 }

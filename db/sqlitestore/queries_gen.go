@@ -34,6 +34,11 @@ func (q *queries) ExperienceCandidateListByScopeAfter(ctx context.Context, p db.
 	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)
 }
 
+func (q *queries) ExperienceCandidateListUnpackaged(ctx context.Context, p db.ExperienceCandidateListUnpackagedParams) ([]db.ExperienceCandidate, error) {
+	rs, err := q.r.ExperienceCandidateListUnpackaged(ctx, sqlitegen.ExperienceCandidateListUnpackagedParams(p))
+	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)
+}
+
 func (q *queries) ExperienceCandidateUpdateStatus(ctx context.Context, p db.ExperienceCandidateUpdateStatusParams) (int64, error) {
 	return errs.Rows(q.w.ExperienceCandidateUpdateStatus(ctx, conv.ExperienceCandidateUpdateStatusToGen[sqlitegen.ExperienceCandidateUpdateStatusParams](p)))
 }

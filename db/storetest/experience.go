@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"slices"
+	"sort"
 	"testing"
 	"time"
 
@@ -14,6 +16,73 @@ import (
 // experienceCases are the cases of pc_experience_candidates (experience.sql).
 var experienceCases = []storeCase{
 	{"ExperienceCandidateUpdateStatus/PendingCompareAndSet", testExperienceCandidate},
+	{"ExperienceCandidateListUnpackaged/ApprovedInNoCurrentRevision", testExperienceCandidateListUnpackaged},
+}
+
+// testExperienceCandidateListUnpackaged: approved candidates that no current revision of their scope's skills holds,
+// by (scope, candidate id) after a scope; a candidate held only by an older revision, or by a revision of another
+// scope, is still unpackaged.
+func testExperienceCandidateListUnpackaged(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scopeA, scopeB := "a-"+randHex(t, 8), "b-"+randHex(t, 8)
+	candidate := func(scope, status string) db.ExperienceCandidate {
+		return db.ExperienceCandidate{CandidateID: uuid.NewString(), ScopeID: scope, WorkID: uuid.NewString(),
+			Title: "t " + randHex(t, 4), Lesson: "l", CitedPositions: []byte(`[1]`), Status: status, StateVersion: 2,
+			CreatedAt: now, UpdatedAt: now}
+	}
+	packaged, old, fresh1, fresh2 := candidate(scopeA, "approved"), candidate(scopeA, "approved"), candidate(scopeA, "approved"),
+		candidate(scopeA, "approved")
+	pending, rejected := candidate(scopeA, "pending"), candidate(scopeA, "rejected")
+	otherScope := candidate(scopeB, "approved") // held by a revision of scope A only: unpackaged in B
+	for _, c := range []db.ExperienceCandidate{packaged, old, fresh1, fresh2, pending, rejected, otherScope} {
+		require.NoError(t, s.ExperienceCandidateInsert(ctx, c))
+	}
+	ids := func(cs ...db.ExperienceCandidate) []byte {
+		b := []byte("[")
+		for i, c := range cs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, c.CandidateID...)
+			b = append(b, '"')
+		}
+		return append(b, ']')
+	}
+	r1 := skillRevision(scopeA, "lesson", 1, now)
+	r1.SourceCandidateIDs = ids(old, packaged)
+	r2 := skillRevision(scopeA, "lesson", 2, now)
+	r2.SourceCandidateIDs = ids(packaged, otherScope)
+	require.NoError(t, s.SkillRevisionInsert(ctx, r1))
+	require.NoError(t, s.SkillRevisionInsert(ctx, r2))
+	require.NoError(t, s.SkillInsert(ctx, db.Skill{ScopeID: scopeA, SkillName: "lesson", CurrentRevision: 2, CreatedAt: now, UpdatedAt: now}))
+
+	sorted := func(cs ...db.ExperienceCandidate) []string {
+		out := make([]string, len(cs))
+		for i, c := range cs {
+			out[i] = c.CandidateID
+		}
+		sort.Strings(out)
+		return out
+	}
+	idsOf := func(cs []db.ExperienceCandidate) []string {
+		out := make([]string, len(cs))
+		for i, c := range cs {
+			out[i] = c.CandidateID
+		}
+		return out
+	}
+	got, err := s.ExperienceCandidateListUnpackaged(ctx, db.ExperienceCandidateListUnpackagedParams{AfterScopeID: "", Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, append(sorted(old, fresh1, fresh2), otherScope.CandidateID), idsOf(got), "scope, then candidate id")
+	require.Equal(t, old, got[slices.IndexFunc(got, func(c db.ExperienceCandidate) bool { return c.CandidateID == old.CandidateID })])
+	got, err = s.ExperienceCandidateListUnpackaged(ctx, db.ExperienceCandidateListUnpackagedParams{AfterScopeID: "", Limit: 2})
+	require.NoError(t, err)
+	require.Equal(t, sorted(old, fresh1, fresh2)[:2], idsOf(got))
+	got, err = s.ExperienceCandidateListUnpackaged(ctx, db.ExperienceCandidateListUnpackagedParams{AfterScopeID: scopeA, Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []string{otherScope.CandidateID}, idsOf(got), "after scope A")
 }
 
 func testExperienceCandidate(t *testing.T, s db.Store) {

@@ -128,6 +128,63 @@ func (q *Queries) ExperienceCandidateList(ctx context.Context, arg ExperienceCan
 	return items, nil
 }
 
+const experienceCandidateListUnpackaged = `-- name: ExperienceCandidateListUnpackaged :many
+SELECT c.candidate_id, c.scope_id, c.work_id, c.title, c.lesson, c.cited_positions, c.status, c.state_version,
+       c.created_at, c.updated_at
+FROM pc_experience_candidates c
+WHERE c.scope_id > ?
+  AND c.status = 'approved'
+  AND NOT EXISTS (
+      SELECT 1
+      FROM pc_skills s
+      JOIN pc_skill_revisions r ON r.scope_id = s.scope_id AND r.skill_name = s.skill_name AND r.revision = s.current_revision
+      WHERE s.scope_id = c.scope_id
+        AND LOCATE(CAST(CONCAT('"', c.candidate_id, '"') AS BINARY), r.source_candidate_ids) > 0)
+ORDER BY c.scope_id, c.candidate_id
+LIMIT ?
+`
+
+type ExperienceCandidateListUnpackagedParams struct {
+	AfterScopeID string
+	Limit        int32
+}
+
+// No lock; the skill packaging discoverer's keyset over scopes after after_scope_id: approved candidates whose id is in
+// no current revision of their scope's skills. Differs from postgres because MySQL searches the JSON bytes with LOCATE.
+func (q *Queries) ExperienceCandidateListUnpackaged(ctx context.Context, arg ExperienceCandidateListUnpackagedParams) ([]PcExperienceCandidate, error) {
+	rows, err := q.db.QueryContext(ctx, experienceCandidateListUnpackaged, arg.AfterScopeID, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PcExperienceCandidate
+	for rows.Next() {
+		var i PcExperienceCandidate
+		if err := rows.Scan(
+			&i.CandidateID,
+			&i.ScopeID,
+			&i.WorkID,
+			&i.Title,
+			&i.Lesson,
+			&i.CitedPositions,
+			&i.Status,
+			&i.StateVersion,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const experienceCandidateUpdateStatus = `-- name: ExperienceCandidateUpdateStatus :execrows
 UPDATE pc_experience_candidates
 SET status = ?,

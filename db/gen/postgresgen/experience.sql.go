@@ -122,6 +122,59 @@ func (q *Queries) ExperienceCandidateList(ctx context.Context, arg ExperienceCan
 	return items, nil
 }
 
+const experienceCandidateListUnpackaged = `-- name: ExperienceCandidateListUnpackaged :many
+SELECT c.candidate_id, c.scope_id, c.work_id, c.title, c.lesson, c.cited_positions, c.status, c.state_version, c.created_at, c.updated_at
+FROM pc_experience_candidates c
+WHERE c.scope_id > $1
+  AND c.status = 'approved'
+  AND NOT EXISTS (
+      SELECT 1
+      FROM pc_skills s
+      JOIN pc_skill_revisions r ON r.scope_id = s.scope_id AND r.skill_name = s.skill_name AND r.revision = s.current_revision
+      WHERE s.scope_id = c.scope_id
+        AND position(convert_to('"' || c.candidate_id::text || '"', 'UTF8') IN r.source_candidate_ids) > 0)
+ORDER BY c.scope_id, c.candidate_id
+LIMIT $2
+`
+
+type ExperienceCandidateListUnpackagedParams struct {
+	AfterScopeID string
+	Limit        int32
+}
+
+// No lock; the skill packaging discoverer's keyset over scopes after after_scope_id: approved candidates whose id is in
+// no current revision of their scope's skills (source_candidate_ids holds a JSON array of quoted UUIDs).
+func (q *Queries) ExperienceCandidateListUnpackaged(ctx context.Context, arg ExperienceCandidateListUnpackagedParams) ([]PcExperienceCandidate, error) {
+	rows, err := q.db.Query(ctx, experienceCandidateListUnpackaged, arg.AfterScopeID, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PcExperienceCandidate
+	for rows.Next() {
+		var i PcExperienceCandidate
+		if err := rows.Scan(
+			&i.CandidateID,
+			&i.ScopeID,
+			&i.WorkID,
+			&i.Title,
+			&i.Lesson,
+			&i.CitedPositions,
+			&i.Status,
+			&i.StateVersion,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const experienceCandidateUpdateStatus = `-- name: ExperienceCandidateUpdateStatus :execrows
 UPDATE pc_experience_candidates
 SET status = $1,

@@ -23,6 +23,22 @@ WHERE scope_id = sqlc.arg('scope_id')
 ORDER BY created_at DESC, candidate_id DESC
 LIMIT sqlc.arg('limit');
 
+-- No lock; the skill packaging discoverer's keyset over scopes after after_scope_id: approved candidates whose id is in
+-- no current revision of their scope's skills (source_candidate_ids holds a JSON array of quoted UUIDs).
+-- name: ExperienceCandidateListUnpackaged :many
+SELECT c.*
+FROM pc_experience_candidates c
+WHERE c.scope_id > sqlc.arg('after_scope_id')
+  AND c.status = 'approved'
+  AND NOT EXISTS (
+      SELECT 1
+      FROM pc_skills s
+      JOIN pc_skill_revisions r ON r.scope_id = s.scope_id AND r.skill_name = s.skill_name AND r.revision = s.current_revision
+      WHERE s.scope_id = c.scope_id
+        AND position(convert_to('"' || c.candidate_id::text || '"', 'UTF8') IN r.source_candidate_ids) > 0)
+ORDER BY c.scope_id, c.candidate_id
+LIMIT sqlc.arg('limit');
+
 -- Guard: status = 'pending' and state_version equals the expected version (compare-and-set); version becomes expected + 1.
 -- name: ExperienceCandidateUpdateStatus :execrows
 UPDATE pc_experience_candidates

@@ -23,6 +23,23 @@ WHERE scope_id = sqlc.arg('scope_id')
 ORDER BY created_at DESC, candidate_id DESC
 LIMIT CAST(sqlc.arg('limit') AS INT32);
 
+-- No lock; the skill packaging discoverer's keyset over scopes after after_scope_id: approved candidates whose id is in
+-- no current revision of their scope's skills. Differs from postgres because SQLite searches the JSON bytes with instr.
+-- name: ExperienceCandidateListUnpackaged :many
+SELECT c.candidate_id, c.scope_id, c.work_id, c.title, c.lesson, c.cited_positions, c.status, c.state_version,
+       c.created_at, c.updated_at
+FROM pc_experience_candidates c
+WHERE c.scope_id > sqlc.arg('after_scope_id')
+  AND c.status = 'approved'
+  AND NOT EXISTS (
+      SELECT 1
+      FROM pc_skills s
+      JOIN pc_skill_revisions r ON r.scope_id = s.scope_id AND r.skill_name = s.skill_name AND r.revision = s.current_revision
+      WHERE s.scope_id = c.scope_id
+        AND instr(r.source_candidate_ids, CAST('"' || c.candidate_id || '"' AS BLOB)) > 0)
+ORDER BY c.scope_id, c.candidate_id
+LIMIT CAST(sqlc.arg('limit') AS INT32);
+
 -- Guard: status = 'pending' and state_version equals the expected version (compare-and-set); the version becomes expected + 1.
 -- name: ExperienceCandidateUpdateStatus :execrows
 UPDATE pc_experience_candidates
