@@ -18,32 +18,39 @@ import (
 // skillsRefDir holds the package.json and package-lock.json that pin the Agent Skills reference validator.
 const skillsRefDir = "skillsref"
 
-// skillsRef installs the pinned skills-ref (npm ci, when node_modules is missing or older than the lock file) and
-// returns its command. It runs only with PC_TEST_REQUIRE_CLIENTS=1 (CI, `make clients-test`), where node and npm
-// are required; otherwise the test is skipped.
+// skillsRef installs the pinned skills-ref and returns its command. It runs only with PC_TEST_REQUIRE_CLIENTS=1
+// (CI, `make clients-test`), where node and npm are required; otherwise the test is skipped.
 func skillsRef(t *testing.T) string {
 	t.Helper()
+	return pinnedNodeTool(t, skillsRefDir, "skills-ref", "skills-ref validation")
+}
+
+// pinnedNodeTool installs the npm package pinned in dir (npm ci, when node_modules is missing or older than the lock
+// file) and returns the absolute path of its command bin. It runs only with PC_TEST_REQUIRE_CLIENTS=1 (CI,
+// `make clients-test`), where node and npm are required; otherwise the test is skipped, its message naming what.
+func pinnedNodeTool(t *testing.T, dir, bin, what string) string {
+	t.Helper()
 	if os.Getenv("PC_TEST_REQUIRE_CLIENTS") == "" {
-		t.Skip("skills-ref validation: run it with PC_TEST_REQUIRE_CLIENTS=1 (node and npm)")
+		t.Skipf("%s: run it with PC_TEST_REQUIRE_CLIENTS=1 (node and npm)", what)
 	}
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is required (PC_TEST_REQUIRE_CLIENTS is set)", tool)
 		}
 	}
-	bin := filepath.Join(skillsRefDir, "node_modules", ".bin", "skills-ref")
-	lock, err := os.Stat(filepath.Join(skillsRefDir, "package-lock.json"))
+	path := filepath.Join(dir, "node_modules", ".bin", bin)
+	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
 	require.NoError(t, err)
-	installed, err := os.Stat(filepath.Join(skillsRefDir, "node_modules", ".package-lock.json"))
-	if _, binErr := os.Stat(bin); err != nil || binErr != nil || installed.ModTime().Before(lock.ModTime()) {
+	installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
+	if _, binErr := os.Stat(path); err != nil || binErr != nil || installed.ModTime().Before(lock.ModTime()) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = skillsRefDir
+		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "npm ci: %s", out)
+		require.NoError(t, err, "npm ci in skills/%s: %s", dir, out)
 	}
-	abs, err := filepath.Abs(bin)
+	abs, err := filepath.Abs(path)
 	require.NoError(t, err)
 	return abs
 }
@@ -58,15 +65,12 @@ func writeTree(t *testing.T, dir string, files []skills.File) {
 	}
 }
 
-// TestPackagesValidateWithSkillsRef (issue 32): packages the builder generates — one lesson, several lessons with
-// quotes, colons, a YAML-looking title and non-ASCII text, and a description cut at its bound — pass the Agent Skills
-// reference validator (npm skills-ref, pinned in skills/skillsref), which reads back the name and description the
-// builder wrote; a copy whose folder name differs from the skill's name is refused, so the validator does check.
-func TestPackagesValidateWithSkillsRef(t *testing.T) {
-	bin := skillsRef(t)
+// lessonCases are the packages the loader tests build: one lesson; several lessons with quotes, colons, a
+// YAML-looking text and non-ASCII text; and a description cut at its bound.
+func lessonCases() map[string][]skills.Lesson {
 	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	long := strings.Repeat("Keep the build hermetic: pin every input, and say \"why\" in the commit. ", 40)
-	cases := map[string][]skills.Lesson{
+	return map[string][]skills.Lesson{
 		"one": {{CandidateID: "c1", Title: "Pin the base image", Lesson: "Pinning the base image fixed the drifting build.",
 			CitedPositions: []int64{3, 7}, ApprovedAt: at}},
 		"several": {
@@ -77,7 +81,15 @@ func TestPackagesValidateWithSkillsRef(t *testing.T) {
 		},
 		"long": {{CandidateID: "c3", Title: "Hermetic builds", Lesson: long, CitedPositions: []int64{9}, ApprovedAt: at}},
 	}
-	for label, lessons := range cases {
+}
+
+// TestPackagesValidateWithSkillsRef (issue 32): packages the builder generates — one lesson, several lessons with
+// quotes, colons, a YAML-looking title and non-ASCII text, and a description cut at its bound — pass the Agent Skills
+// reference validator (npm skills-ref, pinned in skills/skillsref), which reads back the name and description the
+// builder wrote; a copy whose folder name differs from the skill's name is refused, so the validator does check.
+func TestPackagesValidateWithSkillsRef(t *testing.T) {
+	bin := skillsRef(t)
+	for label, lessons := range lessonCases() {
 		t.Run(label, func(t *testing.T) {
 			name := skills.Name(lessons[0].Title)
 			pkg, err := skills.Build(name, lessons)
