@@ -130,10 +130,11 @@ load: ## sustained open-loop load on mariadb and postgres (about 12 minutes); pr
 
 # The Python and TypeScript clients' suites, each against a real server (bin/powercontext, single_node on an
 # embedded SQLite database in a temporary directory), and the MCP Inspector's CLI (pinned in mcp/inspector/) driving
-# every MCP tool of an in-process single_node server (mcp/inspector_test.go), and the Agent Skills reference validator
-# (skills-ref, pinned in skills/skillsref/) on generated skill packages (skills/skillsref_test.go). A machine without
-# python3 or node/npm skips the suite it cannot run unless PC_TEST_REQUIRE_CLIENTS=1 (CI sets it).
-clients-test: build ## Python (unittest), TypeScript (node --test) and MCP Inspector CLI suites against a real server; skills-ref on generated skills
+# every MCP tool of an in-process single_node server (mcp/inspector_test.go), the Agent Skills reference validator
+# (skills-ref, pinned in skills/skillsref/) on generated skill packages (skills/skillsref_test.go), and the Agent
+# Skills loader (openskills, pinned in skills/openskills/) installing and reading them (skills/openskills_test.go).
+# A machine without python3 or node/npm skips the suite it cannot run unless PC_TEST_REQUIRE_CLIENTS=1 (CI sets it).
+clients-test: build ## Python (unittest), TypeScript (node --test) and MCP Inspector CLI suites against a real server; skills-ref and openskills on generated skills
 	@export POWERCONTEXT_BIN="$(CURDIR)/bin/powercontext"; \
 	if command -v python3 >/dev/null; then \
 	  (cd clients/python && python3 -m unittest discover -s tests -t . -v) || exit 1; \
@@ -142,7 +143,7 @@ clients-test: build ## Python (unittest), TypeScript (node --test) and MCP Inspe
 	if command -v node >/dev/null && command -v npm >/dev/null; then \
 	  (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm test) || exit 1; \
 	  PC_TEST_MCP_INSPECTOR=1 $(GO) test ./mcp/ -run TestInspectorCLIDrivesEveryTool -count=1 -v || exit 1; \
-	  PC_TEST_REQUIRE_CLIENTS=1 $(GO) test ./skills/ -run TestPackagesValidateWithSkillsRef -count=1 -v || exit 1; \
+	  PC_TEST_REQUIRE_CLIENTS=1 $(GO) test ./skills/ -run 'TestPackagesValidateWithSkillsRef|TestPackagesLoadWithOpenSkills' -count=1 -v || exit 1; \
 	elif [ -n "$$PC_TEST_REQUIRE_CLIENTS" ]; then echo "clients-test: node and npm are required"; exit 1; \
 	else echo "clients-test: node/npm not found; TypeScript client and MCP Inspector suites skipped"; fi
 
