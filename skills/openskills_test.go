@@ -79,7 +79,7 @@ func openSkillsRunner(t *testing.T, home string) openSkillsRun {
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Dir = dir
 		cmd.Env = env
-		cmd.Stdin = nil // no terminal: a prompt would fail, not wait
+		cmd.Stdin = nil // /dev/null: nothing to answer a prompt with; every call that could prompt passes --yes
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
