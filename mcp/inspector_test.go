@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/powercontext/powercontext/app"
+	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 // inspectorDir holds the package.json and package-lock.json that pin the MCP Inspector.
@@ -36,21 +37,7 @@ func inspector(t *testing.T) string {
 			t.Skipf("%s not found; MCP Inspector suite skipped", tool)
 		}
 	}
-	bin := filepath.Join(inspectorDir, "node_modules", ".bin", "mcp-inspector")
-	lock, err := os.Stat(filepath.Join(inspectorDir, "package-lock.json"))
-	require.NoError(t, err)
-	installed, err := os.Stat(filepath.Join(inspectorDir, "node_modules", ".package-lock.json"))
-	if _, binErr := os.Stat(bin); err != nil || binErr != nil || installed.ModTime().Before(lock.ModTime()) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = inspectorDir
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "npm ci: %s", out)
-	}
-	abs, err := filepath.Abs(bin)
-	require.NoError(t, err)
-	return abs
+	return testutil.NpmBin(t, inspectorDir, "mcp-inspector")
 }
 
 // inspectorCall is one run of the Inspector's CLI.

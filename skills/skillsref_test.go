@@ -1,7 +1,6 @@
 package skills_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/powercontext/powercontext/internal/testutil"
 	"github.com/powercontext/powercontext/skills"
 )
 
@@ -38,21 +38,7 @@ func pinnedNodeTool(t *testing.T, dir, bin, what string) string {
 			t.Fatalf("%s is required (PC_TEST_REQUIRE_CLIENTS is set)", tool)
 		}
 	}
-	path := filepath.Join(dir, "node_modules", ".bin", bin)
-	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
-	require.NoError(t, err)
-	installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
-	if _, binErr := os.Stat(path); err != nil || binErr != nil || installed.ModTime().Before(lock.ModTime()) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "npm ci in skills/%s: %s", dir, out)
-	}
-	abs, err := filepath.Abs(path)
-	require.NoError(t, err)
-	return abs
+	return testutil.NpmBin(t, dir, bin)
 }
 
 // writeTree writes a package's files (paths relative to the skill's folder) under dir, as the agent's sync does.

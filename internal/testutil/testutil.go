@@ -6,6 +6,9 @@ package testutil
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -76,4 +79,31 @@ func RunWorker(t testing.TB, r Runner) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// NpmBin returns the absolute path of command bin of the npm packages pinned in dir (its package.json and
+// package-lock.json), running `npm ci` there first when node_modules is missing or older than the lock file. The
+// caller has already checked that node and npm exist (and decided whether their absence skips or fails).
+func NpmBin(t testing.TB, dir, bin string) string {
+	t.Helper()
+	path := filepath.Join(dir, "node_modules", ".bin", bin)
+	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	installed, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
+	if _, binErr := os.Stat(path); err != nil || binErr != nil || installed.ModTime().Before(lock.ModTime()) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in %s: %v: %s", dir, err, out)
+		}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return abs
 }
