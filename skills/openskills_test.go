@@ -23,9 +23,8 @@ import (
 // openSkillsDir holds the package.json and package-lock.json that pin the Agent Skills loader openskills.
 const openSkillsDir = "openskills"
 
-// agentsFile is the file `openskills sync` writes in the project (spelled so the doc checker does not read it as one
-// of this repository's documents).
-const agentsFile = "AGENTS" + ".md"
+// agentsFile is the file `openskills sync` writes in the project.
+const agentsFile = "AGENTS.md"
 
 // packagesAgent is the server side of a sync pass for a fixed set of built packages: each is published at revision
 // 1, its archive is served as built, and what the sync reports is kept.

@@ -4,7 +4,8 @@
 //   - a reference to a Markdown file with an anchor (docs/protocol.md#claim, README.md#configuration) names a file
 //     or a heading that does not exist;
 //   - a relative Markdown link ([text](path), [text](path#anchor), [text](#anchor)) or a plain mention of a
-//     document (docs/x.md, CONTRIBUTING.md) points at nothing;
+//     document (docs/x.md, CONTRIBUTING.md) points at nothing (in Go code, a bare upper-case name inside a string
+//     literal is a file the program handles, such as the AGENTS.md an agent reads, and is not checked);
 //   - a document under docs/ or CONTRIBUTING.md names, in backticks, a test function that no test file declares or a
 //     repository path that does not exist;
 //   - a file cites a reference outside the repository (see Forbidden);
@@ -222,9 +223,17 @@ func (r *Repo) CheckReferences() []Problem {
 				}
 				r.checkAnchored(p, m[2], m[3], add)
 			}
-			for _, m := range docMentionRE.FindAllStringSubmatch(line, -1) {
-				if _, ok, outside := r.resolve(p, m[2]); !ok && !outside {
-					add("%s does not exist", m[2])
+			var literals [][]int
+			if strings.HasSuffix(p, ".go") {
+				literals = goStringRE.FindAllStringIndex(line, -1)
+			}
+			for _, m := range docMentionRE.FindAllStringSubmatchIndex(line, -1) {
+				name := line[m[4]:m[5]]
+				if !strings.HasPrefix(name, "docs/") && within(literals, m[4]) {
+					continue // a file name the program handles as data ("AGENTS.md" an agent reads), not a citation
+				}
+				if _, ok, outside := r.resolve(p, name); !ok && !outside {
+					add("%s does not exist", name)
 				}
 			}
 		}
@@ -233,6 +242,19 @@ func (r *Repo) CheckReferences() []Problem {
 		}
 	}
 	return out
+}
+
+// goStringRE matches a Go string literal that opens and closes on one line (interpreted or raw).
+var goStringRE = regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`")
+
+// within reports whether offset i falls inside one of spans ([start, end) pairs).
+func within(spans [][]int, i int) bool {
+	for _, s := range spans {
+		if s[0] <= i && i < s[1] {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Repo) checkAnchored(from, ref, anchor string, add func(string, ...any)) {

@@ -218,6 +218,25 @@ func TestMissingDocumentAndLinksAreReported(t *testing.T) {
 	}, msgs)
 }
 
+// TestGoStringFileNamesAreData: in Go code a bare upper-case file name inside a string literal names a file the
+// program handles (the AGENTS.md an agent reads), so it is not checked; in a comment it is, and so is a docs/ path
+// in a string (an error message citing a document).
+func TestGoStringFileNamesAreData(t *testing.T) {
+	r := NewRepo([]File{
+		{Path: "skills/sync.go", Content: []byte("package skills\n\nconst agents = \"AGENTS.md\" // not a document\n" +
+			"// The sync writes NOTES.md.\n" +
+			"var hint = `see docs/skills.md`\n")},
+	})
+	var msgs []string
+	for _, p := range r.CheckReferences() {
+		msgs = append(msgs, p.String())
+	}
+	require.ElementsMatch(t, []string{
+		"skills/sync.go:4: NOTES.md does not exist",
+		"skills/sync.go:5: docs/skills.md does not exist",
+	}, msgs)
+}
+
 func TestSlugs(t *testing.T) {
 	for heading, want := range map[string]string{
 		"Windows and cursors":          "windows-and-cursors",
