@@ -37,8 +37,9 @@ func (s *server) addPortability(e *echo.Echo) {
 	s.add(e, http.MethodPost, importPath, s.importScope)
 }
 
-// portabilityScope is the path's scope, which the caller must be allowed to move: an admin, or a token whose
-// scopes include it (an unrestricted agent token may not), or anyone on a server without principals.
+// portabilityScope is the path's scope, which the caller must be allowed to move: a token whose scopes include it
+// (an admin's scopes restrict it like any token's, docs/security.md#principals), an admin without scopes, or
+// anyone on a server without principals; an agent token without scopes may not.
 func portabilityScope(c echo.Context) (string, error) {
 	scope, err := pathParam(c, "scope_id")
 	if err != nil {
@@ -51,7 +52,7 @@ func portabilityScope(c echo.Context) (string, error) {
 		return "", err
 	}
 	p := principalOf(c)
-	if p == nil || p.Admin() {
+	if p == nil || (p.Admin() && !p.Restricted()) {
 		return scope, nil
 	}
 	if !p.Restricted() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/powercontext/powercontext/api"
 	"github.com/powercontext/powercontext/api/types"
+	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/portability"
 )
 
@@ -104,6 +105,27 @@ func TestImportTheDocumentedExample(t *testing.T) {
 	}
 	e.do(http.MethodPost, "/v1/scopes/example/import", strings.NewReader(b.String()), ndjson)
 	in := e.do(http.MethodPost, "/v1/scopes/example2/import", strings.NewReader(b.String()), ndjson)
+	require.Equal(t, http.StatusCreated, in.Code, "body: %s", in.Body)
+}
+
+// TestPortabilityScopedAdmin: an admin token with scopes moves only its scopes, as every request naming a scope
+// (the dashboard's export download follows the same rule).
+func TestPortabilityScopedAdmin(t *testing.T) {
+	t.Parallel()
+	const scopedAdminTok = "scoped-admin-token-0123456789abcdef0123456789"
+	specs, err := auth.ParseTokens([]byte(`[{"name":"ops-a","role":"admin","token":"` + scopedAdminTok + `","scopes":["team-a/"]}]`))
+	require.NoError(t, err)
+	set, err := auth.NewSet(specs)
+	require.NoError(t, err)
+	e := newEnv(t, withPortability, func(d *Deps) { d.Principals = set })
+	e.captureDirect("team-a/x", "Releases ship on Tuesdays.")
+	e.captureDirect("team-b", "Secrets live in the vault.")
+	ok := e.do(http.MethodGet, "/v1/scopes/team-a%2Fx/export", nil, authz(scopedAdminTok))
+	require.Equal(t, http.StatusOK, ok.Code, "body: %s", ok.Body)
+	e.do(http.MethodGet, "/v1/scopes/team-b/export", nil, authz(scopedAdminTok)).requireError(t, http.StatusForbidden, CodeForbidden)
+	e.do(http.MethodPost, "/v1/scopes/team-b2/import", bytes.NewReader(ok.Body), merge(ndjson, authz(scopedAdminTok))).
+		requireError(t, http.StatusForbidden, CodeForbidden)
+	in := e.do(http.MethodPost, "/v1/scopes/team-a%2Fy/import", bytes.NewReader(ok.Body), merge(ndjson, authz(scopedAdminTok)))
 	require.Equal(t, http.StatusCreated, in.Code, "body: %s", in.Body)
 }
 

@@ -23,7 +23,7 @@ and api.
     and Revoke (POST /ui/skills/targets/{id}/revoke). Names, revisions, digests and states only, never a package's
     files. Without a scope it lists the scopes of recent skill packaging.
   - /ui/scopes/{id}/export  the scope's export as a download (not a page): the stream of GET /v1/scopes/{id}/export,
-    recorded as a scope_export operation; an admin or a token whose scopes include the scope.
+    recorded as a scope_export operation; an admin without scopes or a token whose scopes include the scope.
   - /ui/login, /ui/logout   sign-in form (GET) exchanging an admin token for a database session (POST); POST
     /ui/logout ends it (cookie pc_ui_session).
   - /ui/static/...          embedded CSS and JavaScript.
