@@ -86,13 +86,13 @@ func openSkillsRunner(t *testing.T, home string) openSkillsRun {
 
 // TestPackagesLoadWithOpenSkills (issue 32): the packages the builder generates (the cases of
 // TestPackagesValidateWithSkillsRef), written by a real sync pass (cli.SyncSkillsFolder, what
-// `powercontext skills sync --dir <project>/.claude/skills` runs) into a project's Claude Code skills folder, load
-// with the Agent Skills loader openskills (npm, pinned in skills/openskills): `openskills list` lists every skill
-// as a project skill, `openskills read` prints each <name>/SKILL.md whole (name, description, every lesson), and
-// `openskills sync` writes them into <project>/AGENTS.md; `openskills install --yes` copies the synced folders into another
-// project (--universal, .agent/skills) and into the global folder (--global, under a temporary HOME), from where
-// they list and read the same. A folder without <name>/SKILL.md and a <name>/SKILL.md without front
-// matter are refused.
+// `powercontext skills sync --dir <project>/.claude/skills` runs) into a project's Claude Code skills folder, pass
+// the reference validator skills-ref there and load with the Agent Skills loader openskills (npm, pinned in
+// skills/openskills): `openskills list` lists every skill as a project skill, `openskills read` prints each
+// <name>/SKILL.md whole (name, description, every lesson), and `openskills sync` writes them into
+// <project>/AGENTS.md; `openskills install --yes` copies the synced folders into another project (--universal,
+// .agent/skills) and into the global folder (--global, under a temporary HOME), from where they list and read the
+// same. A folder without <name>/SKILL.md and a <name>/SKILL.md without front matter are refused.
 func TestPackagesLoadWithOpenSkills(t *testing.T) {
 	run := openSkillsRunner(t, t.TempDir())
 	agent := &packagesAgent{pkgs: map[string]skills.Package{}, reports: map[string]client.SkillReport{}}
@@ -127,6 +127,12 @@ func TestPackagesLoadWithOpenSkills(t *testing.T) {
 		require.Equal(t, agent.pkgs[name].TreeDigest, agent.reports[name].ObservedTreeDigest, "sync of %s", name)
 	}
 	require.FileExists(t, filepath.Join(folder, cli.StateFile))
+	// Each folder the sync wrote passes the Agent Skills reference validator as it lies on disk.
+	ref := skillsRef(t)
+	for _, name := range names {
+		out, err := exec.Command(ref, "validate", filepath.Join(folder, name)).CombinedOutput()
+		require.NoError(t, err, "skills-ref validate of the synced %s: %s", name, out)
+	}
 
 	// loaded checks that openskills, run in dir, lists every skill at location and reads each whole from base.
 	loaded := func(t *testing.T, run openSkillsRun, dir, base, location string) {
