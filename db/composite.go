@@ -106,6 +106,11 @@ func ChainMemoryEmbeddingUpsertMany(ctx context.Context, q Queries, es []MemoryE
 // ErrNoTransaction is Savepoint called outside InTx.
 var ErrNoTransaction = errors.New("db: savepoint outside a transaction")
 
+// ErrAtCommitTwice is a second WorkKeyItemInsertAtCommit in one transaction on MySQL mode, whose COMMIT carries one
+// deferred enqueue: running the second at once would write it before the first, so it is refused instead
+// (PostgreSQL queues both in order; SQLite runs each at once).
+var ErrAtCommitTwice = errors.New("db: a second WorkKeyItemInsertAtCommit in one transaction")
+
 // The savepoint statements (one name: savepoints do not nest).
 const (
 	SavepointSQL         = "SAVEPOINT pc_item"

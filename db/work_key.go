@@ -20,10 +20,11 @@ type WorkKeyQueries interface {
 	// the key was inserted; when it was not, nothing was written.
 	WorkKeyItemInsert(ctx context.Context, p WorkKeyItemInsertParams) (bool, error)
 
-	// WorkKeyItemInsertAtCommit is WorkKeyItemInsert as the transaction's last statement: PostgreSQL sends it in the
-	// COMMIT's round trip (pipelined in front of it), the other engines run it at once. *inserted is set once it ran:
-	// trust it only after InTx returned nil. The caller must run nothing after it in the transaction; when it did
-	// not insert, it wrote nothing and the transaction commits empty (docs/protocol.md#enqueue).
+	// WorkKeyItemInsertAtCommit is WorkKeyItemInsert as the transaction's last statement: PostgreSQL (pipelined),
+	// MariaDB and MySQL 8 (one multi-statement) send it in the COMMIT's round trip; SQLite and OceanBase run it at
+	// once. *inserted is set once it ran: trust it only after InTx returned nil. The caller must run nothing after
+	// it in the transaction (a second one is ErrAtCommitTwice on MariaDB and MySQL 8); when it did not insert, it
+	// wrote nothing of the item (docs/protocol.md#enqueue).
 	WorkKeyItemInsertAtCommit(ctx context.Context, p WorkKeyItemInsertParams, inserted *bool) error
 	WorkKeyLock(ctx context.Context, logicalKey string) (WorkKey, error)
 }

@@ -30,11 +30,15 @@ type deferredWrites struct {
 
 // WorkKeyItemInsertAtCommit queues the writes of WorkKeyItemInsert for the COMMIT's round trip (see above). Outside
 // a transaction, on OceanBase (no multi-statement tested there), with the per-row chains or without interpolated
-// parameters it runs them at once (db.ChainWorkKeyItemInsertAtCommit).
+// parameters it runs them at once (db.ChainWorkKeyItemInsertAtCommit). A second one in the transaction is
+// db.ErrAtCommitTwice: run at once, it would write before the first.
 func (q queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItemInsertParams, inserted *bool) error {
 	d := q.atCommit
-	if d == nil || q.flavor.chains() || d.inserted != nil {
+	if d == nil || q.flavor.chains() {
 		return db.ChainWorkKeyItemInsertAtCommit(ctx, q, p, inserted)
+	}
+	if d.inserted != nil {
+		return db.ErrAtCommitTwice
 	}
 	g := mysqlgen.New(recorder{d})
 	if err := g.WorkKeyInsert(ctx, mysqlgen.WorkKeyInsertParams{LogicalKey: p.Key.LogicalKey, WorkID: p.Key.WorkID,

@@ -23,6 +23,7 @@ var compositeCases = []storeCase{
 	{"WorkKeyItemInsert/CreatesOnceThenWritesNothing", testWorkKeyItemInsert},
 	{"WorkKeyItemInsert/AnotherLaneRacingForTheKeyWritesNothing", testWorkKeyItemInsertRace},
 	{"WorkKeyItemInsertAtCommit/CreatesOnceAtCommit", testWorkKeyItemInsertAtCommit},
+	{"WorkKeyItemInsertAtCommit/SecondNeverReorders", testWorkKeyItemInsertAtCommitTwice},
 	{"MemoryEntryInsertMany/InsertsAllOrNothing", testMemoryEntryInsertMany},
 	{"MemoryEmbeddingUpsertMany/UpsertsAll", testMemoryEmbeddingUpsertMany},
 	{"Savepoint/RollsBackOnlyTheFailedPart", testSavepoint},
@@ -587,6 +588,50 @@ func testWorkKeyItemInsertAtCommit(t *testing.T, s db.Store) {
 	require.Equal(t, lane, gotLane, "the lane update before the failed write was rolled back")
 	_, err = s.WorkItemGet(ctx, dup.WorkID)
 	require.ErrorIs(t, err, db.ErrNotFound)
+}
+
+// testWorkKeyItemInsertAtCommitTwice: two in one transaction (which the contract forbids) never write the second
+// before the first: an engine that deferred the first refuses the second with db.ErrAtCommitTwice and nothing is
+// written; one that ran the first at once runs the second after it.
+func testWorkKeyItemInsertAtCommitTwice(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	laneKey := newLaneWithHead(t, s, 0, 1)
+	now := us(dbNow(t, s))
+	first, second := newItem(t, laneKey, 1, "k", now), newItem(t, laneKey, 2, "k", now)
+	params := func(it db.WorkItem) db.WorkKeyItemInsertParams {
+		return db.WorkKeyItemInsertParams{
+			Key:  db.WorkKey{LogicalKey: it.LogicalKey, WorkID: it.WorkID, LaneKey: laneKey, CreatedAt: now},
+			Lane: db.WorkLane{LaneKey: laneKey, NextSequence: it.LaneSequence + 1, HeadSequence: 1},
+			Item: it,
+		}
+	}
+	insertedFirst, insertedSecond := true, true
+	err := s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, err := q.WorkLaneLock(ctx, laneKey)
+		require.NoError(t, err)
+		if err := q.WorkKeyItemInsertAtCommit(ctx, params(first), &insertedFirst); err != nil {
+			return err
+		}
+		return q.WorkKeyItemInsertAtCommit(ctx, params(second), &insertedSecond)
+	})
+	lane, lerr := s.WorkLaneGet(ctx, laneKey)
+	require.NoError(t, lerr)
+	if errors.Is(err, db.ErrAtCommitTwice) {
+		require.Equal(t, db.WorkLane{LaneKey: laneKey, NextSequence: 1}, lane, "nothing written")
+		for _, it := range []db.WorkItem{first, second} {
+			_, err := s.WorkItemGet(ctx, it.WorkID)
+			require.ErrorIs(t, err, db.ErrNotFound)
+		}
+		return
+	}
+	require.NoError(t, err)
+	require.True(t, insertedFirst)
+	require.True(t, insertedSecond)
+	require.Equal(t, db.WorkLane{LaneKey: laneKey, NextSequence: 3, HeadSequence: 1}, lane, "the second ran after the first")
+	for _, it := range []db.WorkItem{first, second} {
+		_, err := s.WorkItemGet(ctx, it.WorkID)
+		require.NoError(t, err)
+	}
 }
 
 func testMemoryEntryInsertMany(t *testing.T, s db.Store) {
