@@ -77,7 +77,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	txDB, err := openPool(ctx, dsn, txSessionSetup, true, opts)
+	txDB, multi, err := openPool(ctx, dsn, txSessionSetup, true, opts)
 	if err != nil {
 		_ = sqlDB.Close()
 		return nil, err
@@ -88,14 +88,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		_ = txDB.Close()
 		return nil, err
 	}
-	return &Store{queries: queries{q: mysqlgen.New(sqlDB), flavor: f}, sqlDB: sqlDB, txDB: txDB, multi: interpolates(dsn)}, nil
-}
-
-// interpolates reports whether the pools interpolate parameters (connector's default unless the DSN turns it off):
-// a multi-statement with placeholders needs it.
-func interpolates(dsn string) bool {
-	cfg, err := mysql.ParseDSN(dsn)
-	return err == nil && (cfg.InterpolateParams || !strings.Contains(dsn, "interpolateParams="))
+	return &Store{queries: queries{q: mysqlgen.New(sqlDB), flavor: f}, sqlDB: sqlDB, txDB: txDB, multi: multi}, nil
 }
 
 // flavor is what the adapter needs to know of the server.
@@ -127,18 +120,21 @@ func serverFlavor(ctx context.Context, sqlDB *sql.DB) (flavor, error) {
 // OpenDB opens the database/sql pool of Open without the Store around it: the migration and schema-check
 // connection of package migrate, with the same session settings.
 func OpenDB(ctx context.Context, dsn string, opts ...Option) (*sql.DB, error) {
-	return openPool(ctx, dsn, sessionSetup, false, opts)
+	sqlDB, _, err := openPool(ctx, dsn, sessionSetup, false, opts)
+	return sqlDB, err
 }
 
-// openPool opens a pool whose connections run setup when they are opened.
-func openPool(ctx context.Context, dsn string, setup []string, multi bool, opts []Option) (*sql.DB, error) {
+// openPool opens a pool whose connections run setup when they are opened. With multi it also reports whether the
+// pool sends multi-statements with parameters interpolated (what connector decided), which deferring an enqueue's
+// writes to the COMMIT needs (atcommit.go).
+func openPool(ctx context.Context, dsn string, setup []string, multi bool, opts []Option) (*sql.DB, bool, error) {
 	dsn, maxConns, err := poolSize(dsn)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	c, err := connector(dsn, setup, multi)
+	c, cfg, err := connector(dsn, setup, multi)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for _, opt := range opts {
 		c = opt(c)
@@ -148,19 +144,20 @@ func openPool(ctx context.Context, dsn string, setup []string, multi bool, opts 
 	sqlDB.SetMaxIdleConns(maxConns)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
-		return nil, fmt.Errorf("mysqlstore: connect: %w", err)
+		return nil, false, fmt.Errorf("mysqlstore: connect: %w", err)
 	}
-	return sqlDB, nil
+	return sqlDB, cfg.MultiStatements && cfg.InterpolateParams, nil
 }
 
 // connector parses dsn and forces what the adapter relies on: ParseTime with Loc=UTC, ClientFoundRows (rows
 // matched, not changed), unless the DSN sets it InterpolateParams (one round trip per statement), and with multi
 // MultiStatements (the transaction pool: an enqueue's writes go with the COMMIT, atcommit.go; every statement is
-// sqlc's, its parameters escaped by the driver); every new connection then runs setup.
-func connector(dsn string, setup []string, multi bool) (driver.Connector, error) {
+// sqlc's, its parameters escaped by the driver); every new connection then runs setup. It returns the
+// configuration the connections use.
+func connector(dsn string, setup []string, multi bool) (driver.Connector, *mysql.Config, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("mysqlstore: parse dsn: %w", err)
+		return nil, nil, fmt.Errorf("mysqlstore: parse dsn: %w", err)
 	}
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
@@ -171,9 +168,9 @@ func connector(dsn string, setup []string, multi bool) (driver.Connector, error)
 	cfg.MultiStatements = multi
 	base, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("mysqlstore: connector: %w", err)
+		return nil, nil, fmt.Errorf("mysqlstore: connector: %w", err)
 	}
-	return &sessionConnector{base: base, setup: setup}, nil
+	return &sessionConnector{base: base, setup: setup}, cfg, nil
 }
 
 // Option configures Open.

@@ -448,3 +448,52 @@ func TestInTxWithoutStartTransaction(t *testing.T) {
 		JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.db = DATABASE()`).Scan(&open))
 	require.Zero(t, open)
 }
+
+// TestAtCommitFollowsInterpolation: an enqueue's writes wait for the COMMIT only on a pool that interpolates
+// parameters (the default); with interpolateParams=false in the DSN they run at once, so an existing key is known
+// inside the transaction. The decision is the connector's own configuration, not a second reading of the DSN.
+func TestAtCommitFollowsInterpolation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := enginetest.MigratedDatabase(t, db.EngineMySQL)
+	sep := "?"
+	if strings.Contains(u.DSN, "?") {
+		sep = "&"
+	}
+	for _, c := range []struct {
+		dsn      string
+		deferred bool
+	}{{u.DSN, true}, {u.DSN + sep + "interpolateParams=false", false}, {u.DSN + sep + "interpolateParams=true", true}} {
+		store, err := mysqlstore.Open(ctx, c.dsn)
+		require.NoError(t, err)
+		lane := randomKey()
+		_, err = store.WorkLaneInsertIfAbsent(ctx, lane)
+		require.NoError(t, err)
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		key := randomKey()
+		enqueue := func(seq int64) (insideTx, afterCommit bool) {
+			item := db.WorkItem{WorkID: uuid.NewString(), LogicalKey: key, LaneKey: lane, LaneSequence: seq, Kind: "k",
+				PayloadVersion: 1, ScopeID: "s", Payload: []byte(`{}`), Status: db.StatusQueued, AvailableAt: now,
+				MaxAttempts: 3, StateVersion: 1, CreatedAt: now, UpdatedAt: now}
+			inserted := true
+			require.NoError(t, store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+				if _, _, err := q.WorkLaneLock(ctx, lane); err != nil {
+					return err
+				}
+				err := q.WorkKeyItemInsertAtCommit(ctx, db.WorkKeyItemInsertParams{
+					Key:  db.WorkKey{LogicalKey: key, WorkID: item.WorkID, LaneKey: lane, CreatedAt: now},
+					Lane: db.WorkLane{LaneKey: lane, NextSequence: seq + 1}, Item: item}, &inserted)
+				insideTx = inserted
+				return err
+			}))
+			return insideTx, inserted
+		}
+		inside, after := enqueue(1)
+		require.True(t, inside, c.dsn)
+		require.True(t, after, c.dsn)
+		inside, after = enqueue(2) // the key exists now
+		require.False(t, after, c.dsn)
+		require.Equal(t, c.deferred, inside, "%s: deferred to the COMMIT", c.dsn)
+		require.NoError(t, store.Close())
+	}
+}
