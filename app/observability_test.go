@@ -28,6 +28,7 @@ import (
 	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/telemetry"
 )
 
@@ -383,7 +384,7 @@ func TestCanariesNeverLeak(t *testing.T) {
 var labelSets = map[string][]string{
 	"kind": telemetry.KindLabels(app.WorkKinds()), "error_category": telemetry.ErrorCategories, "status": telemetry.QueueStatuses,
 	"role": telemetry.Roles, "method": telemetry.Methods, "status_class": telemetry.StatusClasses,
-	"provider": telemetry.ProviderNames,
+	"provider": telemetry.ProviderNames, "state": skills.States,
 	"route": {"/health/live", "/health/ready", "/metrics", "/v1/sources", "/v1/memory/flush", "/v1/memory",
 		"/v1/memory/search", "/v1/experience/candidates", "/v1/experience/candidates/:candidate_id/approve",
 		"/v1/experience/candidates/:candidate_id/reject", "/v1/operations", "/v1/operations/:operation_id",
@@ -459,7 +460,7 @@ func TestMetricLabelsStayBounded(t *testing.T) {
 		require.Eventually(t, func() bool {
 			families = parseMetrics(t, env.metrics(t))
 			return families["powercontext_work_queue_depth"] != nil && families["powercontext_runtime_members"] != nil &&
-				sawCancelled()
+				families["powercontext_skill_publications"] != nil && sawCancelled()
 		}, 10*time.Second, 50*time.Millisecond)
 
 		seen := map[string]map[string]bool{}
@@ -497,6 +498,7 @@ func TestMetricLabelsStayBounded(t *testing.T) {
 			"powercontext_scheduler_leadership_changes_total/outcome": {"acquired"},
 			"powercontext_work_queue_depth/status":                    {"queued", "failed"},
 			"powercontext_runtime_members/role":                       {"all"},
+			"powercontext_skill_publications/state":                   skills.States, // the leader reports every state, 0 when empty
 		} {
 			for _, v := range want {
 				require.True(t, seen[key][v], "%s never saw %q (saw %v)", key, v, seen[key])

@@ -135,7 +135,7 @@ func Start(ctx context.Context, cfg Config, logOut io.Writer, opts ...Option) (*
 	}()
 	// Telemetry first: every later part reports through it. Tracing is off unless OTEL_* turns it on.
 	r.tel, err = telemetry.New(ctx, telemetry.Config{ServiceVersion: BuildVersion, InstanceID: r.memberID, Logger: log, Kinds: WorkKinds(),
-		SpanExporter: o.spanExporter})
+		PublicationStates: skills.States, SpanExporter: o.spanExporter})
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}

@@ -64,6 +64,9 @@ type SkillTargetQueries interface {
 // SkillPublicationQueries are the statements of pc_skill_publications: the desired and observed state of one skill
 // on one target.
 type SkillPublicationQueries interface {
+	// SkillPublicationCountByState counts the publications of every scope in each state, by state; a state no
+	// publication is in has no row.
+	SkillPublicationCountByState(ctx context.Context) ([]StateCount, error)
 	// SkillPublicationDeleteBatch deletes at most p.Limit publications of p.ScopeID (a scope's erase). Returns rows
 	// deleted.
 	SkillPublicationDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
@@ -157,6 +160,12 @@ type SkillPublication struct {
 	Generation         int64
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+}
+
+// StateCount is the number of rows in one state (SkillPublicationCountByState).
+type StateCount struct {
+	State string
+	Count int64
 }
 
 // SkillGetParams names one skill.

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/powercontext/powercontext/app"
+	"github.com/powercontext/powercontext/skills"
 	"github.com/powercontext/powercontext/telemetry"
 )
 
@@ -25,7 +26,7 @@ var (
 // value (or, for =~, an alternative) outside the label's bounded set.
 func checkExpr(t *testing.T, where, expr string) {
 	t.Helper()
-	families, values := telemetry.MetricFamilies(), telemetry.LabelValues(app.WorkKinds())
+	families, values := telemetry.MetricFamilies(), telemetry.LabelValues(app.WorkKinds(), skills.States)
 	base := func(name string) (string, bool) {
 		for _, n := range []string{name, strings.TrimSuffix(name, "_bucket"), strings.TrimSuffix(name, "_sum"),
 			strings.TrimSuffix(name, "_count")} {

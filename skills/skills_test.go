@@ -449,3 +449,23 @@ func TestDiscovererPackagesFailedEnqueues(t *testing.T) {
 		require.Empty(t, reqs, "packaged candidates are still found")
 	})
 }
+
+// skills.States is exactly what pc_skill_publications accepts: every state is stored on every engine, and the
+// gauge's label set (the same slice) names no state the table refuses.
+func TestStatesAreTheTableStates(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		now, err := s.DBNow(ctx)
+		require.NoError(t, err)
+		target := uuid.NewString()
+		for _, st := range skills.States {
+			require.NoError(t, s.SkillPublicationInsert(ctx, db.SkillPublication{TargetID: target, SkillName: st, ScopeID: "states",
+				DesiredState: skills.DesiredPublished, DesiredRevision: 1, State: st, Generation: 1, CreatedAt: now, UpdatedAt: now}), st)
+		}
+		require.Error(t, s.SkillPublicationInsert(ctx, db.SkillPublication{TargetID: target, SkillName: "other", ScopeID: "states",
+			DesiredState: skills.DesiredPublished, DesiredRevision: 1, State: "other", Generation: 1, CreatedAt: now, UpdatedAt: now}))
+		counts, err := s.SkillPublicationCountByState(ctx)
+		require.NoError(t, err)
+		require.Len(t, counts, len(skills.States))
+	})
+}

@@ -32,6 +32,11 @@ const (
 	StateIncompatible    = "incompatible"
 )
 
+// States are the states of a publication in reading order: exactly the values the state CHECK constraint of
+// pc_skill_publications allows (the label set of the powercontext_skill_publications gauge).
+var States = []string{StatePending, StateCurrent, StateUpdateAvailable, StateDeliveryFailed, StateConflict, StateDrifted,
+	StateIncompatible}
+
 // Error codes an agent may report instead of an observed revision: conflict (the folder was edited locally and
 // was not overwritten), incompatible (the agent cannot use the package); any other code is a delivery failure.
 const (

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -42,13 +43,13 @@ func MetricFamilies() map[string][]string {
 	return out
 }
 
-// LabelValues is every value each label can take in a process built with these work kinds (Config.Kinds): the
-// bounded sets of labels.go and KindLabels(kinds). A route label is any registered route template, so it is not
-// listed.
-func LabelValues(kinds []string) map[string][]string {
+// LabelValues is every value each label can take in a process built with these work kinds (Config.Kinds) and
+// publication states (Config.PublicationStates): the bounded sets of labels.go, KindLabels(kinds) and the states. A
+// route label is any registered route template, so it is not listed.
+func LabelValues(kinds, publicationStates []string) map[string][]string {
 	return map[string][]string{
 		"kind": KindLabels(kinds), "status": QueueStatuses, "role": Roles, "method": Methods, "status_class": StatusClasses,
-		"provider": ProviderNames, "error_category": ErrorCategories,
+		"provider": ProviderNames, "error_category": ErrorCategories, "state": slices.Clone(publicationStates),
 		"outcome": union(EnqueueOutcomes, AttemptOutcomes, LeaseOutcomes, LeadershipOutcomes, ProviderOutcomes),
 	}
 }

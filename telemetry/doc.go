@@ -23,6 +23,10 @@ err.Error(). No label or attribute carries a scope, principal, work id or raw re
 	scheduler_leadership_changes_total{outcome}         outcome: acquired | lost | reacquired
 	scheduler_leader                                    1 while this process holds the work-discovery lease
 	runtime_members{role}                               live members; role: all | api | scheduler | worker
+	skill_publications{state}                           gauge refreshed by the scheduler leader from the database: skill
+	                                                    publications of every scope by state, counts only; state:
+	                                                    pending | current | update_available | delivery_failed |
+	                                                    conflict | drifted | incompatible (each reported, 0 when empty)
 	http_requests_total{route, method, status_class}    route: a registered route template or "unmatched";
 	http_request_duration_seconds{…same}                method: GET HEAD POST PUT PATCH DELETE OPTIONS;
 	                                                    status_class: 1xx … 5xx
@@ -33,7 +37,9 @@ err.Error(). No label or attribute carries a scope, principal, work id or raw re
 kind is one of the work kinds the process is built with (Config.Kinds: app hands in the kinds each domain package
 declares with its WorkKinds, so this package imports none of them; KindLabels is the set); error_category is
 "none" or a docs/protocol.md#errors category (internal, payload, conflict, retention, configuration, provider) or lease or
-cancellation. Any value outside its set is reported as "other". Go runtime and process collectors are registered too.
+cancellation; state is one of the publication states the process is built with (Config.PublicationStates: app
+hands in skills.States, the values pc_skill_publications allows), and a state outside them is not reported. Any
+other value outside its set is reported as "other". Go runtime and process collectors are registered too.
 
 # Spans
 

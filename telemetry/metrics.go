@@ -16,6 +16,7 @@ type metrics struct {
 	queueDepth       *prometheus.GaugeVec
 	queueOldest      *prometheus.GaugeVec
 	members          *prometheus.GaugeVec
+	skillPubs        *prometheus.GaugeVec
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
 	providerCalls    *prometheus.CounterVec
@@ -25,8 +26,8 @@ type metrics struct {
 // collectors are every metric of m, in registration order.
 func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.enqueues, m.claimLatency, m.claimPass, m.attempts, m.attemptDuration,
-		m.leaseExpirations, m.leadership, m.leader, m.queueDepth, m.queueOldest, m.members, m.httpRequests,
-		m.httpDuration, m.providerCalls, m.providerDuration}
+		m.leaseExpirations, m.leadership, m.leader, m.queueDepth, m.queueOldest, m.members, m.skillPubs,
+		m.httpRequests, m.httpDuration, m.providerCalls, m.providerDuration}
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -56,6 +57,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Age of the oldest work item by kind and status (reported by the scheduler leader)."}, []string{"kind", "status"}),
 		members: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "runtime_members",
 			Help: "Live runtime members by role."}, []string{"role"}),
+		skillPubs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "skill_publications",
+			Help: "Skill publications of every scope by state (reported by the scheduler leader; counts only)."}, []string{"state"}),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "http_requests_total",
 			Help: "HTTP requests by route template, method and status class."}, []string{"route", "method", "status_class"}),
 		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "http_request_duration_seconds",

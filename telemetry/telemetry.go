@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,11 @@ type Config struct {
 	// Kinds are the work kinds the kind label names; every other kind is reported as "other". app passes the kinds
 	// the domain packages declare (memory.WorkKinds, experience.WorkKinds, …), so this package imports none of them.
 	Kinds []string
+	// PublicationStates are the states of a skill publication the state label names (skills.States, which app
+	// passes so that this package imports no domain package): exactly the values pc_skill_publications allows.
+	// The scheduler leader reports each of them, 0 when no publication is in it; without them the gauge is not
+	// reported.
+	PublicationStates []string
 }
 
 // Telemetry owns one process's metric registry and tracer provider.
@@ -43,6 +49,7 @@ type Telemetry struct {
 	tracing bool
 	log     zerolog.Logger
 	kinds   []string // KindLabels(Config.Kinds)
+	states  []string // Config.PublicationStates
 
 	leader        atomic.Bool
 	providerState atomic.Value // string: last provider call outcome, "unknown" before the first call
@@ -52,7 +59,8 @@ type Telemetry struct {
 // turns it on; metrics are always on.
 func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	t := &Telemetry{reg: prometheus.NewRegistry(), prop: propagation.TraceContext{},
-		log: cfg.Logger.With().Str("component", "telemetry").Logger(), kinds: KindLabels(cfg.Kinds)}
+		log: cfg.Logger.With().Str("component", "telemetry").Logger(), kinds: KindLabels(cfg.Kinds),
+		states: slices.Clone(cfg.PublicationStates)}
 	t.providerState.Store("unknown")
 	t.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	t.m = newMetrics(t.reg)
@@ -136,8 +144,39 @@ func (t *Telemetry) RefreshQueue(ctx context.Context, ledger *coordinator.Ledger
 	return nil
 }
 
-// clearQueue drops the queue gauges (a process that is not the scheduler leader does not report them).
+// SetSkillPublications sets the skill-publication gauge from counts by state: every configured state
+// (Config.PublicationStates) is set, 0 when counts has none, so a state that empties reads 0 rather than its last
+// value. A state outside the configured set (a newer release's) is not reported: the label set stays bounded.
+func (t *Telemetry) SetSkillPublications(counts map[string]int64) {
+	for _, s := range t.states {
+		t.m.skillPubs.WithLabelValues(s).Set(float64(counts[s]))
+	}
+}
+
+// RefreshSkillPublications counts the skill publications by state and sets the gauge (nothing without
+// Config.PublicationStates).
+func (t *Telemetry) RefreshSkillPublications(ctx context.Context, store db.SkillPublicationQueries) error {
+	if len(t.states) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rows, err := store.SkillPublicationCountByState(ctx)
+	if err != nil {
+		return err
+	}
+	counts := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		counts[r.State] += r.Count
+	}
+	t.SetSkillPublications(counts)
+	return nil
+}
+
+// clearQueue drops the gauges the scheduler leader reports (a process that is not the leader does not report them):
+// the queue gauges and the skill-publication gauge.
 func (t *Telemetry) clearQueue() {
 	t.m.queueDepth.Reset()
 	t.m.queueOldest.Reset()
+	t.m.skillPubs.Reset()
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -40,11 +41,16 @@ const (
 	secondKind = "test.telemetry.second"
 )
 
+// The publication states the tests' telemetry is built with (app passes skills.States, which this package may not
+// import).
+var testStates = []string{"pending", "current", "drifted"}
+
 func newTelemetry(t *testing.T) (*telemetry.Telemetry, *tracetest.InMemoryExporter) {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
 	tel, err := telemetry.New(context.Background(), telemetry.Config{ServiceVersion: "test", InstanceID: "test-member",
-		Logger: zerolog.Nop(), SpanExporter: exp, Kinds: []string{testKind, secondKind}})
+		Logger: zerolog.Nop(), SpanExporter: exp, Kinds: []string{testKind, secondKind},
+		PublicationStates: testStates})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	return tel, exp
@@ -236,6 +242,10 @@ func TestSchedulerLeadershipAndQueueGauges(t *testing.T) {
 		tel, exp := newTelemetry(t)
 		l := coordinator.NewLedger(s)
 		enqueue(t, l, "scope-queue")
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		require.NoError(t, s.SkillPublicationInsert(context.Background(), db.SkillPublication{TargetID: uuid.NewString(),
+			SkillName: "a", ScopeID: "scope-queue", DesiredState: "published", DesiredRevision: 1, State: "pending",
+			Generation: 1, CreatedAt: now, UpdatedAt: now}))
 		sched, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "sched", Logger: zerolog.Nop(),
 			Hooks: tel.SchedulerHooks(l)})
 		require.NoError(t, err)
@@ -247,6 +257,8 @@ func TestSchedulerLeadershipAndQueueGauges(t *testing.T) {
 		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": testKind, "status": "queued"}))
 		require.Equal(t, 0.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": testKind, "status": "running"}))
 		require.GreaterOrEqual(t, metricValue(t, reg, "powercontext_work_queue_oldest_age_seconds", map[string]string{"kind": testKind, "status": "queued"}), 0.0)
+		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_skill_publications", map[string]string{"state": "pending"}))
+		require.Equal(t, 0.0, metricValue(t, reg, "powercontext_skill_publications", map[string]string{"state": "current"}))
 		ticks := spansNamed(exp, "scheduler.tick")
 		require.Len(t, ticks, 1)
 		require.Contains(t, ticks[0].Attributes, attribute.Bool("scheduler.leader", true))
@@ -258,6 +270,8 @@ func TestSchedulerLeadershipAndQueueGauges(t *testing.T) {
 		require.Equal(t, 1.0, metricValue(t, reg, "powercontext_scheduler_leadership_changes_total", map[string]string{"outcome": "lost"}))
 		require.Equal(t, -1.0, metricValue(t, reg, "powercontext_work_queue_depth", map[string]string{"kind": testKind, "status": "queued"}),
 			"a process that does not lead reports no queue gauges")
+		require.Equal(t, -1.0, metricValue(t, reg, "powercontext_skill_publications", map[string]string{"state": "pending"}),
+			"nor the skill-publication gauge")
 	})
 }
 
@@ -278,6 +292,21 @@ func TestSetQueueAndMembersBoundLabels(t *testing.T) {
 	require.Equal(t, 2.0, metricValue(t, reg, "powercontext_runtime_members", map[string]string{"role": "api"}))
 	require.Equal(t, 0.0, metricValue(t, reg, "powercontext_runtime_members", map[string]string{"role": "scheduler"}))
 	require.Equal(t, 1.0, metricValue(t, reg, "powercontext_runtime_members", map[string]string{"role": "other"}))
+}
+
+// The skill-publication gauge names exactly the configured states: each is set, 0 when it has no publication; a state
+// outside the set is not reported.
+func TestSetSkillPublicationsBoundsStates(t *testing.T) {
+	tel, _ := newTelemetry(t)
+	reg := tel.Registry()
+	tel.SetSkillPublications(map[string]int64{"pending": 4, "drifted": 1, "from-a-newer-release": 7})
+	require.Equal(t, 4.0, metricValue(t, reg, "powercontext_skill_publications", map[string]string{"state": "pending"}))
+	require.Equal(t, 0.0, metricValue(t, reg, "powercontext_skill_publications", map[string]string{"state": "current"}))
+	require.Equal(t, 1.0, metricValue(t, reg, "powercontext_skill_publications", map[string]string{"state": "drifted"}))
+	require.Equal(t, -1.0, metricValue(t, reg, "powercontext_skill_publications", map[string]string{"state": "from-a-newer-release"}))
+	tel.SetSkillPublications(nil)
+	require.Equal(t, 0.0, metricValue(t, reg, "powercontext_skill_publications", map[string]string{"state": "pending"}),
+		"a state that empties reads 0, not its last value")
 }
 
 // The HTTP middleware labels requests by route template (never the raw path) and a bounded method.
@@ -409,7 +438,8 @@ func TestNewTraceIDsAreValidAndDistinct(t *testing.T) {
 
 func TestMetricFamiliesListsEveryMetric(t *testing.T) {
 	f := telemetry.MetricFamilies()
-	require.Len(t, f, 15)
+	require.Len(t, f, 16)
+	require.Equal(t, []string{"state"}, f["powercontext_skill_publications"])
 	require.Equal(t, []string{"kind", "status"}, f["powercontext_work_queue_depth"])
 	require.Equal(t, []string(nil), f["powercontext_scheduler_leader"])
 	require.Equal(t, []string{"method", "route", "status_class"}, f["powercontext_http_requests_total"])
@@ -419,7 +449,8 @@ func TestMetricFamiliesListsEveryMetric(t *testing.T) {
 func TestKindLabelsAreTheConfiguredKinds(t *testing.T) {
 	require.Equal(t, []string{"a", "b", telemetry.Other}, telemetry.KindLabels([]string{"a", "", "b", "a", telemetry.Other}))
 	require.Equal(t, []string{telemetry.Other}, telemetry.KindLabels(nil))
-	require.Equal(t, []string{testKind, telemetry.Other}, telemetry.LabelValues([]string{testKind})["kind"])
+	require.Equal(t, []string{testKind, telemetry.Other}, telemetry.LabelValues([]string{testKind}, nil)["kind"])
+	require.Equal(t, testStates, telemetry.LabelValues(nil, testStates)["state"])
 
 	tel, err := telemetry.New(context.Background(), telemetry.Config{Logger: zerolog.Nop(), Kinds: []string{secondKind}})
 	require.NoError(t, err)

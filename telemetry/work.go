@@ -137,7 +137,7 @@ func (t *Telemetry) startAttempt(ctx context.Context, c coordinator.Claim) (cont
 }
 
 // SchedulerHooks feed the leadership metrics, the scheduler.tick span and, while this process leads, the queue
-// gauges (refreshed from the database at the end of every tick).
+// gauges and the skill-publication gauge (refreshed from the database at the end of every tick).
 func (t *Telemetry) SchedulerHooks(ledger *coordinator.Ledger) coordinator.SchedulerHooks {
 	return coordinator.SchedulerHooks{
 		Leadership: func(event string, _ int64) { t.leadership(event) },
@@ -153,6 +153,9 @@ func (t *Telemetry) SchedulerHooks(ledger *coordinator.Ledger) coordinator.Sched
 				if leader && ctx.Err() == nil && ledger != nil {
 					if err := t.RefreshQueue(ctx, ledger); err != nil {
 						t.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("queue statistics refresh failed")
+					}
+					if err := t.RefreshSkillPublications(ctx, ledger.Store()); err != nil {
+						t.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Msg("skill publication count refresh failed")
 					}
 				}
 			}

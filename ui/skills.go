@@ -115,8 +115,7 @@ type skillsView struct {
 func (skillsView) frame() frame { return frame{Title: "Skills", Nav: "skills"} }
 
 // publicationStates in reading order (docs/skills.md#publications-and-target-states), for the legend.
-var publicationStates = []string{skills.StatePending, skills.StateCurrent, skills.StateUpdateAvailable, skills.StateDeliveryFailed,
-	skills.StateConflict, skills.StateDrifted, skills.StateIncompatible}
+var publicationStates = skills.States
 
 func validPublicationState(s string) bool {
 	for _, st := range publicationStates {

@@ -206,6 +206,11 @@ func (q queries) SkillList(ctx context.Context, p db.ScopeLimitParams) ([]db.Ski
 	return conv.Many(errs, rs, err, conv.SkillFromGen)
 }
 
+func (q queries) SkillPublicationCountByState(ctx context.Context) ([]db.StateCount, error) {
+	rs, err := q.q.SkillPublicationCountByState(ctx)
+	return conv.Many(errs, rs, err, conv.StateCountFromGen)
+}
+
 func (q queries) SkillPublicationDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.q.SkillPublicationDeleteBatch(ctx, postgresgen.SkillPublicationDeleteBatchParams(p)))
 }

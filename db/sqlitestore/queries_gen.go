@@ -219,6 +219,11 @@ func (q *queries) SkillList(ctx context.Context, p db.ScopeLimitParams) ([]db.Sk
 	return conv.Many(errs, rs, err, conv.SkillFromGen)
 }
 
+func (q *queries) SkillPublicationCountByState(ctx context.Context) ([]db.StateCount, error) {
+	rs, err := q.r.SkillPublicationCountByState(ctx)
+	return conv.Many(errs, rs, err, conv.StateCountFromGen)
+}
+
 func (q *queries) SkillPublicationDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.w.SkillPublicationDeleteBatch(ctx, sqlitegen.SkillPublicationDeleteBatchParams(p)))
 }

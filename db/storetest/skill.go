@@ -19,6 +19,7 @@ var skillCases = []storeCase{
 	{"SkillRevisionListCurrent/JoinedCurrentNoArchive", testSkillRevisionListCurrent},
 	{"SkillTargetEnroll/EnrollSpendExpireRevoke", testSkillTarget},
 	{"SkillPublicationUpdateObserved/DesiredObservedNulls", testSkillPublication},
+	{"SkillPublicationCountByState/EmptyThenByState", testSkillPublicationCountByState},
 	{"SkillDeleteBatch/EraseBatches", testSkillDeleteBatches},
 }
 
@@ -323,6 +324,26 @@ func testSkillPublication(t *testing.T, s db.Store) {
 	require.Error(t, s.SkillPublicationInsert(ctx, bad))
 	_, err = s.SkillPublicationGet(ctx, db.SkillPublicationGetParams{TargetID: target, SkillName: "c"})
 	require.ErrorIs(t, err, db.ErrNotFound)
+}
+
+func testSkillPublicationCountByState(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	counts, err := s.SkillPublicationCountByState(ctx)
+	require.NoError(t, err)
+	require.Empty(t, counts, "no publication, no row")
+
+	now := us(dbNow(t, s))
+	for i, c := range []struct{ scope, skill, state string }{
+		{"scope-a", "x", "pending"}, {"scope-a", "y", "current"}, {"scope-b", "x", "pending"}, {"scope-b", "z", "pending"},
+	} {
+		require.NoError(t, s.SkillPublicationInsert(ctx, db.SkillPublication{TargetID: uuid.NewString(), SkillName: c.skill,
+			ScopeID: c.scope, DesiredState: "published", DesiredRevision: int64(i + 1), State: c.state, Generation: 1,
+			CreatedAt: now, UpdatedAt: now}))
+	}
+	counts, err = s.SkillPublicationCountByState(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []db.StateCount{{State: "current", Count: 1}, {State: "pending", Count: 3}}, counts,
+		"every scope, by state; a state without publications has no row")
 }
 
 func testSkillDeleteBatches(t *testing.T, s db.Store) {

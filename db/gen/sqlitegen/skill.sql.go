@@ -127,6 +127,42 @@ func (q *Queries) SkillList(ctx context.Context, arg SkillListParams) ([]PcSkill
 	return items, nil
 }
 
+const skillPublicationCountByState = `-- name: SkillPublicationCountByState :many
+SELECT state, COUNT(*) AS publication_count
+FROM pc_skill_publications
+GROUP BY state
+ORDER BY state
+`
+
+type SkillPublicationCountByStateRow struct {
+	State            string
+	PublicationCount int64
+}
+
+// No lock; the number of publications in each state (the leader's skill-publication gauge; counts only, no skill content).
+func (q *Queries) SkillPublicationCountByState(ctx context.Context) ([]SkillPublicationCountByStateRow, error) {
+	rows, err := q.db.QueryContext(ctx, skillPublicationCountByState)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SkillPublicationCountByStateRow
+	for rows.Next() {
+		var i SkillPublicationCountByStateRow
+		if err := rows.Scan(&i.State, &i.PublicationCount); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const skillPublicationDeleteBatch = `-- name: SkillPublicationDeleteBatch :execrows
 DELETE FROM pc_skill_publications
 WHERE rowid IN (

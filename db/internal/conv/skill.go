@@ -241,3 +241,14 @@ func SkillPublicationUpdateObservedToGen[P ~skillPublicationUpdateObserved[T], T
 func SkillTargetDigestToGen[P ~*string](digest string) P {
 	return P(textToGen(digest))
 }
+
+type stateCount = struct {
+	State            string
+	PublicationCount int64
+}
+
+// StateCountFromGen converts a row of SkillPublicationCountByState.
+func StateCountFromGen[R ~stateCount](g R) db.StateCount {
+	r := stateCount(g)
+	return db.StateCount{State: r.State, Count: r.PublicationCount}
+}

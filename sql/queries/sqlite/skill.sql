@@ -28,6 +28,13 @@ WHERE scope_id = sqlc.arg('scope_id')
 ORDER BY skill_name
 LIMIT CAST(sqlc.arg('limit') AS INT32);
 
+-- No lock; the number of publications in each state (the leader's skill-publication gauge; counts only, no skill content).
+-- name: SkillPublicationCountByState :many
+SELECT state, COUNT(*) AS publication_count
+FROM pc_skill_publications
+GROUP BY state
+ORDER BY state;
+
 -- Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope. Differs from postgres because SQLite deletes a limited batch through rowid IN (SELECT rowid ... LIMIT ?).
 -- name: SkillPublicationDeleteBatch :execrows
 DELETE FROM pc_skill_publications
