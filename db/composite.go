@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"reflect"
@@ -125,6 +126,28 @@ func ChainSavepoint(ctx context.Context, exec func(ctx context.Context, stmt str
 		}
 	}
 	return fnErr, exec(ctx, ReleaseSavepointSQL)
+}
+
+// SQLExec is ChainSavepoint's executor over a database/sql connection or transaction (MySQL, SQLite), its errors
+// interpreted by interpret.
+func SQLExec(c interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}, interpret func(error) error) func(ctx context.Context, stmt string) error {
+	return func(ctx context.Context, stmt string) error {
+		_, err := c.ExecContext(ctx, stmt)
+		return interpret(err)
+	}
+}
+
+// InTxWorkItemClaimMany is a Store's WorkItemClaimMany on the engines whose claim pass is several statements (MySQL,
+// SQLite): the pass runs in a transaction of its own (inTx, the Store's InTx), so its locks last until its claims
+// are written.
+func InTxWorkItemClaimMany(ctx context.Context, inTx func(ctx context.Context, fn func(ctx context.Context, q Queries) error) error, p WorkItemClaimManyParams) (res WorkItemClaimManyResult, err error) {
+	err = inTx(ctx, func(ctx context.Context, q Queries) error {
+		res, err = q.WorkItemClaimMany(ctx, p)
+		return err
+	})
+	return res, err
 }
 
 // The set-based methods ("…Many": one statement over a set on PostgreSQL) run their per-row statements in order on

@@ -34,7 +34,7 @@ func (q queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]db.
 	}
 	lanes := make([]db.WorkLane, len(rows))
 	for i, r := range rows {
-		lanes[i] = conv.WorkLaneLockFromGen(mysqlgen.WorkLaneLockRow{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: r.HeadSequence})
+		lanes[i] = conv.WorkLaneLockFromGen(r)
 	}
 	if len(rows) > 0 {
 		return lanes, conv.TimeFromGen(rows[0].DbNow), nil

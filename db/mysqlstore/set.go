@@ -22,12 +22,8 @@ import (
 // adapter does not let skip locked rows, keeps the chains.
 
 // WorkItemClaimMany runs a claim pass in one transaction of its own (its locks last until its claims are written).
-func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (res db.WorkItemClaimManyResult, err error) {
-	err = s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		res, err = q.WorkItemClaimMany(ctx, p)
-		return err
-	})
-	return res, err
+func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (db.WorkItemClaimManyResult, error) {
+	return db.InTxWorkItemClaimMany(ctx, s.InTx, p)
 }
 
 // WorkItemClaimMany is the claim pass inside the caller's transaction with the semantics of
@@ -144,7 +140,7 @@ func (q queries) claimRound(ctx context.Context, p db.WorkItemClaimManyParams, r
 		item.UpdatedAt = now
 		out[i].Item = item
 		if prev, ok := previous[item.WorkID]; ok {
-			out[i].PreviousTraceID, out[i].PreviousSpanID = deref(prev.TraceID), deref(prev.SpanID)
+			out[i].PreviousTraceID, out[i].PreviousSpanID = conv.TextFromGen(prev.TraceID), conv.TextFromGen(prev.SpanID)
 		}
 		if slot := before + int32(i) + 1; int(slot) <= len(p.TraceIDs) {
 			out[i].Slot = slot
@@ -193,13 +189,6 @@ func supports(supported []db.KindVersions, kind string, version int32) bool {
 	return false
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // WorkLaneKeyItemLockMany locks the batch's lanes (ascending), then its logical keys (ascending), then its items
 // (ascending work_id) — the lock order across the whole batch, as db.ChainWorkLaneKeyItemLockMany — in three
 // statements, the last of which reads the clock.
@@ -231,7 +220,7 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 	}
 	laneOf := make(map[string]db.WorkLane, len(lanes))
 	for _, l := range lanes {
-		laneOf[l.LaneKey] = conv.WorkLaneLockFromGen(mysqlgen.WorkLaneLockRow{LaneKey: l.LaneKey, NextSequence: l.NextSequence, HeadSequence: l.HeadSequence})
+		laneOf[l.LaneKey] = conv.WorkLaneLockFromGen(l)
 	}
 	hasKey := make(map[string]bool, len(keys))
 	for _, k := range keys {

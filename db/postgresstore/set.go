@@ -91,7 +91,7 @@ func claimSetResult(p db.WorkItemClaimManyParams, rows []postgresgen.WorkItemCla
 			slot = r.Slot
 		}
 		res.Claimed = append(res.Claimed, db.ClaimedItem{Item: item, Slot: slot,
-			PreviousTraceID: deref(r.PreviousTraceID), PreviousSpanID: deref(r.PreviousSpanID)})
+			PreviousTraceID: conv.TextFromGen(r.PreviousTraceID), PreviousSpanID: conv.TextFromGen(r.PreviousSpanID)})
 	}
 	return res, nil
 }
@@ -104,13 +104,6 @@ func countClaimed(rows []postgresgen.WorkItemClaimManyRow) int {
 		}
 	}
 	return n
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // WorkLaneKeyItemLockMany sends the plan settings (WorkItemPinPlan, for the rest of the transaction), the lane, key

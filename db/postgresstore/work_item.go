@@ -18,8 +18,8 @@ func (q queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaim
 func (q queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]db.WorkItem, error) {
 	arg := postgresgen.WorkItemListParams{
 		Kinds:   nonNil(p.Kinds),
-		ScopeID: optional(p.ScopeID),
-		Status:  optional(p.Status),
+		ScopeID: conv.TextToGen(p.ScopeID),
+		Status:  conv.TextToGen(p.Status),
 		Limit:   p.Limit,
 	}
 	if !p.BeforeCreatedAt.IsZero() {
@@ -36,12 +36,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// optional passes "" as NULL (an absent filter).
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

@@ -27,8 +27,8 @@ func (q *queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]
 	}
 	arg := sqlitegen.WorkItemListParams{
 		KindsJson:    kinds,
-		ScopeID:      optional(p.ScopeID),
-		Status:       optional(p.Status),
+		ScopeID:      conv.TextToGen(p.ScopeID),
+		Status:       conv.TextToGen(p.Status),
 		BeforeWorkID: p.BeforeWorkID,
 		Limit:        p.Limit,
 	}
@@ -51,12 +51,4 @@ func kindsJSON(kinds []string) (string, error) {
 		return "", fmt.Errorf("sqlitestore: encode kinds: %w", err)
 	}
 	return string(b), nil
-}
-
-// optional passes "" as NULL (an absent filter).
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

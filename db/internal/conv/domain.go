@@ -288,7 +288,7 @@ func ExperienceCandidateToGen[P ~experienceCandidate[T], T Time](c db.Experience
 
 // ExperienceCandidateListToGen builds the parameters of ExperienceCandidateList (status "" = any = NULL).
 func ExperienceCandidateListToGen[P ~experienceCandidateList](p db.ExperienceCandidateListParams) P {
-	return P(experienceCandidateList{ScopeID: p.ScopeID, Status: textToGen(p.Status), Limit: p.Limit})
+	return P(experienceCandidateList{ScopeID: p.ScopeID, Status: TextToGen(p.Status), Limit: p.Limit})
 }
 
 // ExperienceCandidateUpdateStatusToGen builds the parameters of ExperienceCandidateUpdateStatus.
