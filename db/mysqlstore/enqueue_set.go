@@ -28,7 +28,7 @@ func (q queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]db.
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkLaneLockMany(ctx, q, laneKeys)
 	}
-	rows, err := q.q.WorkLaneLockMany(ctx, sortedSet(laneKeys))
+	rows, err := q.q.WorkLaneLockMany(ctx, db.SortedSet(laneKeys))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
