@@ -279,10 +279,7 @@ func chainClaim(ctx context.Context, q Queries, item WorkItem, now time.Time, p 
 // then their items (ascending work_id) — the lock order across the whole batch — waiting for each, and reads the
 // clock once all are held.
 func ChainWorkLaneKeyItemLockMany(ctx context.Context, q Queries, refs []WorkItemRef) ([]LockedItem, time.Time, error) {
-	laneKeys, logicalKeys, workIDs := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
-	for i, r := range refs {
-		laneKeys[i], logicalKeys[i], workIDs[i] = r.LaneKey, r.LogicalKey, r.WorkID
-	}
+	laneKeys, logicalKeys, workIDs := RefKeys(refs)
 	lanes := map[string]WorkLane{}
 	for _, k := range SortedSet(laneKeys) {
 		lane, _, err := q.WorkLaneLock(ctx, k)
@@ -315,13 +312,28 @@ func ChainWorkLaneKeyItemLockMany(ctx context.Context, q Queries, refs []WorkIte
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	return LockedItems(refs, lanes, keys, items), now, nil
+}
+
+// RefKeys lists the lane keys, logical keys and work ids of refs, in refs' order.
+func RefKeys(refs []WorkItemRef) (laneKeys, logicalKeys, workIDs []string) {
+	laneKeys, logicalKeys, workIDs = make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
+	for i, r := range refs {
+		laneKeys[i], logicalKeys[i], workIDs[i] = r.LaneKey, r.LogicalKey, r.WorkID
+	}
+	return laneKeys, logicalKeys, workIDs
+}
+
+// LockedItems is WorkLaneKeyItemLockMany's answer for refs from what the batch's locks found: the lanes by lane key,
+// whether each logical key exists, the items by work id.
+func LockedItems(refs []WorkItemRef, lanes map[string]WorkLane, keys map[string]bool, items map[string]WorkItem) []LockedItem {
 	out := make([]LockedItem, len(refs))
 	for i, r := range refs {
 		lane, laneOK := lanes[r.LaneKey]
 		item, itemOK := items[r.WorkID]
 		out[i] = LockedItem{Found: laneOK && itemOK, Lane: lane, HasKey: keys[r.LogicalKey], Item: item}
 	}
-	return out, now, nil
+	return out
 }
 
 // ChainWorkItemSucceedMany finishes each item whose state_version is the expected one as succeeded at p.Now

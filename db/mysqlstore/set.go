@@ -165,10 +165,7 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkLaneKeyItemLockMany(ctx, q, refs)
 	}
-	laneKeys, logicalKeys, workIDs := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
-	for i, r := range refs {
-		laneKeys[i], logicalKeys[i], workIDs[i] = r.LaneKey, r.LogicalKey, r.WorkID
-	}
+	laneKeys, logicalKeys, workIDs := db.RefKeys(refs)
 	lanes, err := q.q.WorkLaneLockMany(ctx, db.SortedSet(laneKeys))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
@@ -201,13 +198,7 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 		itemOf[it.WorkID] = it
 		q.batch.remember(it)
 	}
-	out := make([]db.LockedItem, len(refs))
-	for i, r := range refs {
-		lane, laneOK := laneOf[r.LaneKey]
-		item, itemOK := itemOf[r.WorkID]
-		out[i] = db.LockedItem{Found: laneOK && itemOK, Lane: lane, HasKey: hasKey[r.LogicalKey], Item: item}
-	}
-	return out, now, nil
+	return db.LockedItems(refs, laneOf, hasKey, itemOf), now, nil
 }
 
 // succeedJSON is one item's values in WorkItemAttemptSucceedMany's JSON object: expected version, result code and payload

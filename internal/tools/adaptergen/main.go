@@ -406,9 +406,9 @@ func (a *adapter) touchPrefix(m *types.Func, params, results, argName, body stri
 func (a *adapter) emptyGuard(m *types.Func, results, argName string) string {
 	text := a.sql[m.Name()]
 	sig := m.Type().(*types.Signature)
-	if results != "(int64, error)" || sig.Params().Len() != 2 || !strings.Contains(text, ":execrows") ||
-		!(strings.Contains(text, "/*SLICE:") || strings.Contains(text, "= ANY (")) ||
-		strings.Contains(strings.ToUpper(text), "NOT IN") || strings.Contains(text, "ALL (") {
+	overList := strings.Contains(text, "/*SLICE:") || strings.Contains(text, "= ANY (")
+	negated := strings.Contains(strings.ToUpper(text), "NOT IN") || strings.Contains(text, "ALL (")
+	if results != "(int64, error)" || sig.Params().Len() != 2 || !strings.Contains(text, ":execrows") || !overList || negated {
 		return ""
 	}
 	list := ""
