@@ -327,17 +327,12 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 	}
 	var out db.WorkItem
 	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
-		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
-		if err != nil {
-			return err
-		}
-		switch err := verifyClaim(item, c, now); err {
-		case nil:
-		case ErrCancelRequested:
-			item, err = cancelRunning(ctx, q, lane, hasKey, item, now)
+		_, _, item, now, cancelled, err := lockToFinish(ctx, q, c)
+		if cancelled {
 			out = item
 			return err
-		default:
+		}
+		if err != nil {
 			return err
 		}
 		prevVersion := item.StateVersion
@@ -386,6 +381,25 @@ func (l *Ledger) ConfirmCancelled(ctx context.Context, c Claim) (db.WorkItem, er
 		return err
 	})
 	return out, err
+}
+
+// lockToFinish locks the claim's lane, key and item (lane → key → item) and verifies the claim, for Fail and Snooze.
+// A cancel requested meanwhile wins: the running item is cancelled instead (cancelled, item is its new row, err the
+// write's), and "finished" (and the lane's successor) are derived from those writes.
+func lockToFinish(ctx context.Context, q db.Queries, c Claim) (lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time, cancelled bool, err error) {
+	lane, hasKey, item, now, err = lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
+	if err != nil {
+		return lane, hasKey, item, now, false, err
+	}
+	switch err := verifyClaim(item, c, now); err {
+	case nil:
+		return lane, hasKey, item, now, false, nil
+	case ErrCancelRequested:
+		item, err = cancelRunning(ctx, q, lane, hasKey, item, now)
+		return lane, hasKey, item, now, true, err
+	default:
+		return lane, hasKey, item, now, false, err
+	}
 }
 
 func cancelRunning(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time) (db.WorkItem, error) {

@@ -42,17 +42,12 @@ func (l *Ledger) Snooze(ctx context.Context, c Claim, f Failure, delay time.Dura
 	delay = min(max(delay, 0), MaxSnoozeDelay)
 	var out db.WorkItem
 	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
-		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
-		if err != nil {
+		_, _, item, now, cancelled, err := lockToFinish(ctx, q, c)
+		if cancelled {
+			out = item
 			return err
 		}
-		switch err := verifyClaim(item, c, now); err {
-		case nil:
-		case ErrCancelRequested:
-			item, err = cancelRunning(ctx, q, lane, hasKey, item, now)
-			out = item
-			return err // cancelled: "finished" (and the lane's successor) derived from the writes, as in Fail
-		default:
+		if err != nil {
 			return err
 		}
 		snoozed, err := q.WorkAttemptCountSnoozed(ctx, db.WorkAttemptCountSnoozedParams{WorkID: item.WorkID, RecoveryGeneration: item.RecoveryGeneration})

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"reflect"
@@ -132,6 +133,28 @@ func ChainSavepoint(ctx context.Context, exec func(ctx context.Context, stmt str
 	return fnErr, exec(ctx, ReleaseSavepointSQL)
 }
 
+// SQLExec is ChainSavepoint's executor over a database/sql connection or transaction (MySQL, SQLite), its errors
+// interpreted by interpret.
+func SQLExec(c interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}, interpret func(error) error) func(ctx context.Context, stmt string) error {
+	return func(ctx context.Context, stmt string) error {
+		_, err := c.ExecContext(ctx, stmt)
+		return interpret(err)
+	}
+}
+
+// InTxWorkItemClaimMany is a Store's WorkItemClaimMany on the engines whose claim pass is several statements (MySQL,
+// SQLite): the pass runs in a transaction of its own (inTx, the Store's InTx), so its locks last until its claims
+// are written.
+func InTxWorkItemClaimMany(ctx context.Context, inTx func(ctx context.Context, fn func(ctx context.Context, q Queries) error) error, p WorkItemClaimManyParams) (res WorkItemClaimManyResult, err error) {
+	err = inTx(ctx, func(ctx context.Context, q Queries) error {
+		res, err = q.WorkItemClaimMany(ctx, p)
+		return err
+	})
+	return res, err
+}
+
 // The set-based methods ("…Many": one statement over a set on PostgreSQL) run their per-row statements in order on
 // the engines without a set statement. Each chain keeps the set statement's semantics (what it locks, in which
 // order, what it writes and returns); the conformance suite holds both to the same cases.
@@ -142,19 +165,7 @@ func ChainSavepoint(ctx context.Context, exec func(ctx context.Context, stmt str
 // (WorkLaneItemLockSkipLocked; a row another transaction holds is skipped), re-checked and claimed
 // (WorkItemUpdateStateInsertAttempt). Expired heads are reported, not recovered.
 func ChainWorkItemClaimMany(ctx context.Context, q Queries, p WorkItemClaimManyParams) (WorkItemClaimManyResult, error) {
-	kinds := make([]string, len(p.Supported))
-	for i, s := range p.Supported {
-		kinds[i] = s.Kind
-	}
-	supported := func(kind string, version int32) bool {
-		for _, s := range p.Supported {
-			if s.Kind == kind && version >= s.Min && version <= s.Max {
-				return true
-			}
-		}
-		return false
-	}
-	cands, err := q.WorkItemClaimCandidates(ctx, WorkItemClaimCandidatesParams{Kinds: kinds, Limit: p.Candidates})
+	cands, err := q.WorkItemClaimCandidates(ctx, WorkItemClaimCandidatesParams{Kinds: p.Kinds(), Limit: p.Candidates})
 	if err != nil {
 		return WorkItemClaimManyResult{}, err
 	}
@@ -164,14 +175,7 @@ func ChainWorkItemClaimMany(ctx context.Context, q Queries, p WorkItemClaimManyP
 	}
 	res := WorkItemClaimManyResult{Now: now}
 	var due []ClaimCandidate
-	for _, c := range cands {
-		switch {
-		case c.Status == StatusRunning || c.Status == StatusCancelling:
-			res.Expired = append(res.Expired, c)
-		case supported(c.Kind, c.PayloadVersion):
-			due = append(due, c)
-		}
-	}
+	res.Expired, due = p.Due(cands)
 	slots := int(p.Slots)
 	for rest := due; len(rest) > 0 && len(res.Claimed) < slots; {
 		round := slices.Clone(rest[:min(len(rest), slots-len(res.Claimed))])
@@ -186,7 +190,7 @@ func ChainWorkItemClaimMany(ctx context.Context, q Queries, p WorkItemClaimManyP
 				return WorkItemClaimManyResult{}, err
 			}
 			if lane.HeadSequence != item.LaneSequence || (item.Status != StatusQueued && item.Status != StatusRetryWait) ||
-				item.AvailableAt.After(now) || !supported(item.Kind, item.PayloadVersion) {
+				item.AvailableAt.After(now) || !p.Supports(item.Kind, item.PayloadVersion) {
 				continue
 			}
 			claimed, err := chainClaim(ctx, q, item, now, p, int32(len(res.Claimed)+1))
@@ -197,6 +201,53 @@ func ChainWorkItemClaimMany(ctx context.Context, q Queries, p WorkItemClaimManyP
 		}
 	}
 	return res, nil
+}
+
+// Kinds are the supported kinds: the candidate query's filter.
+func (p WorkItemClaimManyParams) Kinds() []string {
+	kinds := make([]string, len(p.Supported))
+	for i, s := range p.Supported {
+		kinds[i] = s.Kind
+	}
+	return kinds
+}
+
+// Supports reports whether the pass claims items of kind at payload version.
+func (p WorkItemClaimManyParams) Supports(kind string, version int32) bool {
+	for _, s := range p.Supported {
+		if s.Kind == kind && version >= s.Min && version <= s.Max {
+			return true
+		}
+	}
+	return false
+}
+
+// Due splits a pass's candidates, in their order: the expired heads (running or cancelling: reported, not
+// recovered) and the heads of a supported kind and version, to be locked and re-checked.
+func (p WorkItemClaimManyParams) Due(cands []ClaimCandidate) (expired, due []ClaimCandidate) {
+	for _, c := range cands {
+		switch {
+		case c.Status == StatusRunning || c.Status == StatusCancelling:
+			expired = append(expired, c)
+		case p.Supports(c.Kind, c.PayloadVersion):
+			due = append(due, c)
+		}
+	}
+	return expired, due
+}
+
+// Claim is item as the pass's claim at now writes it: running, leased to the owner for the lease under the next
+// fence, one attempt more, a new state version.
+func (p WorkItemClaimManyParams) Claim(item WorkItem, now time.Time) WorkItem {
+	item.Status = StatusRunning
+	item.LeaseOwner = p.Owner
+	item.LeaseFence++
+	item.LeaseExpiresAt = now.Add(p.Lease)
+	item.AttemptCount++
+	item.GenerationAttemptCount++
+	item.StateVersion++
+	item.UpdatedAt = now
+	return item
 }
 
 // chainClaim claims one locked, re-checked head as WorkItemClaimMany does, with the trace ids of slot.
@@ -210,14 +261,7 @@ func chainClaim(ctx context.Context, q Queries, item WorkItem, now time.Time, p 
 		out.PreviousTraceID, out.PreviousSpanID = prev.TraceID, prev.SpanID
 	}
 	prevVersion := item.StateVersion
-	item.Status = StatusRunning
-	item.LeaseOwner = p.Owner
-	item.LeaseFence++
-	item.LeaseExpiresAt = now.Add(p.Lease)
-	item.AttemptCount++
-	item.GenerationAttemptCount++
-	item.StateVersion++
-	item.UpdatedAt = now
+	item = p.Claim(item, now)
 	attempt := WorkAttempt{WorkID: item.WorkID, AttemptNo: item.AttemptCount, RecoveryGeneration: item.RecoveryGeneration,
 		OwnerID: p.Owner, Fence: item.LeaseFence, StartedAt: now}
 	if int(slot) <= len(p.TraceIDs) {
@@ -240,12 +284,9 @@ func chainClaim(ctx context.Context, q Queries, item WorkItem, now time.Time, p 
 // then their items (ascending work_id) — the lock order across the whole batch — waiting for each, and reads the
 // clock once all are held.
 func ChainWorkLaneKeyItemLockMany(ctx context.Context, q Queries, refs []WorkItemRef) ([]LockedItem, time.Time, error) {
-	laneKeys, logicalKeys, workIDs := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
-	for i, r := range refs {
-		laneKeys[i], logicalKeys[i], workIDs[i] = r.LaneKey, r.LogicalKey, r.WorkID
-	}
+	laneKeys, logicalKeys, workIDs := RefKeys(refs)
 	lanes := map[string]WorkLane{}
-	for _, k := range sortedSet(laneKeys) {
+	for _, k := range SortedSet(laneKeys) {
 		lane, _, err := q.WorkLaneLock(ctx, k)
 		if err = found(err); err != nil {
 			return nil, time.Time{}, err
@@ -255,7 +296,7 @@ func ChainWorkLaneKeyItemLockMany(ctx context.Context, q Queries, refs []WorkIte
 		}
 	}
 	keys := map[string]bool{}
-	for _, k := range sortedSet(logicalKeys) {
+	for _, k := range SortedSet(logicalKeys) {
 		key, err := q.WorkKeyLock(ctx, k)
 		if err = found(err); err != nil {
 			return nil, time.Time{}, err
@@ -263,7 +304,7 @@ func ChainWorkLaneKeyItemLockMany(ctx context.Context, q Queries, refs []WorkIte
 		keys[k] = key.LogicalKey != ""
 	}
 	items := map[string]WorkItem{}
-	for _, id := range sortedSet(workIDs) {
+	for _, id := range SortedSet(workIDs) {
 		item, _, err := q.WorkItemLock(ctx, id)
 		if err = found(err); err != nil {
 			return nil, time.Time{}, err
@@ -276,13 +317,28 @@ func ChainWorkLaneKeyItemLockMany(ctx context.Context, q Queries, refs []WorkIte
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	return LockedItems(refs, lanes, keys, items), now, nil
+}
+
+// RefKeys lists the lane keys, logical keys and work ids of refs, in refs' order.
+func RefKeys(refs []WorkItemRef) (laneKeys, logicalKeys, workIDs []string) {
+	laneKeys, logicalKeys, workIDs = make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
+	for i, r := range refs {
+		laneKeys[i], logicalKeys[i], workIDs[i] = r.LaneKey, r.LogicalKey, r.WorkID
+	}
+	return laneKeys, logicalKeys, workIDs
+}
+
+// LockedItems is WorkLaneKeyItemLockMany's answer for refs from what the batch's locks found: the lanes by lane key,
+// whether each logical key exists, the items by work id.
+func LockedItems(refs []WorkItemRef, lanes map[string]WorkLane, keys map[string]bool, items map[string]WorkItem) []LockedItem {
 	out := make([]LockedItem, len(refs))
 	for i, r := range refs {
 		lane, laneOK := lanes[r.LaneKey]
 		item, itemOK := items[r.WorkID]
 		out[i] = LockedItem{Found: laneOK && itemOK, Lane: lane, HasKey: keys[r.LogicalKey], Item: item}
 	}
-	return out, now, nil
+	return out
 }
 
 // ChainWorkItemSucceedMany finishes each item whose state_version is the expected one as succeeded at p.Now
@@ -337,7 +393,7 @@ func ChainWorkItemSucceedMany(ctx context.Context, q Queries, p WorkItemSucceedM
 // the clock read after the locks.
 func ChainWorkLaneLockMany(ctx context.Context, q Queries, laneKeys []string) ([]WorkLane, time.Time, error) {
 	lanes := []WorkLane{}
-	for _, k := range sortedSet(laneKeys) {
+	for _, k := range SortedSet(laneKeys) {
 		lane, _, err := q.WorkLaneLock(ctx, k)
 		if err = found(err); err != nil {
 			return nil, time.Time{}, err
@@ -419,8 +475,8 @@ func found(err error) error {
 	return err
 }
 
-// sortedSet returns the distinct values of s in ascending order.
-func sortedSet(s []string) []string {
+// SortedSet returns the distinct values of s in ascending order (the lock order of a set of keys).
+func SortedSet(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -22,7 +22,7 @@ func (q queries) WorkLaneItemLock(ctx context.Context, p db.WorkLaneItemLockPara
 		return db.ChainWorkLaneItemLock(ctx, q, p)
 	}
 	r, err := q.q.WorkLaneItemLockJoined(ctx, mysqlgen.WorkLaneItemLockJoinedParams{WorkID: p.WorkID, LaneKey: p.LaneKey})
-	return joinedLaneItem(r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
+	return conv.JoinedLaneItemFromGen(errs, r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
 }
 
 // WorkLaneKeyDeleteItemLock locks lane, key (when present) and item in one statement, then deletes the key it found
@@ -33,7 +33,7 @@ func (q queries) WorkLaneKeyDeleteItemLock(ctx context.Context, p db.WorkLaneKey
 		return db.ChainWorkLaneKeyDeleteItemLock(ctx, q, p)
 	}
 	r, err := q.q.WorkLaneKeyItemLockJoined(ctx, mysqlgen.WorkLaneKeyItemLockJoinedParams{LogicalKey: p.LogicalKey, WorkID: p.WorkID, LaneKey: p.LaneKey})
-	lane, item, now, err := joinedLaneItem(r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
+	lane, item, now, err := conv.JoinedLaneItemFromGen(errs, r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
 	if err != nil || r.HasKey == 0 {
 		return lane, item, now, err
 	}
@@ -41,15 +41,6 @@ func (q queries) WorkLaneKeyDeleteItemLock(ctx context.Context, p db.WorkLaneKey
 		return db.WorkLane{}, db.WorkItem{}, time.Time{}, err
 	}
 	return lane, item, now, nil
-}
-
-// joinedLaneItem converts the row of a joined lane and item lock.
-func joinedLaneItem(laneKey string, next int64, head *int64, it mysqlgen.PcWorkItem, now time.Time, err error) (db.WorkLane, db.WorkItem, time.Time, error) {
-	if err != nil {
-		return db.WorkLane{}, db.WorkItem{}, time.Time{}, errs(err)
-	}
-	lane := conv.WorkLaneLockFromGen(mysqlgen.WorkLaneLockRow{LaneKey: laneKey, NextSequence: next, HeadSequence: head})
-	return lane, conv.WorkItemFromGen(it), conv.TimeFromGen(now), nil
 }
 
 // WorkItemUpdateStateFinishAttempt writes the item and finishes its attempt in one multi-table UPDATE, then advances
@@ -161,15 +152,12 @@ func (q queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q d
 	}
 	inner := q
 	inner.atCommit = nil // writes waiting for the COMMIT could not be rolled back to the savepoint
-	return db.ChainSavepoint(ctx, func(ctx context.Context, stmt string) error {
-		_, err := q.tx.ExecContext(ctx, stmt)
-		return interpretError(err)
-	}, inner, fn)
+	return db.ChainSavepoint(ctx, db.SQLExec(q.tx, interpretError), inner, fn)
 }
 
 // WorkLaneItemLockSkipLocked locks lane then item with SKIP LOCKED in one statement (no touch: the store reports
 // SkipLocked false on OceanBase, where the touch would wait, so the batched claim never calls this there).
 func (q queries) WorkLaneItemLockSkipLocked(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
 	r, err := q.q.WorkLaneItemLockJoinedSkipLocked(ctx, mysqlgen.WorkLaneItemLockJoinedSkipLockedParams{WorkID: p.WorkID, LaneKey: p.LaneKey})
-	return joinedLaneItem(r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
+	return conv.JoinedLaneItemFromGen(errs, r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
 }

@@ -28,13 +28,13 @@ func (q queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]db.
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkLaneLockMany(ctx, q, laneKeys)
 	}
-	rows, err := q.q.WorkLaneLockMany(ctx, sortedSet(laneKeys))
+	rows, err := q.q.WorkLaneLockMany(ctx, db.SortedSet(laneKeys))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
 	lanes := make([]db.WorkLane, len(rows))
 	for i, r := range rows {
-		lanes[i] = conv.WorkLaneLockFromGen(mysqlgen.WorkLaneLockRow{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: r.HeadSequence})
+		lanes[i] = conv.WorkLaneLockFromGen(r)
 	}
 	if len(rows) > 0 {
 		return lanes, conv.TimeFromGen(rows[0].DbNow), nil

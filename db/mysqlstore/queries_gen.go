@@ -4,11 +4,17 @@ package mysqlstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
+
+func (q queries) DBNow(ctx context.Context) (time.Time, error) {
+	r, err := q.q.DBNow(ctx)
+	return conv.One(errs, r, err, conv.TimeFromGen)
+}
 
 func (q queries) ExperienceCandidateDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.q.ExperienceCandidateDeleteBatch(ctx, mysqlgen.ExperienceCandidateDeleteBatchParams(p)))
@@ -40,6 +46,10 @@ func (q queries) ExperienceCandidateListUnpackaged(ctx context.Context, p db.Exp
 
 func (q queries) ExperienceCandidateUpdateStatus(ctx context.Context, p db.ExperienceCandidateUpdateStatusParams) (int64, error) {
 	return errs.Rows(q.q.ExperienceCandidateUpdateStatus(ctx, conv.ExperienceCandidateUpdateStatusToGen[mysqlgen.ExperienceCandidateUpdateStatusParams](p)))
+}
+
+func (q queries) ExperienceCandidateWithdraw(ctx context.Context, p db.ExperienceCandidateWithdrawParams) (int64, error) {
+	return errs.Rows(q.q.ExperienceCandidateWithdraw(ctx, conv.ExperienceCandidateWithdrawToGen[mysqlgen.ExperienceCandidateWithdrawParams](p)))
 }
 
 func (q queries) MemoryEmbeddingDelete(ctx context.Context, p db.MemoryEntryDeleteParams) (int64, error) {
@@ -136,6 +146,16 @@ func (q queries) MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID s
 	return conv.One(errs, r, err, conv.MemoryRevisionFromGen)
 }
 
+func (q queries) MemoryRevisionList(ctx context.Context, p db.MemoryRevisionListParams) ([]db.MemoryRevision, error) {
+	rs, err := q.q.MemoryRevisionList(ctx, conv.MemoryRevisionListToGen[mysqlgen.MemoryRevisionListParams](p))
+	return conv.Many(errs, rs, err, conv.MemoryRevisionFromGen)
+}
+
+func (q queries) MemoryRevisionListExpired(ctx context.Context, p db.MemoryRevisionListExpiredParams) ([]db.MemoryRevisionRef, error) {
+	rs, err := q.q.MemoryRevisionListExpired(ctx, mysqlgen.MemoryRevisionListExpiredParams(p))
+	return conv.Many(errs, rs, err, conv.MemoryRevisionRefFromGen)
+}
+
 func (q queries) MemoryRevisionSubtractEntries(ctx context.Context, p db.MemoryRevisionSubtractEntriesParams) (int64, error) {
 	return errs.Rows(q.q.MemoryRevisionSubtractEntries(ctx, mysqlgen.MemoryRevisionSubtractEntriesParams(p)))
 }
@@ -148,12 +168,25 @@ func (q queries) RateLimitWindowInsertIfAbsent(ctx context.Context, w db.RateLim
 	return errs.Inserted(q.q.RateLimitWindowInsertIfAbsent(ctx, conv.RateLimitWindowToGen[mysqlgen.RateLimitWindowInsertIfAbsentParams](w)))
 }
 
+func (q queries) RateLimitWindowLock(ctx context.Context, p db.RateLimitWindowLockParams) (db.RateLimitWindow, error) {
+	if _, err := touch(ctx, q, q.q.RateLimitWindowTouch, conv.RateLimitWindowKeyToGen[mysqlgen.RateLimitWindowTouchParams](p)); err != nil {
+		return db.RateLimitWindow{}, errs(err)
+	}
+	r, err := q.q.RateLimitWindowLock(ctx, conv.RateLimitWindowKeyToGen[mysqlgen.RateLimitWindowLockParams](p))
+	return conv.One(errs, r, err, conv.RateLimitWindowFromGen)
+}
+
 func (q queries) RateLimitWindowPurgeExpired(ctx context.Context, p db.RateLimitWindowPurgeExpiredParams) (int64, error) {
 	return errs.Rows(q.q.RateLimitWindowPurgeExpired(ctx, conv.PurgeExpiredToGen[mysqlgen.RateLimitWindowPurgeExpiredParams](p)))
 }
 
 func (q queries) RuntimeMemberDelete(ctx context.Context, memberID string) (int64, error) {
 	return errs.Rows(q.q.RuntimeMemberDelete(ctx, memberID))
+}
+
+func (q queries) RuntimeMemberListLive(ctx context.Context, now time.Time) ([]db.RuntimeMember, error) {
+	rs, err := q.q.RuntimeMemberListLive(ctx, conv.TimeToGen[time.Time](now))
+	return conv.Many(errs, rs, err, conv.RuntimeMemberFromGen)
 }
 
 func (q queries) RuntimeMemberPurgeExpired(ctx context.Context, p db.RuntimeMemberPurgeExpiredParams) (int64, error) {
@@ -171,6 +204,14 @@ func (q queries) SchedulerLeaseGet(ctx context.Context, leaseName string) (db.Sc
 
 func (q queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error) {
 	return errs.Inserted(q.q.SchedulerLeaseInsertIfAbsent(ctx, leaseName))
+}
+
+func (q queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (db.SchedulerLease, time.Time, error) {
+	if _, err := touch(ctx, q, q.q.SchedulerLeaseTouch, leaseName); err != nil {
+		return db.SchedulerLease{}, time.Time{}, errs(err)
+	}
+	r, err := q.q.SchedulerLeaseLock(ctx, leaseName)
+	return conv.Locked(errs, r.PcSchedulerLease, r.DbNow, err, conv.SchedulerLeaseFromGen)
 }
 
 func (q queries) SchedulerLeaseUpdate(ctx context.Context, lease db.SchedulerLease) error {
@@ -329,12 +370,27 @@ func (q queries) SourceCursorInsert(ctx context.Context, c db.SourceCursor) erro
 	return errs.Err(q.q.SourceCursorInsert(ctx, conv.SourceCursorToGen[mysqlgen.SourceCursorInsertParams](c)))
 }
 
+func (q queries) SourceCursorLock(ctx context.Context, p db.SourceCursorLockParams) (db.SourceCursor, error) {
+	if _, err := touch(ctx, q, q.q.SourceCursorTouch, mysqlgen.SourceCursorTouchParams(p)); err != nil {
+		return db.SourceCursor{}, errs(err)
+	}
+	r, err := q.q.SourceCursorLock(ctx, mysqlgen.SourceCursorLockParams(p))
+	return conv.One(errs, r, err, conv.SourceCursorFromGen)
+}
+
 func (q queries) SourceDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.q.SourceDeleteBatch(ctx, mysqlgen.SourceDeleteBatchParams(p)))
 }
 
 func (q queries) SourceErase(ctx context.Context, p db.SourceEraseParams) (int64, error) {
 	return errs.Rows(q.q.SourceErase(ctx, mysqlgen.SourceEraseParams(p)))
+}
+
+func (q queries) SourceEraseByPositions(ctx context.Context, p db.SourceEraseByPositionsParams) (int64, error) {
+	if len(p.Positions) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.q.SourceEraseByPositions(ctx, mysqlgen.SourceEraseByPositionsParams(p)))
 }
 
 func (q queries) SourceGetByID(ctx context.Context, p db.SourceGetByIDParams) (db.Source, error) {
@@ -362,6 +418,14 @@ func (q queries) SourceJournalHeadInsertIfAbsent(ctx context.Context, scopeID st
 func (q queries) SourceJournalHeadListPending(ctx context.Context, p db.SourceJournalHeadListPendingParams) ([]db.SourceJournalHead, error) {
 	rs, err := q.q.SourceJournalHeadListPending(ctx, mysqlgen.SourceJournalHeadListPendingParams(p))
 	return conv.Many(errs, rs, err, conv.SourceJournalHeadFromGen)
+}
+
+func (q queries) SourceJournalHeadLock(ctx context.Context, scopeID string) (db.SourceJournalHead, error) {
+	if _, err := touch(ctx, q, q.q.SourceJournalHeadTouch, scopeID); err != nil {
+		return db.SourceJournalHead{}, errs(err)
+	}
+	r, err := q.q.SourceJournalHeadLock(ctx, scopeID)
+	return conv.One(errs, r, err, conv.SourceJournalHeadFromGen)
 }
 
 func (q queries) SourceJournalHeadUpdate(ctx context.Context, h db.SourceJournalHead) error {
@@ -404,6 +468,13 @@ func (q queries) WorkAttemptCountSnoozed(ctx context.Context, p db.WorkAttemptCo
 	return errs.Rows(q.q.WorkAttemptCountSnoozed(ctx, mysqlgen.WorkAttemptCountSnoozedParams(p)))
 }
 
+func (q queries) WorkAttemptDeleteByWorkIDs(ctx context.Context, workIDs []string) (int64, error) {
+	if len(workIDs) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.q.WorkAttemptDeleteByWorkIDs(ctx, workIDs))
+}
+
 func (q queries) WorkAttemptFinish(ctx context.Context, p db.WorkAttemptFinishParams) (int64, error) {
 	return errs.Rows(q.q.WorkAttemptFinish(ctx, conv.WorkAttemptFinishToGen[mysqlgen.WorkAttemptFinishParams](p)))
 }
@@ -426,6 +497,13 @@ func (q queries) WorkAttemptListByWorkID(ctx context.Context, workID string) ([]
 	return conv.Many(errs, rs, err, conv.WorkAttemptFromGen)
 }
 
+func (q queries) WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error) {
+	if len(workIDs) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.q.WorkItemDeleteTerminal(ctx, workIDs))
+}
+
 func (q queries) WorkItemExtendLease(ctx context.Context, p db.WorkItemExtendLeaseParams) (int64, error) {
 	return errs.Rows(q.q.WorkItemExtendLease(ctx, conv.WorkItemExtendLeaseToGen[mysqlgen.WorkItemExtendLeaseParams](p)))
 }
@@ -442,6 +520,18 @@ func (q queries) WorkItemHeadKindVersions(ctx context.Context) ([]db.KindVersion
 
 func (q queries) WorkItemInsert(ctx context.Context, item db.WorkItem) error {
 	return errs.Err(q.q.WorkItemInsert(ctx, conv.WorkItemToGen[mysqlgen.WorkItemInsertParams](item)))
+}
+
+func (q queries) WorkItemListFinishedByScope(ctx context.Context, p db.WorkItemListFinishedByScopeParams) ([]string, error) {
+	return errs.Strings(q.q.WorkItemListFinishedByScope(ctx, mysqlgen.WorkItemListFinishedByScopeParams(p)))
+}
+
+func (q queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
+	if _, err := touch(ctx, q, q.q.WorkItemTouch, workID); err != nil {
+		return db.WorkItem{}, time.Time{}, errs(err)
+	}
+	r, err := q.q.WorkItemLock(ctx, workID)
+	return conv.Locked(errs, r.PcWorkItem, r.DbNow, err, conv.WorkItemFromGen)
 }
 
 func (q queries) WorkItemPurgeCandidates(ctx context.Context, p db.WorkItemPurgeCandidatesParams) ([]string, error) {
@@ -469,6 +559,14 @@ func (q queries) WorkKeyInsertIfAbsent(ctx context.Context, key db.WorkKey) (boo
 	return errs.Inserted(q.q.WorkKeyInsertIfAbsent(ctx, conv.WorkKeyToGen[mysqlgen.WorkKeyInsertIfAbsentParams](key)))
 }
 
+func (q queries) WorkKeyLock(ctx context.Context, logicalKey string) (db.WorkKey, error) {
+	if _, err := touch(ctx, q, q.q.WorkKeyTouch, logicalKey); err != nil {
+		return db.WorkKey{}, errs(err)
+	}
+	r, err := q.q.WorkKeyLock(ctx, logicalKey)
+	return conv.One(errs, r, err, conv.WorkKeyFromGen)
+}
+
 func (q queries) WorkLaneAdvanceHead(ctx context.Context, p db.WorkLaneAdvanceHeadParams) error {
 	return errs.Found(q.q.WorkLaneAdvanceHead(ctx, mysqlgen.WorkLaneAdvanceHeadParams(p)))
 }
@@ -484,6 +582,14 @@ func (q queries) WorkLaneGet(ctx context.Context, laneKey string) (db.WorkLane, 
 
 func (q queries) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
 	return errs.Inserted(q.q.WorkLaneInsertIfAbsent(ctx, laneKey))
+}
+
+func (q queries) WorkLaneLock(ctx context.Context, laneKey string) (db.WorkLane, time.Time, error) {
+	if _, err := touch(ctx, q, q.q.WorkLaneTouch, laneKey); err != nil {
+		return db.WorkLane{}, time.Time{}, errs(err)
+	}
+	r, err := q.q.WorkLaneLock(ctx, laneKey)
+	return conv.Locked(errs, r, r.DbNow, err, conv.WorkLaneLockFromGen)
 }
 
 func (q queries) WorkLaneUpdate(ctx context.Context, lane db.WorkLane) error {

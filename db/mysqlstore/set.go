@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"sort"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
@@ -22,12 +20,8 @@ import (
 // adapter does not let skip locked rows, keeps the chains.
 
 // WorkItemClaimMany runs a claim pass in one transaction of its own (its locks last until its claims are written).
-func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (res db.WorkItemClaimManyResult, err error) {
-	err = s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		res, err = q.WorkItemClaimMany(ctx, p)
-		return err
-	})
-	return res, err
+func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (db.WorkItemClaimManyResult, error) {
+	return db.InTxWorkItemClaimMany(ctx, s.InTx, p)
 }
 
 // WorkItemClaimMany is the claim pass inside the caller's transaction with the semantics of
@@ -40,24 +34,13 @@ func (q queries) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyPa
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkItemClaimMany(ctx, q, p)
 	}
-	kinds := make([]string, len(p.Supported))
-	for i, s := range p.Supported {
-		kinds[i] = s.Kind
-	}
-	cands, err := q.WorkItemClaimCandidates(ctx, db.WorkItemClaimCandidatesParams{Kinds: kinds, Limit: p.Candidates})
+	cands, err := q.WorkItemClaimCandidates(ctx, db.WorkItemClaimCandidatesParams{Kinds: p.Kinds(), Limit: p.Candidates})
 	if err != nil {
 		return db.WorkItemClaimManyResult{}, err
 	}
 	var res db.WorkItemClaimManyResult
 	var due []db.ClaimCandidate
-	for _, c := range cands {
-		switch {
-		case c.Status == db.StatusRunning || c.Status == db.StatusCancelling:
-			res.Expired = append(res.Expired, c)
-		case supports(p.Supported, c.Kind, c.PayloadVersion):
-			due = append(due, c)
-		}
-	}
+	res.Expired, due = p.Due(cands)
 	slots := int(p.Slots)
 	for rest := due; len(rest) > 0 && len(res.Claimed) < slots; {
 		round := rest[:min(len(rest), slots-len(res.Claimed))]
@@ -99,7 +82,7 @@ func (q queries) claimRound(ctx context.Context, p db.WorkItemClaimManyParams, r
 		item := conv.WorkItemFromGen(r.PcWorkItem)
 		if r.HeadSequence == nil || *r.HeadSequence != item.LaneSequence ||
 			(item.Status != db.StatusQueued && item.Status != db.StatusRetryWait) ||
-			item.AvailableAt.After(now) || !supports(p.Supported, item.Kind, item.PayloadVersion) {
+			item.AvailableAt.After(now) || !p.Supports(item.Kind, item.PayloadVersion) {
 			continue
 		}
 		items = append(items, item)
@@ -123,7 +106,7 @@ func (q queries) claimRound(ctx context.Context, p db.WorkItemClaimManyParams, r
 			previous[r.WorkID] = r
 		}
 	}
-	owner, expires := p.Owner, now.Add(p.Lease)
+	owner, expires := p.Owner, now.Add(p.Lease) // as p.Claim writes them
 	n, err := q.q.WorkItemClaimListedMany(ctx, mysqlgen.WorkItemClaimListedManyParams{Owner: &owner, LeaseExpiresAt: &expires, Now: now, WorkIds: ids})
 	if err != nil {
 		return nil, now, errs(err)
@@ -134,17 +117,9 @@ func (q queries) claimRound(ctx context.Context, p db.WorkItemClaimManyParams, r
 	out := make([]db.ClaimedItem, len(items))
 	traces := map[string][2]string{}
 	for i, item := range items {
-		item.Status = db.StatusRunning
-		item.LeaseOwner = p.Owner
-		item.LeaseFence++
-		item.LeaseExpiresAt = expires
-		item.AttemptCount++
-		item.GenerationAttemptCount++
-		item.StateVersion++
-		item.UpdatedAt = now
-		out[i].Item = item
+		out[i].Item = p.Claim(item, now)
 		if prev, ok := previous[item.WorkID]; ok {
-			out[i].PreviousTraceID, out[i].PreviousSpanID = deref(prev.TraceID), deref(prev.SpanID)
+			out[i].PreviousTraceID, out[i].PreviousSpanID = conv.TextFromGen(prev.TraceID), conv.TextFromGen(prev.SpanID)
 		}
 		if slot := before + int32(i) + 1; int(slot) <= len(p.TraceIDs) {
 			out[i].Slot = slot
@@ -183,23 +158,6 @@ func traceJSON(traces map[string][2]string) (string, error) {
 	return string(b), err
 }
 
-// supports reports whether (kind, version) is in supported.
-func supports(supported []db.KindVersions, kind string, version int32) bool {
-	for _, s := range supported {
-		if s.Kind == kind && version >= s.Min && version <= s.Max {
-			return true
-		}
-	}
-	return false
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // WorkLaneKeyItemLockMany locks the batch's lanes (ascending), then its logical keys (ascending), then its items
 // (ascending work_id) — the lock order across the whole batch, as db.ChainWorkLaneKeyItemLockMany — in three
 // statements, the last of which reads the clock.
@@ -207,19 +165,16 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkLaneKeyItemLockMany(ctx, q, refs)
 	}
-	laneKeys, logicalKeys, workIDs := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
-	for i, r := range refs {
-		laneKeys[i], logicalKeys[i], workIDs[i] = r.LaneKey, r.LogicalKey, r.WorkID
-	}
-	lanes, err := q.q.WorkLaneLockMany(ctx, sortedSet(laneKeys))
+	laneKeys, logicalKeys, workIDs := db.RefKeys(refs)
+	lanes, err := q.q.WorkLaneLockMany(ctx, db.SortedSet(laneKeys))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
-	keys, err := q.q.WorkKeyLockMany(ctx, sortedSet(logicalKeys))
+	keys, err := q.q.WorkKeyLockMany(ctx, db.SortedSet(logicalKeys))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
-	items, err := q.q.WorkItemLockMany(ctx, sortedSet(workIDs))
+	items, err := q.q.WorkItemLockMany(ctx, db.SortedSet(workIDs))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}
@@ -231,7 +186,7 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 	}
 	laneOf := make(map[string]db.WorkLane, len(lanes))
 	for _, l := range lanes {
-		laneOf[l.LaneKey] = conv.WorkLaneLockFromGen(mysqlgen.WorkLaneLockRow{LaneKey: l.LaneKey, NextSequence: l.NextSequence, HeadSequence: l.HeadSequence})
+		laneOf[l.LaneKey] = conv.WorkLaneLockFromGen(l)
 	}
 	hasKey := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -243,20 +198,7 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 		itemOf[it.WorkID] = it
 		q.batch.remember(it)
 	}
-	out := make([]db.LockedItem, len(refs))
-	for i, r := range refs {
-		lane, laneOK := laneOf[r.LaneKey]
-		item, itemOK := itemOf[r.WorkID]
-		out[i] = db.LockedItem{Found: laneOK && itemOK, Lane: lane, HasKey: hasKey[r.LogicalKey], Item: item}
-	}
-	return out, now, nil
-}
-
-// sortedSet returns the distinct values of s in ascending order.
-func sortedSet(s []string) []string {
-	out := slices.Clone(s)
-	sort.Strings(out)
-	return slices.Compact(out)
+	return db.LockedItems(refs, laneOf, hasKey, itemOf), now, nil
 }
 
 // succeedJSON is one item's values in WorkItemAttemptSucceedMany's JSON object: expected version, result code and payload
@@ -331,10 +273,10 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	for _, id := range finished {
 		laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
 	}
-	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: sortedSet(logicalKeys), WorkIds: finished}); err != nil {
+	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: finished}); err != nil {
 		return 0, errs(err)
 	}
-	if _, err := q.q.WorkLaneAdvanceHeadMany(ctx, sortedSet(laneKeys)); err != nil {
+	if _, err := q.q.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys)); err != nil {
 		return 0, errs(err)
 	}
 	return n, nil

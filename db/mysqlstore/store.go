@@ -264,12 +264,6 @@ func touch[P any](ctx context.Context, q queries, fn func(context.Context, P) (i
 // errs interprets this engine's driver errors for the conv result helpers.
 var errs = conv.Errors(interpretError)
 
-// DBNow returns the database clock (UTC).
-func (q queries) DBNow(ctx context.Context) (time.Time, error) {
-	now, err := q.q.DBNow(ctx)
-	return conv.One(errs, now, err, conv.TimeFromGen)
-}
-
 // sessionConnector wraps the driver's connector so every new connection runs its setup statements.
 type sessionConnector struct {
 	base  driver.Connector

@@ -9,16 +9,6 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-// WorkItemLock runs the no-op WorkItemTouch first on OceanBase (touch), so that the transaction and the row lock really start
-// (OceanBase), then the SELECT ... FOR UPDATE.
-func (q queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
-	if _, err := touch(ctx, q, q.q.WorkItemTouch, workID); err != nil {
-		return db.WorkItem{}, time.Time{}, errs(err)
-	}
-	r, err := q.q.WorkItemLock(ctx, workID)
-	return conv.Locked(errs, r.PcWorkItem, r.DbNow, err, conv.WorkItemFromGen)
-}
-
 // WorkItemClaimCandidates passes the limit to each branch of the query and to the outer LIMIT.
 func (q queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaimCandidatesParams) ([]db.ClaimCandidate, error) {
 	rs, err := q.q.WorkItemClaimCandidates(ctx, mysqlgen.WorkItemClaimCandidatesParams{
@@ -42,11 +32,4 @@ func (q queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]d
 	}
 	rs, err := q.q.WorkItemList(ctx, arg)
 	return conv.Many(errs, rs, err, conv.WorkItemFromGen)
-}
-
-func (q queries) WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error) {
-	if len(workIDs) == 0 {
-		return 0, nil
-	}
-	return errs.Rows(q.q.WorkItemDeleteTerminal(ctx, workIDs))
 }

@@ -11,6 +11,11 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
+func (q queries) DBNow(ctx context.Context) (time.Time, error) {
+	r, err := q.q.DBNow(ctx)
+	return conv.One(errs, r, err, conv.TimeFromGen)
+}
+
 func (q queries) ExperienceCandidateDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.q.ExperienceCandidateDeleteBatch(ctx, postgresgen.ExperienceCandidateDeleteBatchParams(p)))
 }
@@ -41,6 +46,10 @@ func (q queries) ExperienceCandidateListUnpackaged(ctx context.Context, p db.Exp
 
 func (q queries) ExperienceCandidateUpdateStatus(ctx context.Context, p db.ExperienceCandidateUpdateStatusParams) (int64, error) {
 	return errs.Rows(q.q.ExperienceCandidateUpdateStatus(ctx, conv.ExperienceCandidateUpdateStatusToGen[postgresgen.ExperienceCandidateUpdateStatusParams](p)))
+}
+
+func (q queries) ExperienceCandidateWithdraw(ctx context.Context, p db.ExperienceCandidateWithdrawParams) (int64, error) {
+	return errs.Rows(q.q.ExperienceCandidateWithdraw(ctx, conv.ExperienceCandidateWithdrawToGen[postgresgen.ExperienceCandidateWithdrawParams](p)))
 }
 
 func (q queries) MemoryEmbeddingDelete(ctx context.Context, p db.MemoryEntryDeleteParams) (int64, error) {
@@ -129,6 +138,16 @@ func (q queries) MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID s
 	return conv.One(errs, r, err, conv.MemoryRevisionFromGen)
 }
 
+func (q queries) MemoryRevisionList(ctx context.Context, p db.MemoryRevisionListParams) ([]db.MemoryRevision, error) {
+	rs, err := q.q.MemoryRevisionList(ctx, conv.MemoryRevisionListToGen[postgresgen.MemoryRevisionListParams](p))
+	return conv.Many(errs, rs, err, conv.MemoryRevisionFromGen)
+}
+
+func (q queries) MemoryRevisionListExpired(ctx context.Context, p db.MemoryRevisionListExpiredParams) ([]db.MemoryRevisionRef, error) {
+	rs, err := q.q.MemoryRevisionListExpired(ctx, postgresgen.MemoryRevisionListExpiredParams(p))
+	return conv.Many(errs, rs, err, conv.MemoryRevisionRefFromGen)
+}
+
 func (q queries) MemoryRevisionSubtractEntries(ctx context.Context, p db.MemoryRevisionSubtractEntriesParams) (int64, error) {
 	return errs.Rows(q.q.MemoryRevisionSubtractEntries(ctx, postgresgen.MemoryRevisionSubtractEntriesParams(p)))
 }
@@ -154,6 +173,11 @@ func (q queries) RuntimeMemberDelete(ctx context.Context, memberID string) (int6
 	return errs.Rows(q.q.RuntimeMemberDelete(ctx, memberID))
 }
 
+func (q queries) RuntimeMemberListLive(ctx context.Context, now time.Time) ([]db.RuntimeMember, error) {
+	rs, err := q.q.RuntimeMemberListLive(ctx, conv.TimeToGen[time.Time](now))
+	return conv.Many(errs, rs, err, conv.RuntimeMemberFromGen)
+}
+
 func (q queries) RuntimeMemberPurgeExpired(ctx context.Context, p db.RuntimeMemberPurgeExpiredParams) (int64, error) {
 	return errs.Rows(q.q.RuntimeMemberPurgeExpired(ctx, conv.PurgeExpiredToGen[postgresgen.RuntimeMemberPurgeExpiredParams](p)))
 }
@@ -169,6 +193,11 @@ func (q queries) SchedulerLeaseGet(ctx context.Context, leaseName string) (db.Sc
 
 func (q queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error) {
 	return errs.Inserted(q.q.SchedulerLeaseInsertIfAbsent(ctx, leaseName))
+}
+
+func (q queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (db.SchedulerLease, time.Time, error) {
+	r, err := q.q.SchedulerLeaseLock(ctx, leaseName)
+	return conv.Locked(errs, r.PcSchedulerLease, r.DbNow, err, conv.SchedulerLeaseFromGen)
 }
 
 func (q queries) SchedulerLeaseUpdate(ctx context.Context, lease db.SchedulerLease) error {
@@ -341,6 +370,9 @@ func (q queries) SourceErase(ctx context.Context, p db.SourceEraseParams) (int64
 }
 
 func (q queries) SourceEraseByPositions(ctx context.Context, p db.SourceEraseByPositionsParams) (int64, error) {
+	if len(p.Positions) == 0 {
+		return 0, nil
+	}
 	return errs.Rows(q.q.SourceEraseByPositions(ctx, postgresgen.SourceEraseByPositionsParams(p)))
 }
 
@@ -416,6 +448,13 @@ func (q queries) WorkAttemptCountSnoozed(ctx context.Context, p db.WorkAttemptCo
 	return errs.Rows(q.q.WorkAttemptCountSnoozed(ctx, postgresgen.WorkAttemptCountSnoozedParams(p)))
 }
 
+func (q queries) WorkAttemptDeleteByWorkIDs(ctx context.Context, workIDs []string) (int64, error) {
+	if len(workIDs) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.q.WorkAttemptDeleteByWorkIDs(ctx, workIDs))
+}
+
 func (q queries) WorkAttemptFinish(ctx context.Context, p db.WorkAttemptFinishParams) (int64, error) {
 	return errs.Rows(q.q.WorkAttemptFinish(ctx, conv.WorkAttemptFinishToGen[postgresgen.WorkAttemptFinishParams](p)))
 }
@@ -438,6 +477,13 @@ func (q queries) WorkAttemptListByWorkID(ctx context.Context, workID string) ([]
 	return conv.Many(errs, rs, err, conv.WorkAttemptFromGen)
 }
 
+func (q queries) WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error) {
+	if len(workIDs) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.q.WorkItemDeleteTerminal(ctx, workIDs))
+}
+
 func (q queries) WorkItemExtendLease(ctx context.Context, p db.WorkItemExtendLeaseParams) (int64, error) {
 	return errs.Rows(q.q.WorkItemExtendLease(ctx, conv.WorkItemExtendLeaseToGen[postgresgen.WorkItemExtendLeaseParams](p)))
 }
@@ -454,6 +500,15 @@ func (q queries) WorkItemHeadKindVersions(ctx context.Context) ([]db.KindVersion
 
 func (q queries) WorkItemInsert(ctx context.Context, item db.WorkItem) error {
 	return errs.Err(q.q.WorkItemInsert(ctx, conv.WorkItemToGen[postgresgen.WorkItemInsertParams](item)))
+}
+
+func (q queries) WorkItemListFinishedByScope(ctx context.Context, p db.WorkItemListFinishedByScopeParams) ([]string, error) {
+	return errs.Strings(q.q.WorkItemListFinishedByScope(ctx, postgresgen.WorkItemListFinishedByScopeParams(p)))
+}
+
+func (q queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
+	r, err := q.q.WorkItemLock(ctx, workID)
+	return conv.Locked(errs, r.PcWorkItem, r.DbNow, err, conv.WorkItemFromGen)
 }
 
 func (q queries) WorkItemPurgeCandidates(ctx context.Context, p db.WorkItemPurgeCandidatesParams) ([]string, error) {

@@ -18,14 +18,7 @@ import (
 // after WorkItemPinPlan: BEGIN, the plan settings, the claim and COMMIT go in one pipelined batch, one round trip.
 func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (db.WorkItemClaimManyResult, error) {
 	var rows []postgresgen.WorkItemClaimManyRow
-	err := s.oneShot(ctx,
-		func(g *postgresgen.Queries) error { return g.WorkItemPinPlan(ctx) },
-		func(g *postgresgen.Queries) (err error) {
-			rows, err = g.WorkItemClaimMany(ctx, claimSetArg(p))
-			return err
-		},
-	)
-	if err != nil {
+	if err := s.oneShot(ctx, claimSteps(ctx, p, &rows)...); err != nil {
 		return db.WorkItemClaimManyResult{}, err
 	}
 	return claimSetResult(p, rows)
@@ -37,17 +30,22 @@ func (q queries) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyPa
 		return db.WorkItemClaimManyResult{}, db.ErrNoTransaction
 	}
 	var rows []postgresgen.WorkItemClaimManyRow
-	res := q.tx.pipeline(ctx,
-		func(g *postgresgen.Queries) error { return g.WorkItemPinPlan(ctx) },
-		func(g *postgresgen.Queries) (err error) {
-			rows, err = g.WorkItemClaimMany(ctx, claimSetArg(p))
-			return err
-		},
-	)
-	if err := errors.Join(res...); err != nil {
+	if err := errors.Join(q.tx.pipeline(ctx, claimSteps(ctx, p, &rows)...)...); err != nil {
 		return db.WorkItemClaimManyResult{}, interpretError(err)
 	}
 	return claimSetResult(p, rows)
+}
+
+// claimSteps are the statements of a claim pass: the plan settings (WorkItemPinPlan), then the claim, its rows
+// into rows.
+func claimSteps(ctx context.Context, p db.WorkItemClaimManyParams, rows *[]postgresgen.WorkItemClaimManyRow) []func(g *postgresgen.Queries) error {
+	return []func(g *postgresgen.Queries) error{
+		func(g *postgresgen.Queries) error { return g.WorkItemPinPlan(ctx) },
+		func(g *postgresgen.Queries) (err error) {
+			*rows, err = g.WorkItemClaimMany(ctx, claimSetArg(p))
+			return err
+		},
+	}
 }
 
 func claimSetArg(p db.WorkItemClaimManyParams) postgresgen.WorkItemClaimManyParams {
@@ -91,7 +89,7 @@ func claimSetResult(p db.WorkItemClaimManyParams, rows []postgresgen.WorkItemCla
 			slot = r.Slot
 		}
 		res.Claimed = append(res.Claimed, db.ClaimedItem{Item: item, Slot: slot,
-			PreviousTraceID: deref(r.PreviousTraceID), PreviousSpanID: deref(r.PreviousSpanID)})
+			PreviousTraceID: conv.TextFromGen(r.PreviousTraceID), PreviousSpanID: conv.TextFromGen(r.PreviousSpanID)})
 	}
 	return res, nil
 }
@@ -106,13 +104,6 @@ func countClaimed(rows []postgresgen.WorkItemClaimManyRow) int {
 	return n
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // WorkLaneKeyItemLockMany sends the plan settings (WorkItemPinPlan, for the rest of the transaction), the lane, key
 // and item lock statements and a clock read in one pipelined batch: they run one after the other on the server, so
 // every lane is locked (ascending) before any key, and every key before any item, and the clock is read once all are
@@ -121,10 +112,7 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 	if q.tx == nil {
 		return nil, time.Time{}, db.ErrNoTransaction
 	}
-	lanesIn, keysIn, itemsIn := make([]string, len(refs)), make([]string, len(refs)), make([]string, len(refs))
-	for i, r := range refs {
-		lanesIn[i], keysIn[i], itemsIn[i] = r.LaneKey, r.LogicalKey, r.WorkID
-	}
+	lanesIn, keysIn, itemsIn := db.RefKeys(refs)
 	var (
 		lanes []postgresgen.PcWorkLane
 		keys  []postgresgen.PcWorkKey
@@ -145,22 +133,15 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 	for _, l := range lanes {
 		laneOf[l.LaneKey] = conv.WorkLaneFromGen(l)
 	}
-	keyOf := make(map[string]string, len(keys))
+	hasKey := make(map[string]bool, len(keys))
 	for _, k := range keys {
-		keyOf[k.LogicalKey] = k.WorkID
+		hasKey[k.LogicalKey] = true
 	}
 	itemOf := make(map[string]db.WorkItem, len(items))
 	for _, r := range items {
 		itemOf[r.PcWorkItem.WorkID] = conv.WorkItemFromGen[time.Time](r.PcWorkItem)
 	}
-	out := make([]db.LockedItem, len(refs))
-	for i, r := range refs {
-		lane, laneOK := laneOf[r.LaneKey]
-		item, itemOK := itemOf[r.WorkID]
-		_, hasKey := keyOf[r.LogicalKey]
-		out[i] = db.LockedItem{Found: laneOK && itemOK, Lane: lane, HasKey: hasKey, Item: item}
-	}
-	return out, conv.TimeFromGen(now), nil
+	return db.LockedItems(refs, laneOf, hasKey, itemOf), conv.TimeFromGen(now), nil
 }
 
 // WorkItemSucceedMany finishes the batch in one statement and checks that every part of it matched every item.

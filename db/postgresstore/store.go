@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -79,12 +78,6 @@ func (s *Store) SkipLocked() bool { return true }
 func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
-}
-
-// DBNow returns clock_timestamp() in UTC.
-func (q queries) DBNow(ctx context.Context) (time.Time, error) {
-	now, err := q.q.DBNow(ctx)
-	return conv.One(errs, now, err, conv.TimeFromGen)
 }
 
 // OpenDB opens a plain database/sql pool (pgx's stdlib driver) on dsn and checks the connection: the migration

@@ -9,11 +9,6 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func (q queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
-	r, err := q.q.WorkItemLock(ctx, workID)
-	return conv.Locked(errs, r.PcWorkItem, r.DbNow, err, conv.WorkItemFromGen)
-}
-
 func (q queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaimCandidatesParams) ([]db.ClaimCandidate, error) {
 	rs, err := q.q.WorkItemClaimCandidates(ctx, postgresgen.WorkItemClaimCandidatesParams{Kinds: nonNil(p.Kinds), Limit: p.Limit})
 	return conv.Many(errs, rs, err, conv.ClaimCandidateFromGen)
@@ -23,8 +18,8 @@ func (q queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaim
 func (q queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]db.WorkItem, error) {
 	arg := postgresgen.WorkItemListParams{
 		Kinds:   nonNil(p.Kinds),
-		ScopeID: optional(p.ScopeID),
-		Status:  optional(p.Status),
+		ScopeID: conv.TextToGen(p.ScopeID),
+		Status:  conv.TextToGen(p.Status),
 		Limit:   p.Limit,
 	}
 	if !p.BeforeCreatedAt.IsZero() {
@@ -35,25 +30,10 @@ func (q queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]d
 	return conv.Many(errs, rs, err, conv.WorkItemFromGen)
 }
 
-func (q queries) WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error) {
-	if len(workIDs) == 0 {
-		return 0, nil
-	}
-	return errs.Rows(q.q.WorkItemDeleteTerminal(ctx, workIDs))
-}
-
 // nonNil sends an empty array rather than NULL for a nil slice (both match nothing in = ANY).
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
 	return s
-}
-
-// optional passes "" as NULL (an absent filter).
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

@@ -17,11 +17,7 @@ import (
 // WorkLaneItemLock reads lane and item in one statement. Either row missing: db.ErrNotFound.
 func (q *queries) WorkLaneItemLock(ctx context.Context, p db.WorkLaneItemLockParams) (db.WorkLane, db.WorkItem, time.Time, error) {
 	r, err := q.w.WorkLaneItemReadLocked(ctx, sqlitegen.WorkLaneItemReadLockedParams{WorkID: p.WorkID, LaneKey: p.LaneKey})
-	if err != nil {
-		return db.WorkLane{}, db.WorkItem{}, time.Time{}, errs(err)
-	}
-	lane := conv.WorkLaneLockFromGen(sqlitegen.WorkLaneLockRow{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: r.HeadSequence})
-	return lane, conv.WorkItemFromGen(r.PcWorkItem), conv.TimeFromGen(r.DbNow), nil
+	return conv.JoinedLaneItemFromGen(errs, r.LaneKey, r.NextSequence, r.HeadSequence, r.PcWorkItem, r.DbNow, err)
 }
 
 // WorkLaneKeyDeleteItemLock reads lane and item in one statement and deletes the key; the order of the two does not
@@ -42,10 +38,7 @@ func (q *queries) Savepoint(ctx context.Context, fn func(ctx context.Context, q 
 	if q.tx == nil {
 		return nil, db.ErrNoTransaction
 	}
-	return db.ChainSavepoint(ctx, func(ctx context.Context, stmt string) error {
-		_, err := q.tx.ExecContext(ctx, stmt)
-		return interpretError(err)
-	}, q, fn)
+	return db.ChainSavepoint(ctx, db.SQLExec(q.tx, interpretError), q, fn)
 }
 
 // WorkLaneItemLockSkipLocked is WorkLaneItemLock: inside BEGIN IMMEDIATE no other transaction holds a row.

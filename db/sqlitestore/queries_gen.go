@@ -11,6 +11,11 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
+func (q *queries) DBNow(ctx context.Context) (time.Time, error) {
+	r, err := q.r.DBNow(ctx)
+	return conv.One(errs, r, err, conv.TimeFromGen)
+}
+
 func (q *queries) ExperienceCandidateDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.w.ExperienceCandidateDeleteBatch(ctx, sqlitegen.ExperienceCandidateDeleteBatchParams(p)))
 }
@@ -41,6 +46,10 @@ func (q *queries) ExperienceCandidateListUnpackaged(ctx context.Context, p db.Ex
 
 func (q *queries) ExperienceCandidateUpdateStatus(ctx context.Context, p db.ExperienceCandidateUpdateStatusParams) (int64, error) {
 	return errs.Rows(q.w.ExperienceCandidateUpdateStatus(ctx, conv.ExperienceCandidateUpdateStatusToGen[sqlitegen.ExperienceCandidateUpdateStatusParams](p)))
+}
+
+func (q *queries) ExperienceCandidateWithdraw(ctx context.Context, p db.ExperienceCandidateWithdrawParams) (int64, error) {
+	return errs.Rows(q.w.ExperienceCandidateWithdraw(ctx, conv.ExperienceCandidateWithdrawToGen[sqlitegen.ExperienceCandidateWithdrawParams](p)))
 }
 
 func (q *queries) MemoryEmbeddingDelete(ctx context.Context, p db.MemoryEntryDeleteParams) (int64, error) {
@@ -137,6 +146,16 @@ func (q *queries) MemoryRevisionLatestWithEntryIDs(ctx context.Context, scopeID 
 	return conv.One(errs, r, err, conv.MemoryRevisionFromGen)
 }
 
+func (q *queries) MemoryRevisionList(ctx context.Context, p db.MemoryRevisionListParams) ([]db.MemoryRevision, error) {
+	rs, err := q.r.MemoryRevisionList(ctx, conv.MemoryRevisionListToGen[sqlitegen.MemoryRevisionListParams](p))
+	return conv.Many(errs, rs, err, conv.MemoryRevisionFromGen)
+}
+
+func (q *queries) MemoryRevisionListExpired(ctx context.Context, p db.MemoryRevisionListExpiredParams) ([]db.MemoryRevisionRef, error) {
+	rs, err := q.r.MemoryRevisionListExpired(ctx, sqlitegen.MemoryRevisionListExpiredParams(p))
+	return conv.Many(errs, rs, err, conv.MemoryRevisionRefFromGen)
+}
+
 func (q *queries) MemoryRevisionSubtractEntries(ctx context.Context, p db.MemoryRevisionSubtractEntriesParams) (int64, error) {
 	return errs.Rows(q.w.MemoryRevisionSubtractEntries(ctx, sqlitegen.MemoryRevisionSubtractEntriesParams(p)))
 }
@@ -182,6 +201,11 @@ func (q *queries) SchedulerLeaseGet(ctx context.Context, leaseName string) (db.S
 
 func (q *queries) SchedulerLeaseInsertIfAbsent(ctx context.Context, leaseName string) (bool, error) {
 	return errs.Inserted(q.w.SchedulerLeaseInsertIfAbsent(ctx, leaseName))
+}
+
+func (q *queries) SchedulerLeaseLock(ctx context.Context, leaseName string) (db.SchedulerLease, time.Time, error) {
+	r, err := q.w.SchedulerLeaseLock(ctx, leaseName)
+	return conv.Locked(errs, r.PcSchedulerLease, r.DbNow, err, conv.SchedulerLeaseFromGen)
 }
 
 func (q *queries) SchedulerLeaseUpdate(ctx context.Context, lease db.SchedulerLease) error {
@@ -353,6 +377,13 @@ func (q *queries) SourceErase(ctx context.Context, p db.SourceEraseParams) (int6
 	return errs.Rows(q.w.SourceErase(ctx, sqlitegen.SourceEraseParams(p)))
 }
 
+func (q *queries) SourceEraseByPositions(ctx context.Context, p db.SourceEraseByPositionsParams) (int64, error) {
+	if len(p.Positions) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.w.SourceEraseByPositions(ctx, sqlitegen.SourceEraseByPositionsParams(p)))
+}
+
 func (q *queries) SourceGetByID(ctx context.Context, p db.SourceGetByIDParams) (db.Source, error) {
 	r, err := q.r.SourceGetByID(ctx, sqlitegen.SourceGetByIDParams(p))
 	return conv.One(errs, r, err, conv.SourceFromGen)
@@ -425,6 +456,13 @@ func (q *queries) WorkAttemptCountSnoozed(ctx context.Context, p db.WorkAttemptC
 	return errs.Rows(q.r.WorkAttemptCountSnoozed(ctx, sqlitegen.WorkAttemptCountSnoozedParams(p)))
 }
 
+func (q *queries) WorkAttemptDeleteByWorkIDs(ctx context.Context, workIDs []string) (int64, error) {
+	if len(workIDs) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.w.WorkAttemptDeleteByWorkIDs(ctx, workIDs))
+}
+
 func (q *queries) WorkAttemptFinish(ctx context.Context, p db.WorkAttemptFinishParams) (int64, error) {
 	return errs.Rows(q.w.WorkAttemptFinish(ctx, conv.WorkAttemptFinishToGen[sqlitegen.WorkAttemptFinishParams](p)))
 }
@@ -451,6 +489,13 @@ func (q *queries) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyP
 	return db.ChainWorkItemClaimMany(ctx, q, p)
 }
 
+func (q *queries) WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error) {
+	if len(workIDs) == 0 {
+		return 0, nil
+	}
+	return errs.Rows(q.w.WorkItemDeleteTerminal(ctx, workIDs))
+}
+
 func (q *queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes []db.WorkLane, items []db.WorkItem) (int64, int64, error) {
 	return db.ChainWorkItemEnqueueMany(ctx, q, now, lanes, items)
 }
@@ -471,6 +516,15 @@ func (q *queries) WorkItemHeadKindVersions(ctx context.Context) ([]db.KindVersio
 
 func (q *queries) WorkItemInsert(ctx context.Context, item db.WorkItem) error {
 	return errs.Err(q.w.WorkItemInsert(ctx, conv.WorkItemToGen[sqlitegen.WorkItemInsertParams](item)))
+}
+
+func (q *queries) WorkItemListFinishedByScope(ctx context.Context, p db.WorkItemListFinishedByScopeParams) ([]string, error) {
+	return errs.Strings(q.r.WorkItemListFinishedByScope(ctx, sqlitegen.WorkItemListFinishedByScopeParams(p)))
+}
+
+func (q *queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
+	r, err := q.w.WorkItemLock(ctx, workID)
+	return conv.Locked(errs, r.PcWorkItem, r.DbNow, err, conv.WorkItemFromGen)
 }
 
 func (q *queries) WorkItemPurgeCandidates(ctx context.Context, p db.WorkItemPurgeCandidatesParams) ([]string, error) {

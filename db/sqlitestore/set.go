@@ -10,10 +10,6 @@ import (
 // on the Store runs in a transaction of its own, so its locks last until its claims are written.
 
 // WorkItemClaimMany runs a claim pass with the per-row statements (db.ChainWorkItemClaimMany) in one transaction.
-func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (res db.WorkItemClaimManyResult, err error) {
-	err = s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
-		res, err = q.WorkItemClaimMany(ctx, p)
-		return err
-	})
-	return res, err
+func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (db.WorkItemClaimManyResult, error) {
+	return db.InTxWorkItemClaimMany(ctx, s.InTx, p)
 }

@@ -9,13 +9,6 @@ import (
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
 
-func (q *queries) SourceEraseByPositions(ctx context.Context, p db.SourceEraseByPositionsParams) (int64, error) {
-	if len(p.Positions) == 0 {
-		return 0, nil
-	}
-	return errs.Rows(q.w.SourceEraseByPositions(ctx, sqlitegen.SourceEraseByPositionsParams(p)))
-}
-
 // SourceInsertMany inserts the batch in one statement over a JSON array parameter (json_each).
 func (q *queries) SourceInsertMany(ctx context.Context, ss []db.Source) error {
 	if len(ss) == 0 {

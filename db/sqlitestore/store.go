@@ -288,9 +288,3 @@ func interpretError(err error) error {
 	}
 	return err
 }
-
-// DBNow returns the database clock (millisecond resolution, UTC).
-func (q *queries) DBNow(ctx context.Context) (time.Time, error) {
-	now, err := q.r.DBNow(ctx)
-	return conv.One(errs, now, err, conv.TimeFromGen)
-}

@@ -4,17 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/sqlitegen"
 	"github.com/powercontext/powercontext/db/internal/conv"
 )
-
-func (q *queries) WorkItemLock(ctx context.Context, workID string) (db.WorkItem, time.Time, error) {
-	r, err := q.w.WorkItemLock(ctx, workID)
-	return conv.Locked(errs, r.PcWorkItem, r.DbNow, err, conv.WorkItemFromGen)
-}
 
 func (q *queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaimCandidatesParams) ([]db.ClaimCandidate, error) {
 	kinds, err := kindsJSON(p.Kinds)
@@ -33,8 +27,8 @@ func (q *queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]
 	}
 	arg := sqlitegen.WorkItemListParams{
 		KindsJson:    kinds,
-		ScopeID:      optional(p.ScopeID),
-		Status:       optional(p.Status),
+		ScopeID:      conv.TextToGen(p.ScopeID),
+		Status:       conv.TextToGen(p.Status),
 		BeforeWorkID: p.BeforeWorkID,
 		Limit:        p.Limit,
 	}
@@ -44,13 +38,6 @@ func (q *queries) WorkItemList(ctx context.Context, p db.WorkItemListParams) ([]
 	}
 	rs, err := q.r.WorkItemList(ctx, arg)
 	return conv.Many(errs, rs, err, conv.WorkItemFromGen)
-}
-
-func (q *queries) WorkItemDeleteTerminal(ctx context.Context, workIDs []string) (int64, error) {
-	if len(workIDs) == 0 {
-		return 0, nil
-	}
-	return errs.Rows(q.w.WorkItemDeleteTerminal(ctx, workIDs))
 }
 
 // kindsJSON encodes kinds as the JSON array the queries read with json_each (sqlc.slice cannot sit beside named
@@ -64,12 +51,4 @@ func kindsJSON(kinds []string) (string, error) {
 		return "", fmt.Errorf("sqlitestore: encode kinds: %w", err)
 	}
 	return string(b), nil
-}
-
-// optional passes "" as NULL (an absent filter).
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

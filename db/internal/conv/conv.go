@@ -64,16 +64,16 @@ func nullTimeToGen[T Time](t time.Time) *T {
 	return &v
 }
 
-// textFromGen reads NULL text as "".
-func textFromGen(s *string) string {
+// TextFromGen reads NULL text as "" (also for the adapters' own rows).
+func TextFromGen(s *string) string {
 	if s == nil {
 		return ""
 	}
 	return *s
 }
 
-// textToGen writes "" as NULL.
-func textToGen(s string) *string {
+// TextToGen writes "" as NULL (also an absent filter in the adapters' own parameters).
+func TextToGen(s string) *string {
 	if s == "" {
 		return nil
 	}

@@ -198,6 +198,18 @@ func MemoryRevisionFromGen[T Time, R ~memoryRevision[T]](g R) db.MemoryRevision 
 	}
 }
 
+// memoryRevisionList is MemoryRevisionList's parameters; SQLite's LIMIT is an int64.
+type memoryRevisionList[L int32 | int64] = struct {
+	ScopeID        string
+	BeforeRevision int64
+	Limit          L
+}
+
+// MemoryRevisionListToGen builds the parameters of MemoryRevisionList.
+func MemoryRevisionListToGen[P ~memoryRevisionList[L], L int32 | int64](p db.MemoryRevisionListParams) P {
+	return P(memoryRevisionList[L]{ScopeID: p.ScopeID, BeforeRevision: p.BeforeRevision, Limit: L(p.Limit)})
+}
+
 // MemoryRevisionToGen builds the parameters of MemoryRevisionInsert.
 func MemoryRevisionToGen[P ~memoryRevision[T], T Time](r db.MemoryRevision) P {
 	return P(memoryRevision[T]{
@@ -276,7 +288,7 @@ func ExperienceCandidateToGen[P ~experienceCandidate[T], T Time](c db.Experience
 
 // ExperienceCandidateListToGen builds the parameters of ExperienceCandidateList (status "" = any = NULL).
 func ExperienceCandidateListToGen[P ~experienceCandidateList](p db.ExperienceCandidateListParams) P {
-	return P(experienceCandidateList{ScopeID: p.ScopeID, Status: textToGen(p.Status), Limit: p.Limit})
+	return P(experienceCandidateList{ScopeID: p.ScopeID, Status: TextToGen(p.Status), Limit: p.Limit})
 }
 
 // ExperienceCandidateUpdateStatusToGen builds the parameters of ExperienceCandidateUpdateStatus.

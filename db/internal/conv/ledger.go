@@ -245,7 +245,7 @@ func WorkItemFromGen[T Time, R ~workItem[T]](g R) db.WorkItem {
 		Payload:                r.Payload,
 		Status:                 r.Status,
 		AvailableAt:            TimeFromGen(r.AvailableAt),
-		LeaseOwner:             textFromGen(r.LeaseOwner),
+		LeaseOwner:             TextFromGen(r.LeaseOwner),
 		LeaseFence:             r.LeaseFence,
 		LeaseExpiresAt:         nullTimeFromGen(r.LeaseExpiresAt),
 		AttemptCount:           r.AttemptCount,
@@ -253,10 +253,10 @@ func WorkItemFromGen[T Time, R ~workItem[T]](g R) db.WorkItem {
 		RecoveryGeneration:     r.RecoveryGeneration,
 		MaxAttempts:            r.MaxAttempts,
 		CancelRequested:        r.CancelRequested,
-		ResultCode:             textFromGen(r.ResultCode),
+		ResultCode:             TextFromGen(r.ResultCode),
 		ResultPayload:          r.ResultPayload,
-		ErrorCategory:          textFromGen(r.ErrorCategory),
-		ErrorCode:              textFromGen(r.ErrorCode),
+		ErrorCategory:          TextFromGen(r.ErrorCategory),
+		ErrorCode:              TextFromGen(r.ErrorCode),
 		StateVersion:           r.StateVersion,
 		CreatedAt:              TimeFromGen(r.CreatedAt),
 		UpdatedAt:              TimeFromGen(r.UpdatedAt),
@@ -277,7 +277,7 @@ func WorkItemToGen[P ~workItem[T], T Time](i db.WorkItem) P {
 		Payload:                i.Payload,
 		Status:                 i.Status,
 		AvailableAt:            TimeToGen[T](i.AvailableAt),
-		LeaseOwner:             textToGen(i.LeaseOwner),
+		LeaseOwner:             TextToGen(i.LeaseOwner),
 		LeaseFence:             i.LeaseFence,
 		LeaseExpiresAt:         nullTimeToGen[T](i.LeaseExpiresAt),
 		AttemptCount:           i.AttemptCount,
@@ -285,10 +285,10 @@ func WorkItemToGen[P ~workItem[T], T Time](i db.WorkItem) P {
 		RecoveryGeneration:     i.RecoveryGeneration,
 		MaxAttempts:            i.MaxAttempts,
 		CancelRequested:        i.CancelRequested,
-		ResultCode:             textToGen(i.ResultCode),
+		ResultCode:             TextToGen(i.ResultCode),
 		ResultPayload:          i.ResultPayload,
-		ErrorCategory:          textToGen(i.ErrorCategory),
-		ErrorCode:              textToGen(i.ErrorCode),
+		ErrorCategory:          TextToGen(i.ErrorCategory),
+		ErrorCode:              TextToGen(i.ErrorCode),
 		StateVersion:           i.StateVersion,
 		CreatedAt:              TimeToGen[T](i.CreatedAt),
 		UpdatedAt:              TimeToGen[T](i.UpdatedAt),
@@ -302,7 +302,7 @@ func WorkItemUpdateStateToGen[P ~workItemUpdateState[T], T Time](p db.WorkItemUp
 	return P(workItemUpdateState[T]{
 		Status:                 i.Status,
 		AvailableAt:            TimeToGen[T](i.AvailableAt),
-		LeaseOwner:             textToGen(i.LeaseOwner),
+		LeaseOwner:             TextToGen(i.LeaseOwner),
 		LeaseFence:             i.LeaseFence,
 		LeaseExpiresAt:         nullTimeToGen[T](i.LeaseExpiresAt),
 		AttemptCount:           i.AttemptCount,
@@ -310,10 +310,10 @@ func WorkItemUpdateStateToGen[P ~workItemUpdateState[T], T Time](p db.WorkItemUp
 		RecoveryGeneration:     i.RecoveryGeneration,
 		MaxAttempts:            i.MaxAttempts,
 		CancelRequested:        i.CancelRequested,
-		ResultCode:             textToGen(i.ResultCode),
+		ResultCode:             TextToGen(i.ResultCode),
 		ResultPayload:          i.ResultPayload,
-		ErrorCategory:          textToGen(i.ErrorCategory),
-		ErrorCode:              textToGen(i.ErrorCode),
+		ErrorCategory:          TextToGen(i.ErrorCategory),
+		ErrorCode:              TextToGen(i.ErrorCode),
 		StateVersion:           i.StateVersion,
 		UpdatedAt:              TimeToGen[T](i.UpdatedAt),
 		CompletedAt:            nullTimeToGen[T](i.CompletedAt),
@@ -327,7 +327,7 @@ func WorkItemExtendLeaseToGen[P ~workItemExtendLease[T], T Time](p db.WorkItemEx
 	return P(workItemExtendLease[T]{
 		LeaseExpiresAt: nullTimeToGen[T](p.LeaseExpiresAt),
 		WorkID:         p.WorkID,
-		LeaseOwner:     textToGen(p.LeaseOwner),
+		LeaseOwner:     TextToGen(p.LeaseOwner),
 		LeaseFence:     p.LeaseFence,
 		AttemptCount:   p.AttemptCount,
 	})
@@ -365,11 +365,11 @@ func WorkAttemptFromGen[T Time, R ~workAttempt[T]](g R) db.WorkAttempt {
 		StartedAt:          TimeFromGen(r.StartedAt),
 		HeartbeatAt:        nullTimeFromGen(r.HeartbeatAt),
 		FinishedAt:         nullTimeFromGen(r.FinishedAt),
-		Outcome:            textFromGen(r.Outcome),
-		ErrorCategory:      textFromGen(r.ErrorCategory),
-		ErrorCode:          textFromGen(r.ErrorCode),
-		TraceID:            textFromGen(r.TraceID),
-		SpanID:             textFromGen(r.SpanID),
+		Outcome:            TextFromGen(r.Outcome),
+		ErrorCategory:      TextFromGen(r.ErrorCategory),
+		ErrorCode:          TextFromGen(r.ErrorCode),
+		TraceID:            TextFromGen(r.TraceID),
+		SpanID:             TextFromGen(r.SpanID),
 	}
 }
 
@@ -384,11 +384,11 @@ func WorkAttemptToGen[P ~workAttempt[T], T Time](a db.WorkAttempt) P {
 		StartedAt:          TimeToGen[T](a.StartedAt),
 		HeartbeatAt:        nullTimeToGen[T](a.HeartbeatAt),
 		FinishedAt:         nullTimeToGen[T](a.FinishedAt),
-		Outcome:            textToGen(a.Outcome),
-		ErrorCategory:      textToGen(a.ErrorCategory),
-		ErrorCode:          textToGen(a.ErrorCode),
-		TraceID:            textToGen(a.TraceID),
-		SpanID:             textToGen(a.SpanID),
+		Outcome:            TextToGen(a.Outcome),
+		ErrorCategory:      TextToGen(a.ErrorCategory),
+		ErrorCode:          TextToGen(a.ErrorCode),
+		TraceID:            TextToGen(a.TraceID),
+		SpanID:             TextToGen(a.SpanID),
 	})
 }
 
@@ -396,9 +396,9 @@ func WorkAttemptToGen[P ~workAttempt[T], T Time](a db.WorkAttempt) P {
 func WorkAttemptFinishToGen[P ~workAttemptFinish[T], T Time](p db.WorkAttemptFinishParams) P {
 	return P(workAttemptFinish[T]{
 		FinishedAt:    nullTimeToGen[T](p.FinishedAt),
-		Outcome:       textToGen(p.Outcome),
-		ErrorCategory: textToGen(p.ErrorCategory),
-		ErrorCode:     textToGen(p.ErrorCode),
+		Outcome:       TextToGen(p.Outcome),
+		ErrorCategory: TextToGen(p.ErrorCategory),
+		ErrorCode:     TextToGen(p.ErrorCode),
 		WorkID:        p.WorkID,
 		AttemptNo:     p.AttemptNo,
 	})
@@ -419,6 +419,15 @@ func WorkLaneFromGen[R ~workLane](g R) db.WorkLane {
 func WorkLaneLockFromGen[T Time, R ~workLaneLock[T]](g R) db.WorkLane {
 	r := workLaneLock[T](g)
 	return WorkLaneFromGen(workLane{LaneKey: r.LaneKey, NextSequence: r.NextSequence, HeadSequence: r.HeadSequence})
+}
+
+// JoinedLaneItemFromGen converts the result of a read of lane and item in one statement (MySQL, SQLite), the lane's
+// columns given one by one: either row missing is db.ErrNotFound.
+func JoinedLaneItemFromGen[T Time, R ~workItem[T]](e Errors, laneKey string, next int64, head *int64, item R, now T, err error) (db.WorkLane, db.WorkItem, time.Time, error) {
+	if err != nil {
+		return db.WorkLane{}, db.WorkItem{}, time.Time{}, e(err)
+	}
+	return WorkLaneFromGen(workLane{LaneKey: laneKey, NextSequence: next, HeadSequence: head}), WorkItemFromGen[T](item), TimeFromGen(now), nil
 }
 
 // WorkLaneUpdateToGen builds the parameters of WorkLaneUpdate.
@@ -442,7 +451,7 @@ func SchedulerLeaseFromGen[T Time, R ~schedulerLease[T]](g R) db.SchedulerLease 
 	r := schedulerLease[T](g)
 	return db.SchedulerLease{
 		LeaseName:      r.LeaseName,
-		OwnerID:        textFromGen(r.OwnerID),
+		OwnerID:        TextFromGen(r.OwnerID),
 		Fence:          r.Fence,
 		LeaseExpiresAt: nullTimeFromGen(r.LeaseExpiresAt),
 		UpdatedAt:      TimeFromGen(r.UpdatedAt),
@@ -452,7 +461,7 @@ func SchedulerLeaseFromGen[T Time, R ~schedulerLease[T]](g R) db.SchedulerLease 
 // SchedulerLeaseUpdateToGen builds the parameters of SchedulerLeaseUpdate.
 func SchedulerLeaseUpdateToGen[P ~schedulerLeaseUpdate[T], T Time](l db.SchedulerLease) P {
 	return P(schedulerLeaseUpdate[T]{
-		OwnerID:        textToGen(l.OwnerID),
+		OwnerID:        TextToGen(l.OwnerID),
 		Fence:          l.Fence,
 		LeaseExpiresAt: nullTimeToGen[T](l.LeaseExpiresAt),
 		UpdatedAt:      TimeToGen[T](l.UpdatedAt),
@@ -466,7 +475,7 @@ func SchedulerScanFromGen[T Time, R ~schedulerScan[T]](g R) db.SchedulerScan {
 	return db.SchedulerScan{
 		Discoverer:   r.Discoverer,
 		NextRunAt:    TimeFromGen(r.NextRunAt),
-		Continuation: textFromGen(r.Continuation),
+		Continuation: TextFromGen(r.Continuation),
 		StateVersion: r.StateVersion,
 		UpdatedAt:    TimeFromGen(r.UpdatedAt),
 	}
@@ -477,7 +486,7 @@ func SchedulerScanToGen[P ~schedulerScan[T], T Time](s db.SchedulerScan) P {
 	return P(schedulerScan[T]{
 		Discoverer:   s.Discoverer,
 		NextRunAt:    TimeToGen[T](s.NextRunAt),
-		Continuation: textToGen(s.Continuation),
+		Continuation: TextToGen(s.Continuation),
 		StateVersion: s.StateVersion,
 		UpdatedAt:    TimeToGen[T](s.UpdatedAt),
 	})
@@ -487,7 +496,7 @@ func SchedulerScanToGen[P ~schedulerScan[T], T Time](s db.SchedulerScan) P {
 func SchedulerScanUpdateToGen[P ~schedulerScanUpdate[T], T Time](p db.SchedulerScanUpdateParams) P {
 	return P(schedulerScanUpdate[T]{
 		NextRunAt:       TimeToGen[T](p.Scan.NextRunAt),
-		Continuation:    textToGen(p.Scan.Continuation),
+		Continuation:    TextToGen(p.Scan.Continuation),
 		UpdatedAt:       TimeToGen[T](p.Scan.UpdatedAt),
 		Discoverer:      p.Scan.Discoverer,
 		ExpectedVersion: p.ExpectedVersion,

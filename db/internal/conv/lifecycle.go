@@ -21,3 +21,23 @@ func SourceListErasableToGen[P ~sourceListErasable[T], T Time](p db.SourceListEr
 
 // SourcePositionFromGen converts a row naming one Source.
 func SourcePositionFromGen[R ~sourcePosition](r R) db.SourcePosition { return db.SourcePosition(r) }
+
+type experienceCandidateWithdraw[T Time] = struct {
+	UpdatedAt   T
+	CandidateID string
+}
+
+type memoryRevisionRef = struct {
+	ScopeID  string
+	Revision int64
+}
+
+// ExperienceCandidateWithdrawToGen builds the parameters of ExperienceCandidateWithdraw.
+func ExperienceCandidateWithdrawToGen[P ~experienceCandidateWithdraw[T], T Time](p db.ExperienceCandidateWithdrawParams) P {
+	return P(experienceCandidateWithdraw[T]{UpdatedAt: TimeToGen[T](p.UpdatedAt), CandidateID: p.CandidateID})
+}
+
+// MemoryRevisionRefFromGen converts a row naming one revision.
+func MemoryRevisionRefFromGen[R ~memoryRevisionRef](r R) db.MemoryRevisionRef {
+	return db.MemoryRevisionRef(r)
+}

@@ -131,16 +131,16 @@ type skillTarget[T Time] = struct {
 func SkillTargetFromGen[T Time, R ~skillTarget[T]](g R) db.SkillTarget {
 	r := skillTarget[T](g)
 	return db.SkillTarget{TargetID: r.TargetID, ScopeID: r.ScopeID, AgentKind: r.AgentKind, DisplayName: r.DisplayName,
-		EnrollmentDigest: textFromGen(r.EnrollmentDigest), EnrollmentExpiresAt: nullTimeFromGen(r.EnrollmentExpiresAt),
-		CredentialDigest: textFromGen(r.CredentialDigest), RevokedAt: nullTimeFromGen(r.RevokedAt),
+		EnrollmentDigest: TextFromGen(r.EnrollmentDigest), EnrollmentExpiresAt: nullTimeFromGen(r.EnrollmentExpiresAt),
+		CredentialDigest: TextFromGen(r.CredentialDigest), RevokedAt: nullTimeFromGen(r.RevokedAt),
 		Generation: r.Generation, CreatedAt: TimeFromGen(r.CreatedAt), UpdatedAt: TimeFromGen(r.UpdatedAt)}
 }
 
 // SkillTargetToGen builds the parameters of SkillTargetInsert.
 func SkillTargetToGen[P ~skillTarget[T], T Time](t db.SkillTarget) P {
 	return P(skillTarget[T]{TargetID: t.TargetID, ScopeID: t.ScopeID, AgentKind: t.AgentKind, DisplayName: t.DisplayName,
-		EnrollmentDigest: textToGen(t.EnrollmentDigest), EnrollmentExpiresAt: nullTimeToGen[T](t.EnrollmentExpiresAt),
-		CredentialDigest: textToGen(t.CredentialDigest), RevokedAt: nullTimeToGen[T](t.RevokedAt),
+		EnrollmentDigest: TextToGen(t.EnrollmentDigest), EnrollmentExpiresAt: nullTimeToGen[T](t.EnrollmentExpiresAt),
+		CredentialDigest: TextToGen(t.CredentialDigest), RevokedAt: nullTimeToGen[T](t.RevokedAt),
 		Generation: t.Generation, CreatedAt: TimeToGen[T](t.CreatedAt), UpdatedAt: TimeToGen[T](t.UpdatedAt)})
 }
 
@@ -152,8 +152,8 @@ type skillTargetEnroll[T Time] = struct {
 
 // SkillTargetEnrollToGen builds the parameters of SkillTargetEnroll.
 func SkillTargetEnrollToGen[P ~skillTargetEnroll[T], T Time](p db.SkillTargetEnrollParams) P {
-	return P(skillTargetEnroll[T]{CredentialDigest: textToGen(p.CredentialDigest), UpdatedAt: TimeToGen[T](p.UpdatedAt),
-		EnrollmentDigest: textToGen(p.EnrollmentDigest)})
+	return P(skillTargetEnroll[T]{CredentialDigest: TextToGen(p.CredentialDigest), UpdatedAt: TimeToGen[T](p.UpdatedAt),
+		EnrollmentDigest: TextToGen(p.EnrollmentDigest)})
 }
 
 type skillTargetRevoke[T Time] = struct {
@@ -188,7 +188,7 @@ func SkillPublicationFromGen[T Time, R ~skillPublication[T]](g R) db.SkillPublic
 	r := skillPublication[T](g)
 	return db.SkillPublication{TargetID: r.TargetID, SkillName: r.SkillName, ScopeID: r.ScopeID,
 		DesiredState: r.DesiredState, DesiredRevision: r.DesiredRevision, ObservedRevision: seqFromGen(r.ObservedRevision),
-		ObservedTreeDigest: textFromGen(r.ObservedTreeDigest), ErrorCode: textFromGen(r.ErrorCode), State: r.State,
+		ObservedTreeDigest: TextFromGen(r.ObservedTreeDigest), ErrorCode: TextFromGen(r.ErrorCode), State: r.State,
 		Generation: r.Generation, CreatedAt: TimeFromGen(r.CreatedAt), UpdatedAt: TimeFromGen(r.UpdatedAt)}
 }
 
@@ -196,7 +196,7 @@ func SkillPublicationFromGen[T Time, R ~skillPublication[T]](g R) db.SkillPublic
 func SkillPublicationToGen[P ~skillPublication[T], T Time](p db.SkillPublication) P {
 	return P(skillPublication[T]{TargetID: p.TargetID, SkillName: p.SkillName, ScopeID: p.ScopeID,
 		DesiredState: p.DesiredState, DesiredRevision: p.DesiredRevision, ObservedRevision: seqToGen(p.ObservedRevision),
-		ObservedTreeDigest: textToGen(p.ObservedTreeDigest), ErrorCode: textToGen(p.ErrorCode), State: p.State,
+		ObservedTreeDigest: TextToGen(p.ObservedTreeDigest), ErrorCode: TextToGen(p.ErrorCode), State: p.State,
 		Generation: p.Generation, CreatedAt: TimeToGen[T](p.CreatedAt), UpdatedAt: TimeToGen[T](p.UpdatedAt)})
 }
 
@@ -231,7 +231,7 @@ type skillPublicationUpdateObserved[T Time] = struct {
 // SkillPublicationUpdateObservedToGen builds the parameters of SkillPublicationUpdateObserved.
 func SkillPublicationUpdateObservedToGen[P ~skillPublicationUpdateObserved[T], T Time](p db.SkillPublicationUpdateObservedParams) P {
 	return P(skillPublicationUpdateObserved[T]{ObservedRevision: seqToGen(p.ObservedRevision),
-		ObservedTreeDigest: textToGen(p.ObservedTreeDigest), ErrorCode: textToGen(p.ErrorCode), State: p.State,
+		ObservedTreeDigest: TextToGen(p.ObservedTreeDigest), ErrorCode: TextToGen(p.ErrorCode), State: p.State,
 		UpdatedAt: TimeToGen[T](p.UpdatedAt), TargetID: p.TargetID, SkillName: p.SkillName,
 		ExpectedGeneration: p.ExpectedGeneration})
 }
@@ -239,7 +239,7 @@ func SkillPublicationUpdateObservedToGen[P ~skillPublicationUpdateObserved[T], T
 // SkillTargetDigestToGen builds the argument of SkillTargetGetByCredential and SkillTargetGetByEnrollment (their
 // columns are NULL-able; "" is NULL, which matches no row).
 func SkillTargetDigestToGen[P ~*string](digest string) P {
-	return P(textToGen(digest))
+	return P(TextToGen(digest))
 }
 
 type stateCount = struct {

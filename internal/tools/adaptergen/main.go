@@ -5,10 +5,16 @@
 // write by hand, adaptergen type-checks candidate bodies, in a fixed order of preference, against the adapter, the
 // generated package and conv, and writes the first one that compiles:
 //
-//   - argument: passed as is, then conv.<X>ToGen[<GenParams>](arg) (the conv function sharing the longest prefix
-//     with the method's name first), then a struct conversion <GenParams>(arg);
+//   - argument: passed as is (a time: conv.TimeToGen, UTC truncated to the microsecond, on every engine), then
+//     conv.<X>ToGen[<GenParams>](arg) (the conv function sharing the longest prefix with the method's name first),
+//     then a struct conversion <GenParams>(arg);
 //   - result: errs.Err / errs.Found (an error), errs.Rows (rows matched), errs.Inserted (bool), errs.Strings,
-//     conv.One / conv.Many / conv.Locked with a conv.<X>FromGen.
+//     conv.One / conv.Many / conv.Locked with a conv.<X>FromGen (conv.Locked also of the table's row inside the
+//     generated row, sqlc.embed).
+//
+// Two steps go in front of the call: an :execrows statement over a list (sqlc.slice, = ANY) answers 0 without a
+// round trip when the list is empty; a "…Lock" whose engine has the no-op "…Touch" update of the same row (MySQL
+// mode) runs it first through the adapter's function touch, which decides whether the server needs it.
 //
 // A method for which nothing compiles (or whose generated query does not exist) is an error naming it: write it by
 // hand in the adapter. On SQLite, a query whose statement is a SELECT and whose name has no "Lock" runs on the reader
@@ -287,10 +293,9 @@ type method struct {
 }
 
 // candidates returns the bodies to try for m, in order of preference, with the argument named argName.
-func (a *adapter) candidates(m *types.Func, argName string) ([]string, error) {
+func (a *adapter) candidates(m *types.Func, params, argName string) ([]string, error) {
 	sig := m.Type().(*types.Signature)
-	genObj, _, _ := types.LookupFieldOrMethod(types.NewPointer(a.genPkg.Scope().Lookup("Queries").Type()), true, a.genPkg, m.Name())
-	gen, ok := genObj.(*types.Func)
+	gen, ok := a.genQuery(m.Name())
 	if !ok {
 		return nil, fmt.Errorf("%s: no generated query of that name; write it by hand", m.Name())
 	}
@@ -298,11 +303,54 @@ func (a *adapter) candidates(m *types.Func, argName string) ([]string, error) {
 	if sig.Params().Len() != gsig.Params().Len() || sig.Params().Len() > 2 {
 		return nil, fmt.Errorf("%s: the generated query takes other arguments; write it by hand", m.Name())
 	}
+	var out []string
+	for _, call := range a.calls(m.Name(), m.Name(), gsig, params, argName) {
+		for _, w := range []string{"errs.Err", "errs.Found", "errs.Rows", "errs.Inserted", "errs.Strings"} {
+			out = append(out, fmt.Sprintf("return %s(%s)", w, call))
+		}
+		var embedded []string // the table's row inside a row (sqlc.embed), e.g. a locking read with its clock
+		if gsig.Results().Len() > 0 {
+			if st, ok := gsig.Results().At(0).Type().Underlying().(*types.Struct); ok {
+				for i := range st.NumFields() {
+					if _, ok := st.Field(i).Type().Underlying().(*types.Struct); ok {
+						embedded = append(embedded, st.Field(i).Name())
+					}
+				}
+			}
+		}
+		for _, f := range a.byPrefix(m.Name(), "FromGen") {
+			out = append(out,
+				fmt.Sprintf("r, err := %s\n\treturn conv.One(errs, r, err, conv.%s)", call, f),
+				fmt.Sprintf("rs, err := %s\n\treturn conv.Many(errs, rs, err, conv.%s)", call, f),
+				fmt.Sprintf("r, err := %s\n\treturn conv.Locked(errs, r, r.DbNow, err, conv.%s)", call, f))
+			for _, e := range embedded {
+				out = append(out, fmt.Sprintf("r, err := %s\n\treturn conv.Locked(errs, r.%s, r.DbNow, err, conv.%s)", call, e, f))
+			}
+		}
+	}
+	return out, nil
+}
+
+// genQuery is the generated query named name.
+func (a *adapter) genQuery(name string) (*types.Func, bool) {
+	obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(a.genPkg.Scope().Lookup("Queries").Type()), true, a.genPkg, name)
+	f, ok := obj.(*types.Func)
+	return f, ok
+}
+
+// calls returns the calls of the generated query gen (of signature gsig) from method that compile, in order of
+// preference for the argument: passed as is (a time: conv.TimeToGen), then conv.<X>ToGen[<GenParams>](arg) (the conv function sharing the
+// longest prefix with method's name first), then a struct conversion <GenParams>(arg).
+func (a *adapter) calls(method, gen string, gsig *types.Signature, params, argName string) []string {
 	args := []string{""}
-	if sig.Params().Len() == 2 {
+	if gsig.Params().Len() == 2 {
 		gt := a.typ(gsig.Params().At(1).Type())
 		args = []string{argName}
-		for _, f := range a.byPrefix(m.Name(), "ToGen") {
+		if types.TypeString(gsig.Params().At(1).Type(), nil) == "time.Time" {
+			// Every time written is UTC truncated to the microsecond, also where the engine's type is time.Time.
+			args = []string{fmt.Sprintf("conv.TimeToGen[%s](%s)", gt, argName)}
+		}
+		for _, f := range a.byPrefix(method, "ToGen") {
 			args = append(args, fmt.Sprintf("conv.%s[%s](%s)", f, gt, argName))
 		}
 		if _, named := gsig.Params().At(1).Type().(*types.Named); named {
@@ -311,21 +359,101 @@ func (a *adapter) candidates(m *types.Func, argName string) ([]string, error) {
 	}
 	var out []string
 	for _, arg := range args {
-		call := fmt.Sprintf("%s.%s(ctx)", a.handle(m.Name()), m.Name())
+		call := fmt.Sprintf("%s.%s(ctx)", a.handle(gen), gen)
 		if arg != "" {
-			call = fmt.Sprintf("%s.%s(ctx, %s)", a.handle(m.Name()), m.Name(), arg)
+			call = fmt.Sprintf("%s.%s(ctx, %s)", a.handle(gen), gen, arg)
 		}
-		for _, w := range []string{"errs.Err", "errs.Found", "errs.Rows", "errs.Inserted", "errs.Strings"} {
-			out = append(out, fmt.Sprintf("return %s(%s)", w, call))
-		}
-		for _, f := range a.byPrefix(m.Name(), "FromGen") {
-			out = append(out,
-				fmt.Sprintf("r, err := %s\n\treturn conv.One(errs, r, err, conv.%s)", call, f),
-				fmt.Sprintf("rs, err := %s\n\treturn conv.Many(errs, rs, err, conv.%s)", call, f),
-				fmt.Sprintf("r, err := %s\n\treturn conv.Locked(errs, r, r.DbNow, err, conv.%s)", call, f))
+		// A call that does not compile as a statement compiles in no body: checking it first keeps the number of
+		// bodies to check small.
+		if a.compiles(params, "", call) {
+			out = append(out, call)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// touchPrefix is, for a "…Lock" method whose engine has the no-op "…Touch" update of the same row (MySQL mode) and
+// an adapter function touch running it where the engine needs it, the statements that run it first; "" otherwise.
+// The touch's argument is converted as a call's argument is.
+func (a *adapter) touchPrefix(m *types.Func, params, results, argName, body string) string {
+	stem, ok := strings.CutSuffix(m.Name(), "Lock")
+	if _, fn := a.pkg.Scope().Lookup("touch").(*types.Func); !ok || !fn {
+		return ""
+	}
+	gen, ok := a.genQuery(stem + "Touch")
+	if !ok || gen.Type().(*types.Signature).Params().Len() != 2 {
+		return ""
+	}
+	sig := m.Type().(*types.Signature)
+	var zeros []string
+	for i := range sig.Results().Len() - 1 {
+		zeros = append(zeros, a.zero(sig.Results().At(i).Type()))
+	}
+	ret := strings.Join(append(zeros, "errs(err)"), ", ")
+	for _, call := range a.calls(m.Name(), stem+"Touch", gen.Type().(*types.Signature), params, argName) {
+		fn, rest, _ := strings.Cut(call, "(")
+		arg := strings.TrimSuffix(strings.TrimPrefix(rest, "ctx, "), ")")
+		prefix := fmt.Sprintf("if _, err := touch(ctx, q, %s, %s); err != nil {\n\t\treturn %s\n\t}\n\t", fn, arg, ret)
+		if a.compiles(params, results, prefix+body) {
+			return prefix
+		}
+	}
+	return ""
+}
+
+// emptyGuard is, for an :execrows statement over the rows a list names (sqlc.slice, or = ANY of an array), the
+// statement that answers 0 rows without a round trip when the list is empty; "" otherwise.
+func (a *adapter) emptyGuard(m *types.Func, results, argName string) string {
+	text := a.sql[m.Name()]
+	sig := m.Type().(*types.Signature)
+	overList := strings.Contains(text, "/*SLICE:") || strings.Contains(text, "= ANY (")
+	negated := strings.Contains(strings.ToUpper(text), "NOT IN") || strings.Contains(text, "ALL (")
+	if results != "(int64, error)" || sig.Params().Len() != 2 || !strings.Contains(text, ":execrows") || !overList || negated {
+		return ""
+	}
+	list := ""
+	isList := func(t types.Type) bool {
+		s, ok := t.Underlying().(*types.Slice)
+		return ok && !types.Identical(s.Elem(), types.Typ[types.Byte])
+	}
+	switch t := sig.Params().At(1).Type(); {
+	case isList(t):
+		list = argName
+	default:
+		st, ok := t.Underlying().(*types.Struct)
+		if !ok {
+			return ""
+		}
+		for i := range st.NumFields() {
+			if isList(st.Field(i).Type()) {
+				if list != "" {
+					return "" // two lists: which one's emptiness answers is not for adaptergen to decide
+				}
+				list = argName + "." + st.Field(i).Name()
+			}
+		}
+	}
+	if list == "" {
+		return ""
+	}
+	return fmt.Sprintf("if len(%s) == 0 {\n\t\treturn 0, nil\n\t}\n\t", list)
+}
+
+// zero is the zero value of t as an expression.
+func (a *adapter) zero(t types.Type) string {
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		switch {
+		case u.Info()&types.IsString != 0:
+			return `""`
+		case u.Info()&types.IsBoolean != 0:
+			return "false"
+		}
+		return "0"
+	case *types.Struct, *types.Array:
+		return a.typ(t) + "{}"
+	}
+	return "nil"
 }
 
 // byPrefix lists conv's functions ending in suffix, the longest common prefix with name first.
@@ -396,7 +524,6 @@ func (a *adapter) compiles(params, results, body string) bool {
 // without a generated query of its name runs its db.Chain… function when db has one.
 func (a *adapter) write(m *types.Func, names []string) (method, error) {
 	params, results := a.signature(m, names)
-	var cands []string
 	if fn, ok := a.dbPkg.Scope().Lookup("Chain" + m.Name()).(*types.Func); ok && !a.hasQuery(m.Name()) {
 		// Not type-checked here: q implements db.Queries only once the generated methods exist (the build checks it).
 		if fn.Type().(*types.Signature).Params().Len() != len(names)+2 {
@@ -409,19 +536,19 @@ func (a *adapter) write(m *types.Func, names []string) (method, error) {
 		if len(names) == 1 {
 			arg = names[0]
 		}
-		var err error
-		if cands, err = a.candidates(m, arg); err != nil {
+		cands, err := a.candidates(m, params, arg)
+		if err != nil {
 			return method{}, err
 		}
-	} else {
-		return method{}, fmt.Errorf("%s: more than one argument and no db.Chain%s; write it by hand", m.Name(), m.Name())
-	}
-	for _, body := range cands {
-		if a.compiles(params, results, body) {
-			return method{name: m.Name(), params: params, results: results, body: body}, nil
+		for _, body := range cands {
+			if a.compiles(params, results, body) {
+				body = a.emptyGuard(m, results, arg) + a.touchPrefix(m, params, results, arg, body) + body
+				return method{name: m.Name(), params: params, results: results, body: body}, nil
+			}
 		}
+		return method{}, fmt.Errorf("%s: no pass-through compiles; write it by hand", m.Name())
 	}
-	return method{}, fmt.Errorf("%s: no pass-through compiles; write it by hand", m.Name())
+	return method{}, fmt.Errorf("%s: more than one argument and no db.Chain%s; write it by hand", m.Name(), m.Name())
 }
 
 // hasQuery reports whether the generated package has a query named name.
