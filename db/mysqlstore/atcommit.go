@@ -3,9 +3,13 @@ package mysqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/gen/mysqlgen"
@@ -76,6 +80,40 @@ func commitDeferred(ctx context.Context, conn *sql.Conn, d *deferredWrites) erro
 	}
 	*d.inserted = false
 	return nil
+}
+
+// execMulti sends the statements d recorded as one multi-statement on the transaction's connection and returns the
+// rows each matched (the driver's per-statement counts, which database/sql does not pass on: the statement goes to
+// the driver connection directly, its parameters converted as database/sql would and interpolated by the driver).
+// The first failing statement ends it; its error is returned, and the caller fails the transaction.
+func execMulti(ctx context.Context, conn *sql.Conn, d *deferredWrites) ([]int64, error) {
+	query := strings.Join(d.query, ";\n")
+	var counts []int64
+	err := conn.Raw(func(dc any) error {
+		ex, ok := dc.(driver.ExecerContext)
+		if !ok {
+			return errors.New("mysqlstore: the driver connection cannot execute statements")
+		}
+		args := make([]driver.NamedValue, len(d.args))
+		for i, a := range d.args {
+			v, err := driver.DefaultParameterConverter.ConvertValue(a)
+			if err != nil {
+				return fmt.Errorf("mysqlstore: parameter %d: %w", i+1, err)
+			}
+			args[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+		}
+		res, err := ex.ExecContext(ctx, query, args)
+		if err != nil {
+			return err
+		}
+		all, ok := res.(mysql.Result)
+		if !ok {
+			return errors.New("mysqlstore: the driver reports no per-statement counts")
+		}
+		counts = all.AllRowsAffected()
+		return nil
+	})
+	return counts, interpretError(err)
 }
 
 // recorder is a mysqlgen.DBTX that queues each Exec instead of running it. Only :exec and :execrows statements are
