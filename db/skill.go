@@ -21,14 +21,20 @@ type SkillQueries interface {
 	SkillUpdateRevision(ctx context.Context, p SkillUpdateRevisionParams) (int64, error)
 }
 
-// SkillRevisionQueries are the statements of pc_skill_revisions: every package a skill ever had, kept so that an
-// older one can be published again.
+// SkillRevisionQueries are the statements of pc_skill_revisions — every package a skill ever had, kept so that an
+// older one can be published again — and of pc_skill_revision_candidates, the candidates each revision was built
+// from (the relation the packaging discoverer probes).
 type SkillRevisionQueries interface {
 	// SkillRevisionDeleteBatch deletes at most p.Limit revisions of p.ScopeID (a scope's erase). Returns rows deleted.
 	SkillRevisionDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
 	// SkillRevisionGet is one revision with its archive; db.ErrNotFound when absent.
 	SkillRevisionGet(ctx context.Context, p SkillRevisionGetParams) (SkillRevision, error)
-	// SkillRevisionInsert stores a revision; db.ErrConflict when the number exists.
+	// SkillRevisionCandidateDeleteBatch deletes at most p.Limit candidate rows of p.ScopeID's revisions (a scope's
+	// erase, before the revisions). Returns rows deleted.
+	SkillRevisionCandidateDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
+	// SkillRevisionInsert stores a revision and its candidate rows (pc_skill_revision_candidates: one per distinct id
+	// of r.SourceCandidateIDs, a JSON array of candidate ids); db.ErrConflict when the number exists. Call it in a
+	// transaction: on engines without a data-modifying CTE it is more than one statement.
 	SkillRevisionInsert(ctx context.Context, r SkillRevision) error
 	// SkillRevisionList lists a skill's revisions, newest first, at most p.Limit.
 	SkillRevisionList(ctx context.Context, p SkillRevisionListParams) ([]SkillRevision, error)

@@ -53,7 +53,8 @@ type EraseResult struct {
 	DeletedEntries      int64  `json:"deleted_entries"`
 	DeletedCandidates   int64  `json:"deleted_candidates"`
 	DeletedEmbeddings   int64  `json:"deleted_embeddings"`
-	// DeletedSkillRows counts the scope's skills, skill revisions, targets and publications (docs/skills.md).
+	// DeletedSkillRows counts the scope's skills, skill revisions and their candidate rows, targets and publications
+	// (docs/skills.md).
 	DeletedSkillRows int64 `json:"deleted_skill_rows"`
 }
 
@@ -169,6 +170,9 @@ func (h *EraseHandler) Prepare(ctx context.Context, item db.WorkItem) (coordinat
 		}},
 		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) {
 			return q.SkillTargetDeleteBatch(ctx, scopeBatch)
+		}},
+		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) {
+			return q.SkillRevisionCandidateDeleteBatch(ctx, scopeBatch)
 		}},
 		{&res.DeletedSkillRows, func(ctx context.Context, q db.Queries) (int64, error) {
 			return q.SkillRevisionDeleteBatch(ctx, scopeBatch)

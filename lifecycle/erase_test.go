@@ -90,7 +90,7 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 		require.NoError(t, json.Unmarshal(finished.ResultPayload, &r))
 		require.Equal(t, lifecycle.EraseResult{Type: "scope_erase", RequestedBy: "alice", CancelledOperations: 1,
 			DeletedOperations: 4, DeletedSources: 1100, DeletedRevisions: 2, DeletedEntries: 4, DeletedCandidates: 3,
-			DeletedEmbeddings: 2, DeletedSkillRows: 4}, r,
+			DeletedEmbeddings: 2, DeletedSkillRows: 5}, r,
 			"revision 1 had 3 entries, the forgotten s0 left it with 2; revision 2 has 2, with their vectors (the latest only)")
 		require.Contains(t, string(finished.Payload), `"requested_by":"alice"`)
 		cancelled, err := l.Get(ctx, pending.Item.WorkID)
@@ -129,7 +129,7 @@ func TestEraseScopeLeavesNoRow(t *testing.T) {
 	})
 }
 
-// insertSkillRows writes one skill, revision, target and publication of scope.
+// insertSkillRows writes one skill, revision (with its candidate row), target and publication of scope.
 func insertSkillRows(t *testing.T, s db.Store, scope string) {
 	t.Helper()
 	ctx := context.Background()
@@ -138,7 +138,7 @@ func insertSkillRows(t *testing.T, s db.Store, scope string) {
 	digest := strings.Repeat("a", 64)
 	require.NoError(t, s.SkillInsert(ctx, db.Skill{ScopeID: scope, SkillName: "lesson", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}))
 	require.NoError(t, s.SkillRevisionInsert(ctx, db.SkillRevision{ScopeID: scope, SkillName: "lesson", Revision: 1, TreeDigest: digest,
-		ArchiveDigest: digest, FileCount: 1, ByteSize: 10, Archive: []byte("archive"), SourceCandidateIDs: []byte("[]"), CreatedAt: now}))
+		ArchiveDigest: digest, FileCount: 1, ByteSize: 10, Archive: []byte("archive"), SourceCandidateIDs: []byte(`["` + uuid.NewString() + `"]`), CreatedAt: now}))
 	target := uuid.NewString()
 	require.NoError(t, s.SkillTargetInsert(ctx, db.SkillTarget{TargetID: target, ScopeID: scope, AgentKind: "generic", DisplayName: "t",
 		Generation: 1, CreatedAt: now, UpdatedAt: now}))

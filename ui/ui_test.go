@@ -257,7 +257,7 @@ func TestPagesRenderWithoutContent(t *testing.T) {
 	require.Contains(t, string(pkg.Files[0].Content), "CANARY-3f9e1c", "the canary must be in the package for this to mean anything")
 	require.NoError(t, f.store.SkillRevisionInsert(ctx, db.SkillRevision{ScopeID: "done", SkillName: "canary-skill", Revision: 1,
 		TreeDigest: pkg.TreeDigest, ArchiveDigest: pkg.ArchiveDigest, FileCount: int32(len(pkg.Files)), ByteSize: pkg.ByteSize,
-		Archive: pkg.Archive, SourceCandidateIDs: []byte(`["c1"]`), CreatedAt: now}))
+		Archive: pkg.Archive, SourceCandidateIDs: []byte(`["00000000-0000-4000-8000-0000000000c1"]`), CreatedAt: now}))
 	require.NoError(t, f.store.SkillInsert(ctx, db.Skill{ScopeID: "done", SkillName: "canary-skill", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}))
 	svc := skills.Service{Store: f.store}
 	tg, _, err := svc.RegisterTarget(ctx, "done", "claude_code", "laptop")

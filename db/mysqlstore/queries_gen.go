@@ -285,6 +285,10 @@ func (q queries) SkillPublicationUpdateObserved(ctx context.Context, p db.SkillP
 	return errs.Rows(q.q.SkillPublicationUpdateObserved(ctx, conv.SkillPublicationUpdateObservedToGen[mysqlgen.SkillPublicationUpdateObservedParams](p)))
 }
 
+func (q queries) SkillRevisionCandidateDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.q.SkillRevisionCandidateDeleteBatch(ctx, mysqlgen.SkillRevisionCandidateDeleteBatchParams(p)))
+}
+
 func (q queries) SkillRevisionDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.q.SkillRevisionDeleteBatch(ctx, mysqlgen.SkillRevisionDeleteBatchParams(p)))
 }
@@ -292,10 +296,6 @@ func (q queries) SkillRevisionDeleteBatch(ctx context.Context, p db.ScopeBatchPa
 func (q queries) SkillRevisionGet(ctx context.Context, p db.SkillRevisionGetParams) (db.SkillRevision, error) {
 	r, err := q.q.SkillRevisionGet(ctx, mysqlgen.SkillRevisionGetParams(p))
 	return conv.One(errs, r, err, conv.SkillRevisionFromGen)
-}
-
-func (q queries) SkillRevisionInsert(ctx context.Context, r db.SkillRevision) error {
-	return errs.Err(q.q.SkillRevisionInsert(ctx, conv.SkillRevisionToGen[mysqlgen.SkillRevisionInsertParams](r)))
 }
 
 func (q queries) SkillRevisionList(ctx context.Context, p db.SkillRevisionListParams) ([]db.SkillRevision, error) {

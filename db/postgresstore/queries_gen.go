@@ -271,6 +271,10 @@ func (q queries) SkillPublicationUpdateObserved(ctx context.Context, p db.SkillP
 	return errs.Rows(q.q.SkillPublicationUpdateObserved(ctx, conv.SkillPublicationUpdateObservedToGen[postgresgen.SkillPublicationUpdateObservedParams](p)))
 }
 
+func (q queries) SkillRevisionCandidateDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.q.SkillRevisionCandidateDeleteBatch(ctx, postgresgen.SkillRevisionCandidateDeleteBatchParams(p)))
+}
+
 func (q queries) SkillRevisionDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.q.SkillRevisionDeleteBatch(ctx, postgresgen.SkillRevisionDeleteBatchParams(p)))
 }

@@ -279,6 +279,10 @@ func (q *queries) SkillPublicationUpdateObserved(ctx context.Context, p db.Skill
 	return errs.Rows(q.w.SkillPublicationUpdateObserved(ctx, conv.SkillPublicationUpdateObservedToGen[sqlitegen.SkillPublicationUpdateObservedParams](p)))
 }
 
+func (q *queries) SkillRevisionCandidateDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
+	return errs.Rows(q.w.SkillRevisionCandidateDeleteBatch(ctx, sqlitegen.SkillRevisionCandidateDeleteBatchParams(p)))
+}
+
 func (q *queries) SkillRevisionDeleteBatch(ctx context.Context, p db.ScopeBatchParams) (int64, error) {
 	return errs.Rows(q.w.SkillRevisionDeleteBatch(ctx, sqlitegen.SkillRevisionDeleteBatchParams(p)))
 }
@@ -286,10 +290,6 @@ func (q *queries) SkillRevisionDeleteBatch(ctx context.Context, p db.ScopeBatchP
 func (q *queries) SkillRevisionGet(ctx context.Context, p db.SkillRevisionGetParams) (db.SkillRevision, error) {
 	r, err := q.r.SkillRevisionGet(ctx, sqlitegen.SkillRevisionGetParams(p))
 	return conv.One(errs, r, err, conv.SkillRevisionFromGen)
-}
-
-func (q *queries) SkillRevisionInsert(ctx context.Context, r db.SkillRevision) error {
-	return errs.Err(q.w.SkillRevisionInsert(ctx, conv.SkillRevisionToGen[sqlitegen.SkillRevisionInsertParams](r)))
 }
 
 func (q *queries) SkillRevisionList(ctx context.Context, p db.SkillRevisionListParams) ([]db.SkillRevision, error) {

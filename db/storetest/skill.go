@@ -362,7 +362,7 @@ func testSkillDeleteBatches(t *testing.T, s db.Store) {
 		}
 	}
 	for _, del := range []func(context.Context, db.ScopeBatchParams) (int64, error){
-		s.SkillDeleteBatch, s.SkillRevisionDeleteBatch, s.SkillTargetDeleteBatch, s.SkillPublicationDeleteBatch,
+		s.SkillDeleteBatch, s.SkillRevisionCandidateDeleteBatch, s.SkillRevisionDeleteBatch, s.SkillTargetDeleteBatch, s.SkillPublicationDeleteBatch,
 	} {
 		n, err := del(ctx, db.ScopeBatchParams{ScopeID: scope, Limit: 2})
 		require.NoError(t, err)

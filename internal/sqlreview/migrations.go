@@ -101,6 +101,8 @@ var MigrationRules = []MigrationRule{
 	rule("pg-alter-column-rewrite", pg, `^ALTER (COLUMN )?\w+ (SET DATA )?TYPE|^ALTER (COLUMN )?\w+ SET NOT NULL`,
 		"change a column's type or nullability", "AccessExclusiveLock", Rows, true, "a type change rewrites the table; SET NOT NULL scans it"),
 	rule("pg-rename", pg, `^RENAME `, "rename", "AccessExclusiveLock", Catalog, true, ""),
+	rule("pg-backfill", pg, `^INSERT INTO \w+ .*SELECT .* FROM \w+`, "copy rows of a table into another (a backfill)",
+		"AccessShareLock", Rows, false, "the source is only read: its writers continue; the target (a new table) is the file's until it commits"),
 
 	// MariaDB 10.6+ / MySQL 8.0 (InnoDB online DDL). Each statement commits on its own; the metadata lock is
 	// exclusive only briefly at its start and end (a long transaction on the table delays both).
@@ -119,6 +121,8 @@ var MigrationRules = []MigrationRule{
 	rule("my-modify-column", my, `^(MODIFY|CHANGE|ALTER) `, "change a column", AlgCopy, Rows, true,
 		"conservative: only some changes (e.g. widening a VARCHAR within its length byte) are INPLACE; add an explicit rule when one is"),
 	rule("my-rename", my, `^RENAME `, "rename", AlgInstant, Catalog, false, ""),
+	rule("my-backfill", my, `^INSERT INTO \w+ .*SELECT .* FROM \w+`, "copy rows of a table into another (a backfill)",
+		"shared row locks", Rows, true, "InnoDB's INSERT … SELECT share-locks the source rows it reads: their writers wait until the statement ends"),
 
 	// SQLite. A migration file is one write transaction: writers (there is one writer connection) wait for the whole
 	// file; readers continue on the last committed state (WAL). Rows work makes that wait proportional to the table.

@@ -136,10 +136,10 @@ WHERE c.scope_id > ?
   AND c.status = 'approved'
   AND NOT EXISTS (
       SELECT 1
-      FROM pc_skills s
-      JOIN pc_skill_revisions r ON r.scope_id = s.scope_id AND r.skill_name = s.skill_name AND r.revision = s.current_revision
-      WHERE s.scope_id = c.scope_id
-        AND LOCATE(CAST(CONCAT('"', c.candidate_id, '"') AS BINARY), r.source_candidate_ids) > 0)
+      FROM pc_skill_revision_candidates rc
+      JOIN pc_skills s ON s.scope_id = rc.scope_id AND s.skill_name = rc.skill_name AND s.current_revision = rc.revision
+      WHERE rc.scope_id = c.scope_id
+        AND rc.candidate_id = c.candidate_id)
 ORDER BY c.scope_id, c.candidate_id
 LIMIT ?
 `
@@ -149,8 +149,8 @@ type ExperienceCandidateListUnpackagedParams struct {
 	Limit        int32
 }
 
-// No lock; the skill packaging discoverer's keyset over scopes after after_scope_id: approved candidates whose id is in
-// no current revision of their scope's skills. Differs from postgres because MySQL searches the JSON bytes with LOCATE.
+// No lock; the skill packaging discoverer's keyset over scopes after after_scope_id: approved candidates that no
+// current revision of their scope's skills holds (pc_skill_revision_candidates by (scope_id, candidate_id), then the skill's key).
 func (q *Queries) ExperienceCandidateListUnpackaged(ctx context.Context, arg ExperienceCandidateListUnpackagedParams) ([]PcExperienceCandidate, error) {
 	rows, err := q.db.QueryContext(ctx, experienceCandidateListUnpackaged, arg.AfterScopeID, arg.Limit)
 	if err != nil {

@@ -128,6 +128,13 @@ type PcSkillRevision struct {
 	CreatedAt          time.Time
 }
 
+type PcSkillRevisionCandidate struct {
+	ScopeID     string
+	SkillName   string
+	Revision    int64
+	CandidateID string
+}
+
 type PcSkillTarget struct {
 	TargetID            string
 	ScopeID             string

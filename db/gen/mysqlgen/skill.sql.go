@@ -426,6 +426,49 @@ func (q *Queries) SkillPublicationUpdateObserved(ctx context.Context, arg SkillP
 	return result.RowsAffected()
 }
 
+const skillRevisionCandidateDeleteBatch = `-- name: SkillRevisionCandidateDeleteBatch :execrows
+DELETE FROM pc_skill_revision_candidates
+WHERE scope_id = ?
+LIMIT ?
+`
+
+type SkillRevisionCandidateDeleteBatchParams struct {
+	ScopeID string
+	Limit   int32
+}
+
+// Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope (deleted before the revisions). Differs from postgres because MySQL has DELETE ... LIMIT.
+func (q *Queries) SkillRevisionCandidateDeleteBatch(ctx context.Context, arg SkillRevisionCandidateDeleteBatchParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, skillRevisionCandidateDeleteBatch, arg.ScopeID, arg.Limit)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const skillRevisionCandidateInsert = `-- name: SkillRevisionCandidateInsert :exec
+INSERT INTO pc_skill_revision_candidates (scope_id, skill_name, revision, candidate_id)
+VALUES (?, ?, ?, ?)
+`
+
+type SkillRevisionCandidateInsertParams struct {
+	ScopeID     string
+	SkillName   string
+	Revision    int64
+	CandidateID string
+}
+
+// Engine-only (mysql, sqlite): Requires the transaction of SkillRevisionInsert (the package item's commit); one candidate row of the revision just inserted, because MySQL has no data-modifying CTE to write them in the revision's statement (the adapter runs one per candidate id).
+func (q *Queries) SkillRevisionCandidateInsert(ctx context.Context, arg SkillRevisionCandidateInsertParams) error {
+	_, err := q.db.ExecContext(ctx, skillRevisionCandidateInsert,
+		arg.ScopeID,
+		arg.SkillName,
+		arg.Revision,
+		arg.CandidateID,
+	)
+	return err
+}
+
 const skillRevisionDeleteBatch = `-- name: SkillRevisionDeleteBatch :execrows
 DELETE FROM pc_skill_revisions
 WHERE scope_id = ?

@@ -420,6 +420,29 @@ func (q *Queries) SkillPublicationUpdateObserved(ctx context.Context, arg SkillP
 	return result.RowsAffected(), nil
 }
 
+const skillRevisionCandidateDeleteBatch = `-- name: SkillRevisionCandidateDeleteBatch :execrows
+DELETE FROM pc_skill_revision_candidates
+WHERE (scope_id, skill_name, revision, candidate_id) IN (
+    SELECT t.scope_id, t.skill_name, t.revision, t.candidate_id FROM pc_skill_revision_candidates t
+    WHERE t.scope_id = $1
+    LIMIT $2
+)
+`
+
+type SkillRevisionCandidateDeleteBatchParams struct {
+	ScopeID string
+	Limit   int32
+}
+
+// Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope (deleted before the revisions).
+func (q *Queries) SkillRevisionCandidateDeleteBatch(ctx context.Context, arg SkillRevisionCandidateDeleteBatchParams) (int64, error) {
+	result, err := q.db.Exec(ctx, skillRevisionCandidateDeleteBatch, arg.ScopeID, arg.Limit)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const skillRevisionDeleteBatch = `-- name: SkillRevisionDeleteBatch :execrows
 DELETE FROM pc_skill_revisions
 WHERE (scope_id, skill_name, revision) IN (
@@ -475,8 +498,15 @@ func (q *Queries) SkillRevisionGet(ctx context.Context, arg SkillRevisionGetPara
 }
 
 const skillRevisionInsert = `-- name: SkillRevisionInsert :exec
-INSERT INTO pc_skill_revisions (scope_id, skill_name, revision, tree_digest, archive_digest, file_count, byte_size, archive, source_candidate_ids, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+WITH r AS (
+    INSERT INTO pc_skill_revisions (scope_id, skill_name, revision, tree_digest, archive_digest, file_count, byte_size, archive, source_candidate_ids, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    RETURNING scope_id, skill_name, revision, source_candidate_ids
+)
+INSERT INTO pc_skill_revision_candidates (scope_id, skill_name, revision, candidate_id)
+SELECT DISTINCT r.scope_id, r.skill_name, r.revision, e.candidate_id::uuid
+FROM r
+CROSS JOIN LATERAL jsonb_array_elements_text(convert_from(r.source_candidate_ids, 'UTF8')::jsonb) AS e(candidate_id)
 `
 
 type SkillRevisionInsertParams struct {
@@ -492,7 +522,7 @@ type SkillRevisionInsertParams struct {
 	CreatedAt          time.Time
 }
 
-// Guard: primary key (scope, name, revision); the package lane serialises a scope's revisions, a duplicate is db.ErrConflict.
+// Guard: primary key (scope, name, revision); the package lane serialises a scope's revisions, a duplicate is db.ErrConflict. One statement also writes the revision's candidate rows (pc_skill_revision_candidates) from source_candidate_ids.
 func (q *Queries) SkillRevisionInsert(ctx context.Context, arg SkillRevisionInsertParams) error {
 	_, err := q.db.Exec(ctx, skillRevisionInsert,
 		arg.ScopeID,

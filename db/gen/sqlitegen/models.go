@@ -124,6 +124,13 @@ type PcSkillRevision struct {
 	CreatedAt          int64
 }
 
+type PcSkillRevisionCandidate struct {
+	ScopeID     string
+	SkillName   string
+	Revision    int64
+	CandidateID string
+}
+
 type PcSkillTarget struct {
 	TargetID            string
 	ScopeID             string

@@ -1,6 +1,9 @@
 package conv
 
 import (
+	"encoding/json"
+	"slices"
+
 	"github.com/powercontext/powercontext/db"
 )
 
@@ -251,4 +254,15 @@ type stateCount = struct {
 func StateCountFromGen[R ~stateCount](g R) db.StateCount {
 	r := stateCount(g)
 	return db.StateCount{State: r.State, Count: r.PublicationCount}
+}
+
+// SkillRevisionCandidateIDs reads a revision's source_candidate_ids (a JSON array of candidate ids), each id once,
+// sorted: the rows of pc_skill_revision_candidates an adapter without a data-modifying CTE writes one by one.
+func SkillRevisionCandidateIDs(raw []byte) ([]string, error) {
+	var ids []string
+	if err := json.Unmarshal(raw, &ids); err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
 }

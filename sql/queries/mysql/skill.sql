@@ -88,6 +88,17 @@ WHERE target_id = sqlc.arg('target_id')
   AND skill_name = sqlc.arg('skill_name')
   AND generation = sqlc.arg('expected_generation');
 
+-- Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope (deleted before the revisions). Differs from postgres because MySQL has DELETE ... LIMIT.
+-- name: SkillRevisionCandidateDeleteBatch :execrows
+DELETE FROM pc_skill_revision_candidates
+WHERE scope_id = sqlc.arg('scope_id')
+LIMIT ?;
+
+-- Engine-only (mysql, sqlite): Requires the transaction of SkillRevisionInsert (the package item's commit); one candidate row of the revision just inserted, because MySQL has no data-modifying CTE to write them in the revision's statement (the adapter runs one per candidate id).
+-- name: SkillRevisionCandidateInsert :exec
+INSERT INTO pc_skill_revision_candidates (scope_id, skill_name, revision, candidate_id)
+VALUES (sqlc.arg('scope_id'), sqlc.arg('skill_name'), sqlc.arg('revision'), sqlc.arg('candidate_id'));
+
 -- Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope. Differs from postgres because MySQL has DELETE ... LIMIT.
 -- name: SkillRevisionDeleteBatch :execrows
 DELETE FROM pc_skill_revisions

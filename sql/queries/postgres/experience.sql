@@ -23,8 +23,8 @@ WHERE scope_id = sqlc.arg('scope_id')
 ORDER BY created_at DESC, candidate_id DESC
 LIMIT sqlc.arg('limit');
 
--- No lock; the skill packaging discoverer's keyset over scopes after after_scope_id: approved candidates whose id is in
--- no current revision of their scope's skills (source_candidate_ids holds a JSON array of quoted UUIDs).
+-- No lock; the skill packaging discoverer's keyset over scopes after after_scope_id: approved candidates that no
+-- current revision of their scope's skills holds (pc_skill_revision_candidates by (scope_id, candidate_id), then the skill's key).
 -- name: ExperienceCandidateListUnpackaged :many
 SELECT c.*
 FROM pc_experience_candidates c
@@ -32,10 +32,10 @@ WHERE c.scope_id > sqlc.arg('after_scope_id')
   AND c.status = 'approved'
   AND NOT EXISTS (
       SELECT 1
-      FROM pc_skills s
-      JOIN pc_skill_revisions r ON r.scope_id = s.scope_id AND r.skill_name = s.skill_name AND r.revision = s.current_revision
-      WHERE s.scope_id = c.scope_id
-        AND position(convert_to('"' || c.candidate_id::text || '"', 'UTF8') IN r.source_candidate_ids) > 0)
+      FROM pc_skill_revision_candidates rc
+      JOIN pc_skills s ON s.scope_id = rc.scope_id AND s.skill_name = rc.skill_name AND s.current_revision = rc.revision
+      WHERE rc.scope_id = c.scope_id
+        AND rc.candidate_id = c.candidate_id)
 ORDER BY c.scope_id, c.candidate_id
 LIMIT sqlc.arg('limit');
 

@@ -94,6 +94,15 @@ WHERE target_id = sqlc.arg('target_id')
   AND skill_name = sqlc.arg('skill_name')
   AND generation = sqlc.arg('expected_generation');
 
+-- Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope (deleted before the revisions).
+-- name: SkillRevisionCandidateDeleteBatch :execrows
+DELETE FROM pc_skill_revision_candidates
+WHERE (scope_id, skill_name, revision, candidate_id) IN (
+    SELECT t.scope_id, t.skill_name, t.revision, t.candidate_id FROM pc_skill_revision_candidates t
+    WHERE t.scope_id = sqlc.arg('scope_id')
+    LIMIT sqlc.arg('limit')
+);
+
 -- Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope.
 -- name: SkillRevisionDeleteBatch :execrows
 DELETE FROM pc_skill_revisions
@@ -109,10 +118,17 @@ SELECT scope_id, skill_name, revision, tree_digest, archive_digest, file_count, 
 FROM pc_skill_revisions
 WHERE scope_id = sqlc.arg('scope_id') AND skill_name = sqlc.arg('skill_name') AND revision = sqlc.arg('revision');
 
--- Guard: primary key (scope, name, revision); the package lane serialises a scope's revisions, a duplicate is db.ErrConflict.
+-- Guard: primary key (scope, name, revision); the package lane serialises a scope's revisions, a duplicate is db.ErrConflict. One statement also writes the revision's candidate rows (pc_skill_revision_candidates) from source_candidate_ids.
 -- name: SkillRevisionInsert :exec
-INSERT INTO pc_skill_revisions (scope_id, skill_name, revision, tree_digest, archive_digest, file_count, byte_size, archive, source_candidate_ids, created_at)
-VALUES (sqlc.arg('scope_id'), sqlc.arg('skill_name'), sqlc.arg('revision'), sqlc.arg('tree_digest'), sqlc.arg('archive_digest'), sqlc.arg('file_count'), sqlc.arg('byte_size'), sqlc.arg('archive'), sqlc.arg('source_candidate_ids'), sqlc.arg('created_at'));
+WITH r AS (
+    INSERT INTO pc_skill_revisions (scope_id, skill_name, revision, tree_digest, archive_digest, file_count, byte_size, archive, source_candidate_ids, created_at)
+    VALUES (sqlc.arg('scope_id'), sqlc.arg('skill_name'), sqlc.arg('revision'), sqlc.arg('tree_digest'), sqlc.arg('archive_digest'), sqlc.arg('file_count'), sqlc.arg('byte_size'), sqlc.arg('archive'), sqlc.arg('source_candidate_ids'), sqlc.arg('created_at'))
+    RETURNING scope_id, skill_name, revision, source_candidate_ids
+)
+INSERT INTO pc_skill_revision_candidates (scope_id, skill_name, revision, candidate_id)
+SELECT DISTINCT r.scope_id, r.skill_name, r.revision, e.candidate_id::uuid
+FROM r
+CROSS JOIN LATERAL jsonb_array_elements_text(convert_from(r.source_candidate_ids, 'UTF8')::jsonb) AS e(candidate_id);
 
 -- No lock; a skill's revisions, newest first, at most limit (archives included).
 -- name: SkillRevisionList :many

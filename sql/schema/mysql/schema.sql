@@ -286,6 +286,16 @@ CREATE TABLE pc_skill_revisions (
     CONSTRAINT pc_skill_revisions_byte_size_check CHECK (byte_size BETWEEN 1 AND 1048576),
     CONSTRAINT pc_skill_revisions_archive_check CHECK (LENGTH(archive) BETWEEN 1 AND 2097152)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+-- The candidates each revision was built from, one row per candidate (the relation form of source_candidate_ids,
+-- written with the revision): the packaging discoverer probes (scope_id, candidate_id) instead of searching JSON.
+CREATE TABLE pc_skill_revision_candidates (
+    scope_id     VARBINARY(256) NOT NULL,
+    skill_name   VARCHAR(64)    CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    revision     BIGINT         NOT NULL,
+    candidate_id CHAR(36)       CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    PRIMARY KEY (scope_id, skill_name, revision, candidate_id),
+    KEY pc_skill_revision_candidates_scope_candidate_idx (scope_id, candidate_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 CREATE TABLE pc_skill_targets (
     target_id             CHAR(36)       CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     scope_id              VARBINARY(256) NOT NULL,

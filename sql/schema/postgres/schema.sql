@@ -283,6 +283,16 @@ CREATE TABLE pc_skill_revisions (
     CONSTRAINT pc_skill_revisions_byte_size_check CHECK (byte_size BETWEEN 1 AND 1048576),
     CONSTRAINT pc_skill_revisions_archive_check CHECK (octet_length(archive) BETWEEN 1 AND 2097152)
 );
+-- The candidates each revision was built from, one row per candidate (the relation form of source_candidate_ids,
+-- written with the revision): the packaging discoverer probes (scope_id, candidate_id) instead of searching JSON.
+CREATE TABLE pc_skill_revision_candidates (
+    scope_id     text        COLLATE "C" NOT NULL,
+    skill_name   varchar(64) COLLATE "C" NOT NULL,
+    revision     bigint      NOT NULL,
+    candidate_id uuid        NOT NULL,
+    CONSTRAINT pc_skill_revision_candidates_pkey PRIMARY KEY (scope_id, skill_name, revision, candidate_id)
+);
+CREATE INDEX pc_skill_revision_candidates_scope_candidate_idx ON pc_skill_revision_candidates (scope_id, candidate_id);
 CREATE TABLE pc_skill_targets (
     target_id             uuid         NOT NULL,
     scope_id              text         COLLATE "C" NOT NULL,

@@ -1,0 +1,19 @@
+-- Expand-only (the expand_ label): a binary built before this migration keeps working with it applied (it neither
+-- reads nor writes the new table; a revision it stores meanwhile has no rows here, so its candidates read as
+-- unpackaged and the discoverer joins their packaging items until the skill's next revision).
+-- pc_skill_revision_candidates: the Experience candidates each skill revision was built from, one row per candidate
+-- (the relation form of pc_skill_revisions.source_candidate_ids), written with the revision. The packaging
+-- discoverer finds approved candidates that no current revision holds through (scope_id, candidate_id) instead of
+-- searching every current revision's JSON (docs/skills.md#tables-and-erasing). Backfilled from the JSON arrays of
+-- the existing revisions (json_each); a scope erase deletes the rows with the revisions.
+CREATE TABLE pc_skill_revision_candidates (
+    scope_id     TEXT    NOT NULL,
+    skill_name   TEXT    NOT NULL,
+    revision     INTEGER NOT NULL,
+    candidate_id TEXT    NOT NULL,
+    CONSTRAINT pc_skill_revision_candidates_pkey PRIMARY KEY (scope_id, skill_name, revision, candidate_id)
+);
+CREATE INDEX pc_skill_revision_candidates_scope_candidate_idx ON pc_skill_revision_candidates (scope_id, candidate_id);
+INSERT INTO pc_skill_revision_candidates (scope_id, skill_name, revision, candidate_id)
+SELECT DISTINCT r.scope_id, r.skill_name, r.revision, j.value
+FROM pc_skill_revisions r, json_each(CAST(r.source_candidate_ids AS TEXT)) AS j;
