@@ -497,3 +497,87 @@ func TestAtCommitFollowsInterpolation(t *testing.T) {
 		require.NoError(t, store.Close())
 	}
 }
+
+// TestBatchStatementsTouchOnlyTheirRows: on tables of a few rows, where MariaDB's optimizer would rather scan than
+// read an IN list by primary key, a batch's locks and finish (WorkLaneKeyItemLockMany, WorkItemSucceedMany) read
+// only the rows they name: while another transaction holds the lane, key and item of an item outside the batch, the
+// batch finishes without waiting (a scan would wait on the held rows; two batches doing so deadlocked). The batch's
+// session gives up on a lock after one second, so a statement that waits fails the test instead of hanging.
+func TestBatchStatementsTouchOnlyTheirRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := enginetest.MigratedDatabase(t, db.EngineMySQL)
+	store, err := mysqlstore.Open(ctx, u.DSN)
+	require.NoError(t, err)
+	defer store.Close()
+	cfg, err := mysql.ParseDSN(u.DSN)
+	require.NoError(t, err)
+	cfg.Params = map[string]string{"innodb_lock_wait_timeout": "1"}
+	impatient, err := mysqlstore.Open(ctx, cfg.FormatDSN())
+	require.NoError(t, err)
+	defer impatient.Close()
+
+	now, err := store.DBNow(ctx)
+	require.NoError(t, err)
+	now = now.Truncate(time.Microsecond).Add(-time.Second)
+	var refs []db.WorkItemRef
+	for range 8 {
+		r := db.WorkItemRef{LaneKey: randomKey(), LogicalKey: randomKey(), WorkID: uuid.NewString()}
+		_, err := store.WorkLaneInsertIfAbsent(ctx, r.LaneKey)
+		require.NoError(t, err)
+		require.NoError(t, store.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: r.LaneKey, NextSequence: 2, HeadSequence: 1}))
+		_, err = store.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: r.LogicalKey, WorkID: r.WorkID, LaneKey: r.LaneKey, CreatedAt: now})
+		require.NoError(t, err)
+		require.NoError(t, store.WorkItemInsert(ctx, db.WorkItem{
+			WorkID: r.WorkID, LogicalKey: r.LogicalKey, LaneKey: r.LaneKey, LaneSequence: 1, Kind: "k", PayloadVersion: 1,
+			ScopeID: "s", Payload: []byte(`{}`), Status: db.StatusQueued, AvailableAt: now, MaxAttempts: 1,
+			StateVersion: 1, CreatedAt: now, UpdatedAt: now,
+		}))
+		refs = append(refs, r)
+	}
+	claimed, err := store.WorkItemClaimMany(ctx, db.WorkItemClaimManyParams{Supported: []db.KindVersions{{Kind: "k", Min: 1, Max: 1}},
+		Candidates: 32, Slots: 8, Owner: "test", Lease: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, claimed.Claimed, 8)
+	version := map[string]int64{}
+	for _, c := range claimed.Claimed {
+		version[c.Item.WorkID] = c.Item.StateVersion
+	}
+
+	// The blocker holds the rows of the first four items.
+	blocker, err := store.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = blocker.Rollback() }()
+	for _, r := range refs[:4] {
+		for _, row := range []struct{ table, column, key string }{
+			{"pc_work_lanes", "lane_key", r.LaneKey}, {"pc_work_keys", "logical_key", r.LogicalKey}, {"pc_work_items", "work_id", r.WorkID},
+		} {
+			var one int
+			//nolint:gosec // the test's constants
+			require.NoError(t, blocker.QueryRowContext(ctx, "SELECT 1 FROM "+row.table+" WHERE "+row.column+" = ? FOR UPDATE", row.key).Scan(&one))
+		}
+	}
+
+	batch := refs[4:]
+	var n int64
+	require.NoError(t, impatient.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		locked, _, err := q.WorkLaneKeyItemLockMany(ctx, batch)
+		if err != nil {
+			return err
+		}
+		items := make([]db.SucceedItem, len(locked))
+		for i, l := range locked {
+			require.True(t, l.Found && l.HasKey, "batch item %d locked", i)
+			items[i] = db.SucceedItem{WorkID: l.Item.WorkID, ExpectedVersion: version[l.Item.WorkID], ResultCode: "ok"}
+		}
+		n, err = q.WorkItemSucceedMany(ctx, db.WorkItemSucceedManyParams{Now: now.Add(time.Second), Items: items})
+		return err
+	}), "the batch waited on rows it does not name")
+	require.EqualValues(t, len(batch), n)
+	require.NoError(t, blocker.Rollback())
+	for _, r := range batch {
+		var keys int
+		require.NoError(t, store.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM pc_work_keys WHERE logical_key = ?", r.LogicalKey).Scan(&keys))
+		require.Zero(t, keys, "the batch deleted its keys")
+	}
+}

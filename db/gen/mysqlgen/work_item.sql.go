@@ -13,7 +13,7 @@ import (
 
 const workItemAttemptSucceedMany = `-- name: WorkItemAttemptSucceedMany :execrows
 
-UPDATE pc_work_items
+UPDATE pc_work_items FORCE INDEX (PRIMARY)
 JOIN pc_work_attempts
   ON pc_work_attempts.work_id = pc_work_items.work_id
  AND pc_work_attempts.attempt_no = pc_work_items.attempt_count
@@ -46,7 +46,7 @@ type WorkItemAttemptSucceedManyParams struct {
 // No lock; unlocked candidate query over lane heads (docs/protocol.md#claim); each candidate is re-checked under lane → key → item locks.
 // One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit
 // (or, for a few deep lanes, starts from the lanes). Differs from postgres because MySQL cannot merge the ordered
-// Engine-only (mysql): Requires the item locks (WorkItemLockMany); guard: each item's state_version equals its expected version (CAS) and its unfinished attempt is its current one (inner join: an item without one matches nothing); finishes items and attempts in one statement, per-item values looked up by work_id in a JSON object; rows matched count both tables (docs/protocol.md#set-based-completion).
+// Engine-only (mysql): Requires the item locks (WorkItemLockMany); guard: each item's state_version equals its expected version (CAS) and its unfinished attempt is its current one (inner join: an item without one matches nothing); finishes items and attempts in one statement, per-item values looked up by work_id in a JSON object; rows matched count both tables; the items' primary key range is forced (a multi-table UPDATE that scanned a small table would wait on rows other batches hold) (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkItemAttemptSucceedMany(ctx context.Context, arg WorkItemAttemptSucceedManyParams) (int64, error) {
 	query := workItemAttemptSucceedMany
 	var queryParams []interface{}
@@ -899,7 +899,7 @@ func (q *Queries) WorkItemLock(ctx context.Context, workID string) (WorkItemLock
 
 const workItemLockMany = `-- name: WorkItemLockMany :many
 SELECT pc_work_items.work_id, pc_work_items.logical_key, pc_work_items.lane_key, pc_work_items.lane_sequence, pc_work_items.kind, pc_work_items.payload_version, pc_work_items.scope_id, pc_work_items.payload, pc_work_items.status, pc_work_items.available_at, pc_work_items.lease_owner, pc_work_items.lease_fence, pc_work_items.lease_expires_at, pc_work_items.attempt_count, pc_work_items.generation_attempt_count, pc_work_items.recovery_generation, pc_work_items.max_attempts, pc_work_items.cancel_requested, pc_work_items.result_code, pc_work_items.result_payload, pc_work_items.error_category, pc_work_items.error_code, pc_work_items.state_version, pc_work_items.created_at, pc_work_items.updated_at, pc_work_items.completed_at, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
-FROM pc_work_items
+FROM pc_work_items FORCE INDEX (PRIMARY)
 WHERE work_id IN (/*SLICE:work_ids*/?)
 ORDER BY work_id
 FOR UPDATE
@@ -910,7 +910,7 @@ type WorkItemLockManyRow struct {
 	DbNow      time.Time
 }
 
-// Engine-only (postgres, mysql): Lock: items (FOR UPDATE) in ascending work_id order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+// Engine-only (postgres, mysql): Lock: items (FOR UPDATE) in ascending work_id order (the primary key range of the IN list is read, and so locked, in that order; FORCE INDEX (PRIMARY): on a small table the optimizer would scan every row, and a locking scan waits on rows other batches hold (a deadlock between two batches)), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkItemLockMany(ctx context.Context, workIds []string) ([]WorkItemLockManyRow, error) {
 	query := workItemLockMany
 	var queryParams []interface{}

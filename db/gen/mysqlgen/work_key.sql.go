@@ -25,9 +25,9 @@ func (q *Queries) WorkKeyDelete(ctx context.Context, logicalKey string) (int64, 
 }
 
 const workKeyDeleteMany = `-- name: WorkKeyDeleteMany :execrows
-DELETE FROM pc_work_keys
-WHERE logical_key IN (/*SLICE:logical_keys*/?)
-  AND work_id IN (/*SLICE:work_ids*/?)
+DELETE k FROM pc_work_keys AS k FORCE INDEX (PRIMARY)
+WHERE k.logical_key IN (/*SLICE:logical_keys*/?)
+  AND k.work_id IN (/*SLICE:work_ids*/?)
 `
 
 type WorkKeyDeleteManyParams struct {
@@ -35,7 +35,7 @@ type WorkKeyDeleteManyParams struct {
 	WorkIds     []string
 }
 
-// Engine-only (mysql): Requires the key locks (WorkKeyLockMany); deletes the keys of the items the batch finished, each named by its logical key (primary key range) and its item (docs/protocol.md#set-based-completion).
+// Engine-only (mysql): Requires the key locks (WorkKeyLockMany); deletes the keys of the items the batch finished, each named by its logical key (the primary key range, forced: a DELETE that scanned a small table would wait on the keys other batches hold, and two batches deadlocked so) and its item (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkKeyDeleteMany(ctx context.Context, arg WorkKeyDeleteManyParams) (int64, error) {
 	query := workKeyDeleteMany
 	var queryParams []interface{}
@@ -240,13 +240,13 @@ func (q *Queries) WorkKeyLock(ctx context.Context, logicalKey string) (PcWorkKey
 
 const workKeyLockMany = `-- name: WorkKeyLockMany :many
 SELECT logical_key, work_id, lane_key, created_at
-FROM pc_work_keys
+FROM pc_work_keys FORCE INDEX (PRIMARY)
 WHERE logical_key IN (/*SLICE:logical_keys*/?)
 ORDER BY logical_key
 FOR UPDATE
 `
 
-// Engine-only (postgres, mysql): Lock: logical keys (FOR UPDATE) in ascending order (the primary key range of the IN list is read, and so locked, in that order); a missing key takes no lock under READ COMMITTED; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+// Engine-only (postgres, mysql): Lock: logical keys (FOR UPDATE) in ascending order (the primary key range of the IN list is read, and so locked, in that order; FORCE INDEX (PRIMARY): on a small table the optimizer would scan every row, and a locking scan waits on rows other batches hold (a deadlock between two batches)); a missing key takes no lock under READ COMMITTED; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkKeyLockMany(ctx context.Context, logicalKeys []string) ([]PcWorkKey, error) {
 	query := workKeyLockMany
 	var queryParams []interface{}

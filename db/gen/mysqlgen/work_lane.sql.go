@@ -420,7 +420,7 @@ func (q *Queries) WorkLaneLock(ctx context.Context, laneKey string) (WorkLaneLoc
 
 const workLaneLockMany = `-- name: WorkLaneLockMany :many
 SELECT lane_key, next_sequence, head_sequence, CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
-FROM pc_work_lanes
+FROM pc_work_lanes FORCE INDEX (PRIMARY)
 WHERE lane_key IN (/*SLICE:lane_keys*/?)
 ORDER BY lane_key
 FOR UPDATE
@@ -433,7 +433,7 @@ type WorkLaneLockManyRow struct {
 	DbNow        time.Time
 }
 
-// Engine-only (postgres, mysql): Lock: lanes (FOR UPDATE) in ascending lane_key order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+// Engine-only (postgres, mysql): Lock: lanes (FOR UPDATE) in ascending lane_key order (the primary key range of the IN list is read, and so locked, in that order; FORCE INDEX (PRIMARY): on a small table the optimizer would scan every row, and a locking scan waits on rows other batches hold (a deadlock between two batches)), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]WorkLaneLockManyRow, error) {
 	query := workLaneLockMany
 	var queryParams []interface{}

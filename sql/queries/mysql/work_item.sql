@@ -2,9 +2,9 @@
 -- One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit
 -- (or, for a few deep lanes, starts from the lanes). Differs from postgres because MySQL cannot merge the ordered
 
--- Engine-only (mysql): Requires the item locks (WorkItemLockMany); guard: each item's state_version equals its expected version (CAS) and its unfinished attempt is its current one (inner join: an item without one matches nothing); finishes items and attempts in one statement, per-item values looked up by work_id in a JSON object; rows matched count both tables (docs/protocol.md#set-based-completion).
+-- Engine-only (mysql): Requires the item locks (WorkItemLockMany); guard: each item's state_version equals its expected version (CAS) and its unfinished attempt is its current one (inner join: an item without one matches nothing); finishes items and attempts in one statement, per-item values looked up by work_id in a JSON object; rows matched count both tables; the items' primary key range is forced (a multi-table UPDATE that scanned a small table would wait on rows other batches hold) (docs/protocol.md#set-based-completion).
 -- name: WorkItemAttemptSucceedMany :execrows
-UPDATE pc_work_items
+UPDATE pc_work_items FORCE INDEX (PRIMARY)
 JOIN pc_work_attempts
   ON pc_work_attempts.work_id = pc_work_items.work_id
  AND pc_work_attempts.attempt_no = pc_work_items.attempt_count
@@ -258,10 +258,10 @@ FROM pc_work_items
 WHERE work_id = sqlc.arg('work_id')
 FOR UPDATE;
 
--- Engine-only (postgres, mysql): Lock: items (FOR UPDATE) in ascending work_id order (the primary key range of the IN list is read, and so locked, in that order), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
+-- Engine-only (postgres, mysql): Lock: items (FOR UPDATE) in ascending work_id order (the primary key range of the IN list is read, and so locked, in that order; FORCE INDEX (PRIMARY): on a small table the optimizer would scan every row, and a locking scan waits on rows other batches hold (a deadlock between two batches)), with the database clock; MariaDB and MySQL 8 (docs/protocol.md#set-based-completion).
 -- name: WorkItemLockMany :many
 SELECT sqlc.embed(pc_work_items), CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
-FROM pc_work_items
+FROM pc_work_items FORCE INDEX (PRIMARY)
 WHERE work_id IN (sqlc.slice('work_ids'))
 ORDER BY work_id
 FOR UPDATE;
