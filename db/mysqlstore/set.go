@@ -239,8 +239,11 @@ type succeedJSON struct {
 }
 
 // WorkItemSucceedMany finishes the batch as db.ChainWorkItemSucceedMany does (the caller holds the lane, key and
-// item locks) in three statements: items and their attempts in one multi-table UPDATE, the keys deleted, the heads
-// advanced. Like the PostgreSQL statement, it fails unless every item that matched finished its attempt.
+// item locks) in three statements: items and their attempts in one multi-table UPDATE, the keys of the items it
+// finished deleted, the heads advanced. Like the PostgreSQL statement, it fails unless every item that matched
+// finished its attempt. The key DELETE and the head advance decide by the items' new state (succeeded at the
+// expected version + 1; a finished head), so when the batch was locked through WorkLaneKeyItemLockMany (its keys and
+// lanes known) and the pool sends multi-statements, the three go in one round trip.
 func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedManyParams) (int64, error) {
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkItemSucceedMany(ctx, q, p)
@@ -267,16 +270,39 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 		return 0, err
 	}
 	now := conv.TimeToGen[time.Time](p.Now)
-	matched, err := q.q.WorkItemAttemptSucceedMany(ctx, mysqlgen.WorkItemAttemptSucceedManyParams{Results: string(results), Now: now, FinishedAt: now, WorkIds: ids})
+	succeed := mysqlgen.WorkItemAttemptSucceedManyParams{Results: string(results), Now: now, FinishedAt: now, WorkIds: ids}
+	if keys := q.batch.keysOf(ids); keys != nil && q.atCommit != nil {
+		laneKeys, logicalKeys := make([]string, 0, len(ids)), make([]string, 0, len(ids))
+		for _, id := range ids {
+			laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
+		}
+		d := &deferredWrites{}
+		g := mysqlgen.New(recorder{d})
+		if _, err := g.WorkItemAttemptSucceedMany(ctx, succeed); err != nil {
+			return 0, err
+		}
+		if _, err := g.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: ids, Results: string(results)}); err != nil {
+			return 0, err
+		}
+		if _, err := g.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys)); err != nil {
+			return 0, err
+		}
+		counts, err := execMulti(ctx, q.tx, d)
+		if err != nil {
+			return 0, err
+		}
+		if len(counts) != 3 {
+			return 0, fmt.Errorf("mysqlstore: succeed set reported %d results for 3 statements", len(counts))
+		}
+		return succeededOf(counts[0])
+	}
+	matched, err := q.q.WorkItemAttemptSucceedMany(ctx, succeed)
 	if err != nil {
 		return 0, errs(err)
 	}
-	if matched%2 != 0 { // rows matched count the item and its attempt
-		return 0, fmt.Errorf("mysqlstore: succeed set matched %d rows: an item without its attempt", matched)
-	}
-	n := matched / 2
-	if n == 0 {
-		return 0, nil
+	n, err := succeededOf(matched)
+	if err != nil || n == 0 {
+		return 0, err
 	}
 	finished := ids
 	keys := q.batch.keysOf(ids)
@@ -302,13 +328,22 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	for _, id := range finished {
 		laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
 	}
-	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: finished}); err != nil {
+	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: finished, Results: string(results)}); err != nil {
 		return 0, errs(err)
 	}
 	if _, err := q.q.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys)); err != nil {
 		return 0, errs(err)
 	}
 	return n, nil
+}
+
+// succeededOf is the number of items WorkItemAttemptSucceedMany finished, from its rows matched (the item and its
+// attempt, two per item).
+func succeededOf(matched int64) (int64, error) {
+	if matched%2 != 0 {
+		return 0, fmt.Errorf("mysqlstore: succeed set matched %d rows: an item without its attempt", matched)
+	}
+	return matched / 2, nil
 }
 
 // batchKeys remembers, for one transaction, the lane and logical key of every item its batch lock

@@ -18,6 +18,7 @@ var setCases = []storeCase{
 	{"WorkItemClaimMany/SkipsHeldLanes", testWorkItemClaimManySkipsHeld},
 	{"WorkLaneKeyItemLockMany/LocksAndWaits", testWorkLaneKeyItemLockMany},
 	{"WorkItemSucceedMany/FinishesTheBatch", testWorkItemSucceedMany},
+	{"WorkItemSucceedMany/AfterTheBatchLockOnlyWhatMatched", testWorkItemSucceedManyLocked},
 	{"EnqueueMany/LocksInsertsNewKeysAndWritesItems", testEnqueueMany},
 	{"EnqueueMany/LaneLocksWait", testEnqueueManyLaneLocksWait},
 }
@@ -376,4 +377,63 @@ func testEnqueueManyLaneLocksWait(t *testing.T, s db.Store) {
 	require.NoError(t, <-first)
 	require.NoError(t, <-gotErr)
 	require.Len(t, <-got, 2)
+}
+
+// testWorkItemSucceedManyLocked: after the batch lock (WorkLaneKeyItemLockMany, as a batched completion runs it), an
+// item whose expected version is stale is left exactly as it was — still running, its key kept, its lane's head
+// where it was — while the other item of the batch finishes, its key deleted and its lane's head advanced. (The
+// caller fails such a transaction; the writes are exact anyway.)
+func testWorkItemSucceedManyLocked(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	laneA, itemsA := laneWithItems(t, s, 2)
+	laneB, itemsB := laneWithItems(t, s, 2)
+	claim := func(it db.WorkItem) db.WorkItem {
+		r := running(it, "w", now)
+		n, err := s.WorkItemUpdateState(ctx, db.WorkItemUpdateStateParams{Item: r, ExpectedVersion: it.StateVersion})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		require.NoError(t, s.WorkAttemptInsert(ctx, db.WorkAttempt{WorkID: r.WorkID, AttemptNo: 1, OwnerID: "w", Fence: 1, StartedAt: now}))
+		return r
+	}
+	a, b := claim(itemsA[0]), claim(itemsB[0])
+	at := now.Add(time.Second)
+	var n int64
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		locked, _, err := q.WorkLaneKeyItemLockMany(ctx, []db.WorkItemRef{
+			{LaneKey: a.LaneKey, LogicalKey: a.LogicalKey, WorkID: a.WorkID},
+			{LaneKey: b.LaneKey, LogicalKey: b.LogicalKey, WorkID: b.WorkID},
+		})
+		require.NoError(t, err)
+		require.Len(t, locked, 2)
+		n, err = q.WorkItemSucceedMany(ctx, db.WorkItemSucceedManyParams{Now: at, Items: []db.SucceedItem{
+			{WorkID: a.WorkID, ExpectedVersion: a.StateVersion, ResultCode: "processed"},
+			{WorkID: b.WorkID, ExpectedVersion: b.StateVersion - 1, ResultCode: "processed"},
+		}})
+		return err
+	}))
+	require.EqualValues(t, 1, n)
+
+	gotA, err := s.WorkItemGet(ctx, a.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, db.StatusSucceeded, gotA.Status)
+	inserted, err := s.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: a.LogicalKey, WorkID: uuid.NewString(), LaneKey: a.LaneKey, CreatedAt: at})
+	require.NoError(t, err)
+	require.True(t, inserted, "the finished item's key was deleted")
+	la, err := s.WorkLaneGet(ctx, laneA)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, la.HeadSequence, "the finished item's lane moved to its next item")
+
+	gotB, err := s.WorkItemGet(ctx, b.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, b, gotB, "the stale item is untouched")
+	att, err := s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: b.WorkID, AttemptNo: 1})
+	require.NoError(t, err)
+	require.True(t, att.FinishedAt.IsZero(), "the stale item's attempt is still running")
+	inserted, err = s.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: b.LogicalKey, WorkID: uuid.NewString(), LaneKey: b.LaneKey, CreatedAt: at})
+	require.NoError(t, err)
+	require.False(t, inserted, "the stale item's key is kept")
+	lb, err := s.WorkLaneGet(ctx, laneB)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, lb.HeadSequence, "the stale item's lane keeps its head")
 }
