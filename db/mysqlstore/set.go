@@ -269,6 +269,14 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	if err != nil {
 		return 0, err
 	}
+	expected := make(map[string]int64, len(vals)) // the key DELETE's guard: versions only, not the results again
+	for id, v := range vals {
+		expected[id] = v.V
+	}
+	versions, err := json.Marshal(expected)
+	if err != nil {
+		return 0, err
+	}
 	now := conv.TimeToGen[time.Time](p.Now)
 	succeed := mysqlgen.WorkItemAttemptSucceedManyParams{Results: string(results), Now: now, FinishedAt: now, WorkIds: ids}
 	if keys := q.batch.keysOf(ids); keys != nil && q.atCommit != nil {
@@ -281,7 +289,7 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 		if _, err := g.WorkItemAttemptSucceedMany(ctx, succeed); err != nil {
 			return 0, err
 		}
-		if _, err := g.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: ids, Results: string(results)}); err != nil {
+		if _, err := g.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: ids, Versions: string(versions)}); err != nil {
 			return 0, err
 		}
 		if _, err := g.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys)); err != nil {
@@ -328,7 +336,7 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	for _, id := range finished {
 		laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
 	}
-	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: finished, Results: string(results)}); err != nil {
+	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: finished, Versions: string(versions)}); err != nil {
 		return 0, errs(err)
 	}
 	if _, err := q.q.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys)); err != nil {

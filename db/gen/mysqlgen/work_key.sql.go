@@ -30,16 +30,16 @@ JOIN pc_work_items AS i FORCE INDEX (PRIMARY) ON i.work_id = k.work_id
 WHERE k.logical_key IN (/*SLICE:logical_keys*/?)
   AND k.work_id IN (/*SLICE:work_ids*/?)
   AND i.status = 'succeeded'
-  AND i.state_version = CAST(JSON_EXTRACT(?, CONCAT('$."', i.work_id, '".v')) AS SIGNED) + 1
+  AND i.state_version = CAST(JSON_EXTRACT(?, CONCAT('$."', i.work_id, '"')) AS SIGNED) + 1
 `
 
 type WorkKeyDeleteManyParams struct {
 	LogicalKeys []string
 	WorkIds     []string
-	Results     string
+	Versions    string
 }
 
-// Engine-only (mysql): Requires the key and item locks (WorkKeyLockMany, WorkItemLockMany); guard: the item is succeeded at its expected version + 1 (the one WorkItemAttemptSucceedMany just wrote, same JSON object), so only the keys of the items the batch finished go; each named by its logical key (the primary key range, forced: a DELETE that scanned a small table would wait on the keys other batches hold, and two batches deadlocked so) and its item (docs/protocol.md#set-based-completion).
+// Engine-only (mysql): Requires the key and item locks (WorkKeyLockMany, WorkItemLockMany); guard: the item is succeeded at its expected version + 1 (the one WorkItemAttemptSucceedMany just wrote; expected versions by work_id in a JSON object), so only the keys of the items the batch finished go; each named by its logical key (the primary key range, forced: a DELETE that scanned a small table would wait on the keys other batches hold, and two batches deadlocked so) and its item (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkKeyDeleteMany(ctx context.Context, arg WorkKeyDeleteManyParams) (int64, error) {
 	query := workKeyDeleteMany
 	var queryParams []interface{}
@@ -59,7 +59,7 @@ func (q *Queries) WorkKeyDeleteMany(ctx context.Context, arg WorkKeyDeleteManyPa
 	} else {
 		query = strings.Replace(query, "/*SLICE:work_ids*/?", "NULL", 1)
 	}
-	queryParams = append(queryParams, arg.Results)
+	queryParams = append(queryParams, arg.Versions)
 	result, err := q.db.ExecContext(ctx, query, queryParams...)
 	if err != nil {
 		return 0, err

@@ -2,14 +2,14 @@
 -- name: WorkKeyDelete :execrows
 DELETE FROM pc_work_keys WHERE logical_key = sqlc.arg('logical_key');
 
--- Engine-only (mysql): Requires the key and item locks (WorkKeyLockMany, WorkItemLockMany); guard: the item is succeeded at its expected version + 1 (the one WorkItemAttemptSucceedMany just wrote, same JSON object), so only the keys of the items the batch finished go; each named by its logical key (the primary key range, forced: a DELETE that scanned a small table would wait on the keys other batches hold, and two batches deadlocked so) and its item (docs/protocol.md#set-based-completion).
+-- Engine-only (mysql): Requires the key and item locks (WorkKeyLockMany, WorkItemLockMany); guard: the item is succeeded at its expected version + 1 (the one WorkItemAttemptSucceedMany just wrote; expected versions by work_id in a JSON object), so only the keys of the items the batch finished go; each named by its logical key (the primary key range, forced: a DELETE that scanned a small table would wait on the keys other batches hold, and two batches deadlocked so) and its item (docs/protocol.md#set-based-completion).
 -- name: WorkKeyDeleteMany :execrows
 DELETE k FROM pc_work_keys AS k FORCE INDEX (PRIMARY)
 JOIN pc_work_items AS i FORCE INDEX (PRIMARY) ON i.work_id = k.work_id
 WHERE k.logical_key IN (sqlc.slice('logical_keys'))
   AND k.work_id IN (sqlc.slice('work_ids'))
   AND i.status = 'succeeded'
-  AND i.state_version = CAST(JSON_EXTRACT(sqlc.arg('results'), CONCAT('$."', i.work_id, '".v')) AS SIGNED) + 1;
+  AND i.state_version = CAST(JSON_EXTRACT(sqlc.arg('versions'), CONCAT('$."', i.work_id, '"')) AS SIGNED) + 1;
 
 -- Engine-only (mysql): Guard: primary key (and unique work_id), under the lane lock; an existing key fails the statement as a duplicate (db.ErrConflict), which stops WorkKeyItemInsertAtCommit's multi-statement before the lane and item writes (docs/protocol.md#set-based-steps-in-mysql-mode).
 -- name: WorkKeyInsert :exec
