@@ -259,17 +259,8 @@ func TestJoinedLocksKeepTheLockOrder(t *testing.T) {
 	type rows struct{ lane, key, work string }
 	newRows := func(t *testing.T) rows {
 		t.Helper()
-		r := rows{lane: randomKey(), key: randomKey(), work: uuid.NewString()}
-		_, err := store.WorkLaneInsertIfAbsent(ctx, r.lane)
-		require.NoError(t, err)
-		require.NoError(t, store.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: r.lane, NextSequence: 2, HeadSequence: 1}))
-		_, err = store.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: r.key, WorkID: r.work, LaneKey: r.lane, CreatedAt: now})
-		require.NoError(t, err)
-		require.NoError(t, store.WorkItemInsert(ctx, db.WorkItem{
-			WorkID: r.work, LogicalKey: r.key, LaneKey: r.lane, LaneSequence: 1, Kind: "k", PayloadVersion: 1,
-			ScopeID: "s", Payload: []byte(`{}`), Status: db.StatusQueued, AvailableAt: now, MaxAttempts: 1,
-			StateVersion: 1, CreatedAt: now, UpdatedAt: now,
-		}))
+		h := headItem(t, store, now, now)
+		r := rows{lane: h.LaneKey, key: h.LogicalKey, work: h.WorkID}
 		return r
 	}
 	// held reports, from a third session, whether another transaction holds the row (SKIP LOCKED sees no row).
@@ -506,34 +497,13 @@ func TestAtCommitFollowsInterpolation(t *testing.T) {
 func TestBatchStatementsTouchOnlyTheirRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	u := enginetest.MigratedDatabase(t, db.EngineMySQL)
-	store, err := mysqlstore.Open(ctx, u.DSN)
-	require.NoError(t, err)
-	defer store.Close()
-	cfg, err := mysql.ParseDSN(u.DSN)
-	require.NoError(t, err)
-	cfg.Params = map[string]string{"innodb_lock_wait_timeout": "1"}
-	impatient, err := mysqlstore.Open(ctx, cfg.FormatDSN())
-	require.NoError(t, err)
-	defer impatient.Close()
-
+	store, impatient := openWithImpatient(t)
 	now, err := store.DBNow(ctx)
 	require.NoError(t, err)
 	now = now.Truncate(time.Microsecond).Add(-time.Second)
 	var refs []db.WorkItemRef
 	for range 8 {
-		r := db.WorkItemRef{LaneKey: randomKey(), LogicalKey: randomKey(), WorkID: uuid.NewString()}
-		_, err := store.WorkLaneInsertIfAbsent(ctx, r.LaneKey)
-		require.NoError(t, err)
-		require.NoError(t, store.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: r.LaneKey, NextSequence: 2, HeadSequence: 1}))
-		_, err = store.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: r.LogicalKey, WorkID: r.WorkID, LaneKey: r.LaneKey, CreatedAt: now})
-		require.NoError(t, err)
-		require.NoError(t, store.WorkItemInsert(ctx, db.WorkItem{
-			WorkID: r.WorkID, LogicalKey: r.LogicalKey, LaneKey: r.LaneKey, LaneSequence: 1, Kind: "k", PayloadVersion: 1,
-			ScopeID: "s", Payload: []byte(`{}`), Status: db.StatusQueued, AvailableAt: now, MaxAttempts: 1,
-			StateVersion: 1, CreatedAt: now, UpdatedAt: now,
-		}))
-		refs = append(refs, r)
+		refs = append(refs, headItem(t, store, now, now))
 	}
 	claimed, err := store.WorkItemClaimMany(ctx, db.WorkItemClaimManyParams{Supported: []db.KindVersions{{Kind: "k", Min: 1, Max: 1}},
 		Candidates: 32, Slots: 8, Owner: "test", Lease: time.Minute})
@@ -590,43 +560,15 @@ func TestBatchStatementsTouchOnlyTheirRows(t *testing.T) {
 func TestClaimNeverWaitsOnALockedLane(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	u := enginetest.MigratedDatabase(t, db.EngineMySQL)
-	store, err := mysqlstore.Open(ctx, u.DSN)
-	require.NoError(t, err)
-	defer store.Close()
-	cfg, err := mysql.ParseDSN(u.DSN)
-	require.NoError(t, err)
-	cfg.Params = map[string]string{"innodb_lock_wait_timeout": "1"}
-	impatient, err := mysqlstore.Open(ctx, cfg.FormatDSN())
-	require.NoError(t, err)
-	defer impatient.Close()
-
+	store, impatient := openWithImpatient(t)
 	now, err := store.DBNow(ctx)
 	require.NoError(t, err)
 	now = now.Truncate(time.Microsecond).Add(-time.Second)
-	lane, key, work := randomKey(), randomKey(), uuid.NewString()
-	_, err = store.WorkLaneInsertIfAbsent(ctx, lane)
-	require.NoError(t, err)
-	require.NoError(t, store.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: lane, NextSequence: 2, HeadSequence: 1}))
-	_, err = store.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: key, WorkID: work, LaneKey: lane, CreatedAt: now})
-	require.NoError(t, err)
-	require.NoError(t, store.WorkItemInsert(ctx, db.WorkItem{
-		WorkID: work, LogicalKey: key, LaneKey: lane, LaneSequence: 1, Kind: "k", PayloadVersion: 1,
-		ScopeID: "s", Payload: []byte(`{}`), Status: db.StatusQueued, AvailableAt: now, MaxAttempts: 1,
-		StateVersion: 1, CreatedAt: now, UpdatedAt: now,
-	}))
+	lane := headItem(t, store, now, now).LaneKey
 
 	// Other lanes, not due for an hour, so the tables are not tiny (a tiny table is read differently).
 	for range 200 {
-		l, k, w := randomKey(), randomKey(), uuid.NewString()
-		_, err = store.WorkLaneInsertIfAbsent(ctx, l)
-		require.NoError(t, err)
-		require.NoError(t, store.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: l, NextSequence: 2, HeadSequence: 1}))
-		require.NoError(t, store.WorkItemInsert(ctx, db.WorkItem{
-			WorkID: w, LogicalKey: k, LaneKey: l, LaneSequence: 1, Kind: "k", PayloadVersion: 1,
-			ScopeID: "s", Payload: []byte(`{}`), Status: db.StatusQueued, AvailableAt: now.Add(time.Hour), MaxAttempts: 1,
-			StateVersion: 1, CreatedAt: now, UpdatedAt: now,
-		}))
+		headItem(t, store, now, now.Add(time.Hour))
 	}
 	_, err = store.DB().ExecContext(ctx, "ANALYZE TABLE pc_work_lanes, pc_work_items")
 	require.NoError(t, err)
@@ -647,4 +589,40 @@ func TestClaimNeverWaitsOnALockedLane(t *testing.T) {
 	res, err = impatient.WorkItemClaimMany(ctx, params)
 	require.NoError(t, err)
 	require.Len(t, res.Claimed, 1, "once free, the lane's head is claimed")
+}
+
+// openWithImpatient opens two stores on one fresh migrated database: one as usual, and one whose sessions give up
+// on a row lock after one second (a statement that waits then fails instead of hanging the test).
+func openWithImpatient(t *testing.T) (store, impatient *mysqlstore.Store) {
+	t.Helper()
+	ctx := context.Background()
+	u := enginetest.MigratedDatabase(t, db.EngineMySQL)
+	store, err := mysqlstore.Open(ctx, u.DSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	cfg, err := mysql.ParseDSN(u.DSN)
+	require.NoError(t, err)
+	cfg.Params = map[string]string{"innodb_lock_wait_timeout": "1"}
+	impatient, err = mysqlstore.Open(ctx, cfg.FormatDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = impatient.Close() })
+	return store, impatient
+}
+
+// headItem writes a lane whose head is a new queued item (sequence 1, kind "k", due at due) with its key.
+func headItem(t *testing.T, store *mysqlstore.Store, now, due time.Time) db.WorkItemRef {
+	t.Helper()
+	ctx := context.Background()
+	r := db.WorkItemRef{LaneKey: randomKey(), LogicalKey: randomKey(), WorkID: uuid.NewString()}
+	_, err := store.WorkLaneInsertIfAbsent(ctx, r.LaneKey)
+	require.NoError(t, err)
+	require.NoError(t, store.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: r.LaneKey, NextSequence: 2, HeadSequence: 1}))
+	_, err = store.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: r.LogicalKey, WorkID: r.WorkID, LaneKey: r.LaneKey, CreatedAt: now})
+	require.NoError(t, err)
+	require.NoError(t, store.WorkItemInsert(ctx, db.WorkItem{
+		WorkID: r.WorkID, LogicalKey: r.LogicalKey, LaneKey: r.LaneKey, LaneSequence: 1, Kind: "k", PayloadVersion: 1,
+		ScopeID: "s", Payload: []byte(`{}`), Status: db.StatusQueued, AvailableAt: due, MaxAttempts: 1,
+		StateVersion: 1, CreatedAt: now, UpdatedAt: now,
+	}))
+	return r
 }

@@ -216,14 +216,7 @@ func testWorkItemSucceedMany(t *testing.T, s db.Store) {
 	now := us(dbNow(t, s))
 	laneA, itemsA := laneWithItems(t, s, 2) // a next item waits behind the head
 	laneB, itemsB := laneWithItems(t, s, 1)
-	claim := func(it db.WorkItem) db.WorkItem {
-		r := running(it, "w", now)
-		n, err := s.WorkItemUpdateState(ctx, db.WorkItemUpdateStateParams{Item: r, ExpectedVersion: it.StateVersion})
-		require.NoError(t, err)
-		require.EqualValues(t, 1, n)
-		require.NoError(t, s.WorkAttemptInsert(ctx, db.WorkAttempt{WorkID: r.WorkID, AttemptNo: 1, OwnerID: "w", Fence: 1, StartedAt: now}))
-		return r
-	}
+	claim := func(it db.WorkItem) db.WorkItem { return runningWithAttempt(t, s, it, now) }
 	a, b := claim(itemsA[0]), claim(itemsB[0])
 	at := now.Add(time.Second)
 	var n int64
@@ -388,14 +381,7 @@ func testWorkItemSucceedManyLocked(t *testing.T, s db.Store) {
 	now := us(dbNow(t, s))
 	laneA, itemsA := laneWithItems(t, s, 2)
 	laneB, itemsB := laneWithItems(t, s, 2)
-	claim := func(it db.WorkItem) db.WorkItem {
-		r := running(it, "w", now)
-		n, err := s.WorkItemUpdateState(ctx, db.WorkItemUpdateStateParams{Item: r, ExpectedVersion: it.StateVersion})
-		require.NoError(t, err)
-		require.EqualValues(t, 1, n)
-		require.NoError(t, s.WorkAttemptInsert(ctx, db.WorkAttempt{WorkID: r.WorkID, AttemptNo: 1, OwnerID: "w", Fence: 1, StartedAt: now}))
-		return r
-	}
+	claim := func(it db.WorkItem) db.WorkItem { return runningWithAttempt(t, s, it, now) }
 	a, b := claim(itemsA[0]), claim(itemsB[0])
 	at := now.Add(time.Second)
 	var n int64
@@ -436,4 +422,16 @@ func testWorkItemSucceedManyLocked(t *testing.T, s db.Store) {
 	lb, err := s.WorkLaneGet(ctx, laneB)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, lb.HeadSequence, "the stale item's lane keeps its head")
+}
+
+// runningWithAttempt claims it for owner "w" at now (state write and attempt 1), as a claim would.
+func runningWithAttempt(t *testing.T, s db.Store, it db.WorkItem, now time.Time) db.WorkItem {
+	t.Helper()
+	ctx := context.Background()
+	r := running(it, "w", now)
+	n, err := s.WorkItemUpdateState(ctx, db.WorkItemUpdateStateParams{Item: r, ExpectedVersion: it.StateVersion})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.NoError(t, s.WorkAttemptInsert(ctx, db.WorkAttempt{WorkID: r.WorkID, AttemptNo: 1, OwnerID: "w", Fence: 1, StartedAt: now}))
+	return r
 }
