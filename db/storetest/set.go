@@ -12,7 +12,8 @@ import (
 )
 
 // setCases are the cases of the set-based ledger methods ("…Many"): one statement on PostgreSQL, the per-row chain
-// (db.Chain…) elsewhere; both are held to the same cases.
+// (db.Chain…) elsewhere; both are held to the same cases. SkillRevisionInsert is here too: its candidate rows are one
+// set statement on MariaDB, MySQL 8 and SQLite and one statement each on OceanBase.
 var setCases = []storeCase{
 	{"WorkItemClaimMany/ClaimsDueSupportedHeadsOldestFirst", testWorkItemClaimMany},
 	{"WorkItemClaimMany/SkipsHeldLanes", testWorkItemClaimManySkipsHeld},
@@ -21,6 +22,7 @@ var setCases = []storeCase{
 	{"WorkItemSucceedMany/AfterTheBatchLockOnlyWhatMatched", testWorkItemSucceedManyLocked},
 	{"EnqueueMany/LocksInsertsNewKeysAndWritesItems", testEnqueueMany},
 	{"EnqueueMany/LaneLocksWait", testEnqueueManyLaneLocksWait},
+	{"SkillRevisionInsert/DistinctCandidateRowsInSets", testSkillRevisionCandidates},
 }
 
 func testWorkItemClaimMany(t *testing.T, s db.Store) {

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -388,4 +390,86 @@ func testSkillDeleteBatches(t *testing.T, s db.Store) {
 	revs, err := s.SkillRevisionList(ctx, db.SkillRevisionListParams{ScopeID: other, SkillName: "a", Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, revs, 1)
+}
+
+// testSkillRevisionCandidates: SkillRevisionInsert writes one pc_skill_revision_candidates row per distinct id of
+// source_candidate_ids (duplicates once, none for an empty array, more ids than one set statement takes), outside a
+// transaction and inside one, and a duplicate revision writes none. The rows are read through the discoverer's
+// ExperienceCandidateListUnpackaged (which candidates the current revision holds) and counted by the erase's
+// SkillRevisionCandidateDeleteBatch.
+func testSkillRevisionCandidates(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope := "scope-" + randHex(t, 8)
+	ids := make([]string, 4)
+	for i := range ids {
+		ids[i] = uuid.NewString()
+		require.NoError(t, s.ExperienceCandidateInsert(ctx, db.ExperienceCandidate{CandidateID: ids[i], ScopeID: scope,
+			WorkID: uuid.NewString(), Title: "t", Lesson: "l", CitedPositions: []byte(`[1]`), Status: "approved", StateVersion: 2,
+			CreatedAt: now, UpdatedAt: now}))
+	}
+	a, b, c, d := ids[0], ids[1], ids[2], ids[3]
+	revision := func(rev int64, candidates ...string) db.SkillRevision {
+		r := skillRevision(scope, "lesson", rev, now)
+		raw, err := json.Marshal(append([]string{}, candidates...))
+		require.NoError(t, err)
+		r.SourceCandidateIDs = raw
+		return r
+	}
+	unpackaged := func(current int64) []string {
+		if current > 1 {
+			n, err := s.SkillUpdateRevision(ctx, db.SkillUpdateRevisionParams{CurrentRevision: current, UpdatedAt: now, ScopeID: scope,
+				SkillName: "lesson", ExpectedRevision: current - 1})
+			require.NoError(t, err)
+			require.EqualValues(t, 1, n)
+		}
+		got, err := s.ExperienceCandidateListUnpackaged(ctx, db.ExperienceCandidateListUnpackagedParams{Limit: 10})
+		require.NoError(t, err)
+		out := []string{}
+		for _, g := range got {
+			if g.ScopeID == scope {
+				out = append(out, g.CandidateID)
+			}
+		}
+		return out
+	}
+	sorted := func(xs ...string) []string { return slices.Sorted(slices.Values(xs)) }
+	r1 := revision(1, b, a, c, a, b)
+	require.NoError(t, s.SkillRevisionInsert(ctx, r1))
+	require.NoError(t, s.SkillInsert(ctx, db.Skill{ScopeID: scope, SkillName: "lesson", CurrentRevision: 1, CreatedAt: now, UpdatedAt: now}))
+	require.Equal(t, []string{d}, unpackaged(1), "a, b and c once each")
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		return q.SkillRevisionInsert(ctx, revision(2, c, a, c))
+	}))
+	require.Equal(t, sorted(b, d), unpackaged(2), "a and c, inside a transaction")
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		return q.SkillRevisionInsert(ctx, revision(3))
+	}))
+	require.Equal(t, sorted(a, b, c, d), unpackaged(3), "no candidates, no rows")
+	err := s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		return q.SkillRevisionInsert(ctx, revision(1, d))
+	})
+	require.ErrorIs(t, err, db.ErrConflict, "the revision exists")
+	got, err := s.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: scope, SkillName: "lesson", Revision: 1})
+	require.NoError(t, err)
+	require.Equal(t, r1, got)
+
+	// More distinct ids than one MySQL-mode set statement takes (1,000), each once.
+	many := make([]string, 1001)
+	for i := range many {
+		many[i] = uuid.NewString()
+	}
+	require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		return q.SkillRevisionInsert(ctx, revision(4, append(many, many[:10]...)...))
+	}))
+	var total int64
+	for {
+		n, err := s.SkillRevisionCandidateDeleteBatch(ctx, db.ScopeBatchParams{ScopeID: scope, Limit: 500})
+		require.NoError(t, err)
+		if n == 0 {
+			break
+		}
+		total += n
+	}
+	require.EqualValues(t, 3+2+0+1001, total, "one row per distinct id of each revision; none of the refused revision")
 }

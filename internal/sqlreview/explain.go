@@ -115,9 +115,9 @@ func (e *Explainer) Explain(ctx context.Context, q Query) (Plan, error) {
 		if isInsertValues(text) {
 			return Plan{Err: "INSERT … VALUES: no read to plan"}, nil
 		}
-		return e.explainMySQL(ctx, text, Values(e.engine, params, e.types), Aliases(q.SQL), strings.Contains(q.Name, "Claim"))
+		return e.explainMySQL(ctx, text, Values(e.engine, q.Name, params, e.types), Aliases(q.SQL), strings.Contains(q.Name, "Claim"))
 	case db.EngineSQLite:
-		return e.explainSQLite(ctx, text, Values(e.engine, params, e.types), Aliases(q.SQL))
+		return e.explainSQLite(ctx, text, Values(e.engine, q.Name, params, e.types), Aliases(q.SQL))
 	}
 	return Plan{}, fmt.Errorf("sqlreview: unsupported engine %q", e.engine)
 }

@@ -36,7 +36,7 @@ func (e *Explainer) Locks(ctx context.Context, q Query) (string, error) {
 	case db.EnginePostgres:
 		return e.locksPostgres(ctx, text, len(params))
 	case db.EngineMySQL:
-		args := Values(e.engine, params, e.types)
+		args := Values(e.engine, q.Name, params, e.types)
 		if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(text)), "INSERT") {
 			for i, p := range params {
 				if v, ok := freshInsertValues[p.Hint]; ok {

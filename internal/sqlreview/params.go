@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +33,15 @@ var freshInsertValues = map[string]any{
 	"work_id": "00000000-0000-4000-8000-999999999999", "logical_key": "key-new", "lane_sequence": 11, "attempt_no": 2,
 }
 
+// queryValues replaces key values for the queries whose guard matches no row of the running head (keyValues): the
+// values of one seeded row that the guard matches, so that the plan and the lock line show the statement's real work.
+var queryValues = map[string]map[string]any{
+	// The batch finish's key DELETE: the first succeeded item of lane 1, its key and the version it had before it
+	// succeeded (its state_version is that + 1).
+	"WorkKeyDeleteMany": {"logical_keys": seedSucceededKey, "work_ids": seedSucceededWorkID,
+		"versions": `{"` + seedSucceededWorkID + `": ` + strconv.Itoa(seedSucceededVersion-1) + `}`},
+}
+
 var limitNames = map[string]bool{"limit": true, "max_rows": true, "candidates": true, "slots": true, "batch": true, "batch_size": true}
 
 var columnDef = regexp.MustCompile(`^\s+([a-z_][a-z0-9_]*)\s+([A-Za-z]+)`)
@@ -54,10 +64,14 @@ func columnTypes(engine db.Engine) (map[string]string, error) {
 	return types, sc.Err()
 }
 
-// Values returns representative arguments for params on engine (MySQL or SQLite).
-func Values(engine db.Engine, params []Param, types map[string]string) []any {
+// Values returns representative arguments for the params of query on engine (MySQL or SQLite).
+func Values(engine db.Engine, query string, params []Param, types map[string]string) []any {
 	out := make([]any, len(params))
 	for i, p := range params {
+		if v, ok := queryValues[query][p.Hint]; ok {
+			out[i] = v
+			continue
+		}
 		out[i] = value(engine, p.Hint, types)
 	}
 	return out

@@ -128,9 +128,10 @@ var lockNote = map[db.Engine]string{
 		"session holds in pg_locks inside a READ COMMITTED transaction after the statement is prepared and explained\n" +
 		"there (which locks every table in the statement's mode). Row locks are kept in the rows and do not appear.",
 	db.EngineMySQL: "Locks (ledger statements of the work_* files that write or lock rows): the statement run with the\n" +
-		"representative parameters (the running head item of lane 1, its key and lane; a new row for an INSERT) in a\n" +
-		"READ COMMITTED transaction (the service's level); then the row locks and lock structures (one per table\n" +
-		"intention lock and per locked page) its open transaction holds, from SHOW ENGINE INNODB STATUS; rolled back after.",
+		"representative parameters (the running head item of lane 1, its key and lane; a succeeded item where the\n" +
+		"guard needs one; a new row for an INSERT) in a READ COMMITTED transaction (the service's level); then the row\n" +
+		"locks and lock structures (one per table intention lock and per locked page) its open transaction holds, from\n" +
+		"SHOW ENGINE INNODB STATUS; rolled back after.",
 	db.EngineSQLite: "Locks: SQLite has no row or table locks; a write transaction (BEGIN IMMEDIATE) holds the database's write lock.",
 }
 

@@ -39,6 +39,13 @@ var (
 	seedLogicalKey = fmt.Sprintf("key-%06d", 3*Lanes+1)
 )
 
+// The first succeeded item of lane 1 (lane_sequence 1) and its key; seeded items have state_version 1.
+var (
+	seedSucceededWorkID  = fmt.Sprintf("00000000-0000-4000-8000-%012d", 1)
+	seedSucceededKey     = fmt.Sprintf("key-%06d", 1)
+	seedSucceededVersion = 1
+)
+
 // seedLane is the lane_key of lane 1 (64 characters, zero-padded).
 var seedLane = fmt.Sprintf("%064d", 1)
 

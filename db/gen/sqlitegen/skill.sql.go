@@ -454,27 +454,32 @@ func (q *Queries) SkillRevisionCandidateDeleteBatch(ctx context.Context, arg Ski
 	return result.RowsAffected()
 }
 
-const skillRevisionCandidateInsert = `-- name: SkillRevisionCandidateInsert :exec
+const skillRevisionCandidateInsertMany = `-- name: SkillRevisionCandidateInsertMany :execrows
 INSERT INTO pc_skill_revision_candidates (scope_id, skill_name, revision, candidate_id)
-VALUES (?1, ?2, ?3, ?4)
+SELECT r.scope_id, r.skill_name, r.revision, e.value
+FROM pc_skill_revisions AS r, json_each(CAST(?1 AS TEXT)) AS e
+WHERE r.scope_id = ?2 AND r.skill_name = ?3 AND r.revision = ?4
 `
 
-type SkillRevisionCandidateInsertParams struct {
-	ScopeID     string
-	SkillName   string
-	Revision    int64
-	CandidateID string
+type SkillRevisionCandidateInsertManyParams struct {
+	CandidateIds string
+	ScopeID      string
+	SkillName    string
+	Revision     int64
 }
 
-// Engine-only (mysql, sqlite): Requires the transaction of SkillRevisionInsert (the package item's commit); one candidate row of the revision just inserted, because SQLite has no data-modifying CTE to write them in the revision's statement (the adapter runs one per candidate id).
-func (q *Queries) SkillRevisionCandidateInsert(ctx context.Context, arg SkillRevisionCandidateInsertParams) error {
-	_, err := q.db.ExecContext(ctx, skillRevisionCandidateInsert,
+// Engine-only (mysql, sqlite): Requires the transaction of SkillRevisionInsert (the package item's commit); guard: primary key; the candidate rows of the revision just inserted (read by its primary key) in one statement over the distinct candidate ids read from a JSON array parameter (json_each; the adapter dedups), because SQLite has no data-modifying CTE to write them in the revision's statement.
+func (q *Queries) SkillRevisionCandidateInsertMany(ctx context.Context, arg SkillRevisionCandidateInsertManyParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, skillRevisionCandidateInsertMany,
+		arg.CandidateIds,
 		arg.ScopeID,
 		arg.SkillName,
 		arg.Revision,
-		arg.CandidateID,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const skillRevisionDeleteBatch = `-- name: SkillRevisionDeleteBatch :execrows

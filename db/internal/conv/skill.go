@@ -2,6 +2,7 @@ package conv
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/powercontext/powercontext/db"
@@ -257,7 +258,7 @@ func StateCountFromGen[R ~stateCount](g R) db.StateCount {
 }
 
 // SkillRevisionCandidateIDs reads a revision's source_candidate_ids (a JSON array of candidate ids), each id once,
-// sorted: the rows of pc_skill_revision_candidates an adapter without a data-modifying CTE writes one by one.
+// sorted: the rows of pc_skill_revision_candidates an adapter without a data-modifying CTE writes after the revision.
 func SkillRevisionCandidateIDs(raw []byte) ([]string, error) {
 	var ids []string
 	if err := json.Unmarshal(raw, &ids); err != nil {
@@ -265,4 +266,39 @@ func SkillRevisionCandidateIDs(raw []byte) ([]string, error) {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
+}
+
+// SkillRevisionCandidateSets splits the distinct candidate ids of SkillRevisionCandidateIDs into JSON arrays of at
+// most size ids each (one array when size is 0; none without ids): the arguments of the adapters'
+// SkillRevisionCandidateInsertMany, one statement per array.
+func SkillRevisionCandidateSets(ids []string, size int) ([]CandidateSet, error) {
+	var out []CandidateSet
+	for len(ids) > 0 {
+		n := len(ids)
+		if size > 0 {
+			n = min(n, size)
+		}
+		b, err := json.Marshal(ids[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, CandidateSet{JSON: string(b), Count: int64(n)})
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
+// CandidateSet is one JSON array of SkillRevisionCandidateSets and the number of ids in it.
+type CandidateSet struct {
+	JSON  string
+	Count int64
+}
+
+// Wrote checks that the SkillRevisionCandidateInsertMany of s wrote n = one row per id (it reads the revision just
+// inserted, so fewer rows would mean the revision was not there).
+func (s CandidateSet) Wrote(n int64) error {
+	if n != s.Count {
+		return fmt.Errorf("conv: SkillRevisionCandidateInsertMany wrote %d of %d candidate rows", n, s.Count)
+	}
+	return nil
 }

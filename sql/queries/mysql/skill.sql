@@ -94,10 +94,25 @@ DELETE FROM pc_skill_revision_candidates
 WHERE scope_id = sqlc.arg('scope_id')
 LIMIT ?;
 
--- Engine-only (mysql, sqlite): Requires the transaction of SkillRevisionInsert (the package item's commit); one candidate row of the revision just inserted, because MySQL has no data-modifying CTE to write them in the revision's statement (the adapter runs one per candidate id).
+-- Engine-only (mysql): Requires the transaction of SkillRevisionInsert (the package item's commit); guard: primary key; one candidate row of the revision just inserted, the per-row fallback of SkillRevisionCandidateInsertMany on OceanBase (the adapter runs one per distinct candidate id).
 -- name: SkillRevisionCandidateInsert :exec
 INSERT INTO pc_skill_revision_candidates (scope_id, skill_name, revision, candidate_id)
 VALUES (sqlc.arg('scope_id'), sqlc.arg('skill_name'), sqlc.arg('revision'), sqlc.arg('candidate_id'));
+
+-- Engine-only (mysql, sqlite): Requires the transaction of SkillRevisionInsert (the package item's commit); guard: primary key; the candidate rows of the revision just inserted (read by its primary key) in one statement, from a JSON array of at most 1,000 distinct candidate ids (the adapter dedups and splits) numbered by a digits cross join (sqlc's MySQL parser has no JSON_TABLE), because MySQL has no data-modifying CTE to write them in the revision's statement; MariaDB and MySQL 8.
+-- name: SkillRevisionCandidateInsertMany :execrows
+INSERT INTO pc_skill_revision_candidates (scope_id, skill_name, revision, candidate_id)
+SELECT r.scope_id, r.skill_name, r.revision, JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('candidate_ids'), CONCAT('$[', n.k, ']')))
+FROM pc_skill_revisions AS r
+CROSS JOIN (SELECT a.d + 10 * b.d + 100 * c.d AS k
+      FROM (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) a
+      CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) b
+      CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) c) AS n
+WHERE r.scope_id = sqlc.arg('scope_id') AND r.skill_name = sqlc.arg('skill_name') AND r.revision = sqlc.arg('revision')
+  AND n.k < JSON_LENGTH(sqlc.arg('candidate_ids'));
 
 -- Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope. Differs from postgres because MySQL has DELETE ... LIMIT.
 -- name: SkillRevisionDeleteBatch :execrows

@@ -103,10 +103,12 @@ WHERE rowid IN (
     LIMIT CAST(sqlc.arg('limit') AS INT32)
 );
 
--- Engine-only (mysql, sqlite): Requires the transaction of SkillRevisionInsert (the package item's commit); one candidate row of the revision just inserted, because SQLite has no data-modifying CTE to write them in the revision's statement (the adapter runs one per candidate id).
--- name: SkillRevisionCandidateInsert :exec
+-- Engine-only (mysql, sqlite): Requires the transaction of SkillRevisionInsert (the package item's commit); guard: primary key; the candidate rows of the revision just inserted (read by its primary key) in one statement over the distinct candidate ids read from a JSON array parameter (json_each; the adapter dedups), because SQLite has no data-modifying CTE to write them in the revision's statement.
+-- name: SkillRevisionCandidateInsertMany :execrows
 INSERT INTO pc_skill_revision_candidates (scope_id, skill_name, revision, candidate_id)
-VALUES (sqlc.arg('scope_id'), sqlc.arg('skill_name'), sqlc.arg('revision'), sqlc.arg('candidate_id'));
+SELECT r.scope_id, r.skill_name, r.revision, e.value
+FROM pc_skill_revisions AS r, json_each(CAST(sqlc.arg('candidate_ids') AS TEXT)) AS e
+WHERE r.scope_id = sqlc.arg('scope_id') AND r.skill_name = sqlc.arg('skill_name') AND r.revision = sqlc.arg('revision');
 
 -- Guard: caller verified the erase's claim under its item lock; at most limit rows of one scope. Differs from postgres because SQLite deletes a limited batch through rowid IN (SELECT rowid ... LIMIT ?).
 -- name: SkillRevisionDeleteBatch :execrows
