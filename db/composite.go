@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"sort"
@@ -222,8 +223,12 @@ func (p WorkItemClaimManyParams) Supports(kind string, version int32) bool {
 	return false
 }
 
-// Due splits a pass's candidates, in their order: the expired heads (running or cancelling: reported, not
-// recovered) and the heads of a supported kind and version, to be locked and re-checked.
+// Due splits a pass's candidates: the expired heads in their order (running or cancelling: reported, not
+// recovered) and the heads of a supported kind and version, to be locked and re-checked in rounds of the slots
+// left. The oldest due head comes first, so every pass tries it; the others come in random order, so that workers
+// reading the same candidates at the same time try different heads rather than all locking the oldest few, where
+// every worker but one finds them held or already claimed and spends a round trip on nothing
+// (docs/protocol.md#set-based-steps-in-mysql-mode).
 func (p WorkItemClaimManyParams) Due(cands []ClaimCandidate) (expired, due []ClaimCandidate) {
 	for _, c := range cands {
 		switch {
@@ -232,6 +237,10 @@ func (p WorkItemClaimManyParams) Due(cands []ClaimCandidate) (expired, due []Cla
 		case p.Supports(c.Kind, c.PayloadVersion):
 			due = append(due, c)
 		}
+	}
+	if len(due) > 2 {
+		rest := due[1:]
+		rand.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
 	}
 	return expired, due
 }
