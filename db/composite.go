@@ -161,10 +161,10 @@ func InTxWorkItemClaimMany(ctx context.Context, inTx func(ctx context.Context, f
 // order, what it writes and returns); the conformance suite holds both to the same cases.
 
 // ChainWorkItemClaimMany is one claim pass over the per-row statements, inside the caller's transaction: the
-// candidate query, the database clock, then the due supported heads oldest first, in rounds of as many candidates
-// as slots are left, each round in ascending lane_key order, each locked lane → item without waiting
-// (WorkLaneItemLockSkipLocked; a row another transaction holds is skipped), re-checked and claimed
-// (WorkItemUpdateStateInsertAttempt). Expired heads are reported, not recovered.
+// candidate query, the database clock, then the due supported heads (the oldest first, the rest spread: Due), in
+// rounds of as many candidates as slots are left, the whole pass in ascending lane_key order (Round), each locked
+// lane → item without waiting (WorkLaneItemLockSkipLocked; a row another transaction holds is skipped), re-checked
+// and claimed (WorkItemUpdateStateInsertAttempt). Expired heads are reported, not recovered.
 func ChainWorkItemClaimMany(ctx context.Context, q Queries, p WorkItemClaimManyParams) (WorkItemClaimManyResult, error) {
 	cands, err := q.WorkItemClaimCandidates(ctx, WorkItemClaimCandidatesParams{Kinds: p.Kinds(), Limit: p.Candidates})
 	if err != nil {
@@ -178,10 +178,11 @@ func ChainWorkItemClaimMany(ctx context.Context, q Queries, p WorkItemClaimManyP
 	var due []ClaimCandidate
 	res.Expired, due = p.Due(cands)
 	slots := int(p.Slots)
-	for rest := due; len(rest) > 0 && len(res.Claimed) < slots; {
-		round := slices.Clone(rest[:min(len(rest), slots-len(res.Claimed))])
-		rest = rest[len(round):]
-		sort.Slice(round, func(a, b int) bool { return round[a].LaneKey < round[b].LaneKey })
+	for rest := due; len(res.Claimed) < slots; {
+		var round []ClaimCandidate
+		if round, rest = Round(rest, slots-len(res.Claimed)); len(round) == 0 {
+			break
+		}
 		for _, c := range round {
 			lane, item, _, err := q.WorkLaneItemLockSkipLocked(ctx, WorkLaneItemLockParams{LaneKey: c.LaneKey, WorkID: c.WorkID})
 			if errors.Is(err, ErrNotFound) {
@@ -202,6 +203,27 @@ func ChainWorkItemClaimMany(ctx context.Context, q Queries, p WorkItemClaimManyP
 		}
 	}
 	return res, nil
+}
+
+// Round takes a claim pass's next round from rest (what Due returned, then what the previous Round left): up to n
+// candidates in rest's order, sorted by lane_key, and the candidates left for later rounds, only those of lanes above
+// the round's last. Across its rounds a pass so tries lanes in ascending lane_key order, the global lock order
+// (docs/protocol.md#lock-order), even though it holds the lanes of earlier rounds: its SKIP LOCKED reads should
+// never wait, but if an engine's ever did, the pass still could not close a cycle with a batch, which locks its
+// lanes in that order too.
+func Round(rest []ClaimCandidate, n int) (round, left []ClaimCandidate) {
+	round = slices.Clone(rest[:min(len(rest), n)])
+	if len(round) == 0 {
+		return nil, nil
+	}
+	sort.Slice(round, func(a, b int) bool { return round[a].LaneKey < round[b].LaneKey })
+	last := round[len(round)-1].LaneKey
+	for _, c := range rest[len(round):] {
+		if c.LaneKey > last {
+			left = append(left, c)
+		}
+	}
+	return round, left
 }
 
 // Kinds are the supported kinds: the candidate query's filter.

@@ -42,3 +42,26 @@ func ids(cs []db.ClaimCandidate) []string {
 	}
 	return out
 }
+
+// TestRoundsAscendAcrossAPass: a pass's rounds try lanes in ascending lane_key order across the whole pass, not only
+// within a round (the global lock order), take up to n candidates in the order given (the oldest first), and leave
+// only candidates above the round's last lane.
+func TestRoundsAscendAcrossAPass(t *testing.T) {
+	var rest []db.ClaimCandidate
+	for _, k := range []string{"m", "c", "x", "a", "q", "e", "z", "n", "b"} {
+		rest = append(rest, db.ClaimCandidate{WorkID: "w-" + k, LaneKey: k})
+	}
+	round, left := db.Round(rest, 3)
+	require.Equal(t, []string{"w-c", "w-m", "w-x"}, ids(round), "the first three given, sorted by lane")
+	require.Equal(t, []string{"w-z"}, ids(left), "only lanes above x stay")
+	round, left = db.Round(left, 3)
+	require.Equal(t, []string{"w-z"}, ids(round))
+	require.Empty(t, left)
+	round, left = db.Round(left, 3)
+	require.Empty(t, round)
+	require.Empty(t, left)
+
+	round, left = db.Round(rest, 1)
+	require.Equal(t, []string{"w-m"}, ids(round), "the first given comes first, whatever its lane")
+	require.Equal(t, []string{"w-x", "w-q", "w-z", "w-n"}, ids(left), "in their order, above m")
+}

@@ -25,8 +25,8 @@ func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyPar
 }
 
 // WorkItemClaimMany is the claim pass inside the caller's transaction with the semantics of
-// db.ChainWorkItemClaimMany: the candidate query, then the due supported heads oldest first, in rounds of as many
-// candidates as slots are left, each round one statement that locks its lanes (ascending) and their head items
+// db.ChainWorkItemClaimMany: the candidate query, then the due supported heads in the rounds db.Round takes (as many
+// candidates as slots are left, the pass in ascending lane order), each round one statement that locks its lanes (ascending) and their head items
 // without waiting, then one UPDATE claiming every locked, re-checked head and one INSERT … SELECT writing their
 // attempt rows, sent together (claimWrites). A pass that claims k items in one round costs 3 round trips (4 when an
 // item had an attempt before), where the chain costs 2 + 2k.
@@ -42,9 +42,11 @@ func (q queries) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyPa
 	var due []db.ClaimCandidate
 	res.Expired, due = p.Due(cands)
 	slots := int(p.Slots)
-	for rest := due; len(rest) > 0 && len(res.Claimed) < slots; {
-		round := rest[:min(len(rest), slots-len(res.Claimed))]
-		rest = rest[len(round):]
+	for rest := due; len(res.Claimed) < slots; {
+		var round []db.ClaimCandidate
+		if round, rest = db.Round(rest, slots-len(res.Claimed)); len(round) == 0 {
+			break
+		}
 		claimed, now, err := q.claimRound(ctx, p, round, int32(len(res.Claimed)))
 		if err != nil {
 			return db.WorkItemClaimManyResult{}, err
