@@ -24,12 +24,16 @@ import (
 // server runs nothing after it, and InTx commits what the transaction wrote before (nothing of the item) and
 // reports the key as not inserted, so the enqueue joins it in a new transaction.
 
-// deferredWrites are the statements of one WorkKeyItemInsertAtCommit, waiting for the COMMIT.
+// A claim pass's writes wait for the COMMIT the same way (claimWrites in set.go), each followed by DBAssertRowCount,
+// which fails the multi-statement before its COMMIT unless the write matched exactly the rows it must.
+
+// deferredWrites are the statements waiting for the COMMIT: one WorkKeyItemInsertAtCommit, or a claim pass's writes
+// with their guards.
 type deferredWrites struct {
 	query    []string
 	args     []any
 	workID   string // the new item, whose key row tells which statement a duplicate came from
-	inserted *bool  // the caller's: set to false when the key existed
+	inserted *bool  // the caller's: set to false when the key existed; nil when no enqueue is deferred
 }
 
 // WorkKeyItemInsertAtCommit queues the writes of WorkKeyItemInsert for the COMMIT's round trip (see above). Outside
@@ -59,13 +63,17 @@ func (q queries) WorkKeyItemInsertAtCommit(ctx context.Context, p db.WorkKeyItem
 	return nil
 }
 
-// commitDeferred sends the queued writes and the COMMIT in one round trip. A duplicate whose key row is not this
-// item's means the key existed: nothing of the item was written, so the transaction's earlier work is committed
+// commitDeferred sends the queued writes and the COMMIT in one round trip. A failed DBAssertRowCount fails the
+// transaction (the caller rolls back). For an enqueue, a duplicate whose key row is not this item's means the key
+// existed: nothing of the item was written, so the transaction's earlier work is committed
 // alone and the key reported as not inserted. Any other failure is returned (the caller rolls back).
 func commitDeferred(ctx context.Context, conn *sql.Conn, d *deferredWrites) error {
 	query := strings.Join(append(d.query, commitSQL), ";\n")
 	_, err := conn.ExecContext(ctx, query, d.args...)
-	if err = interpretError(err); err == nil || !errors.Is(err, db.ErrConflict) {
+	if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errSubqueryRows {
+		return fmt.Errorf("mysqlstore: a write waiting for the COMMIT matched other than the rows it must (DBAssertRowCount); nothing was committed: %w", err)
+	}
+	if err = interpretError(err); err == nil || !errors.Is(err, db.ErrConflict) || d.inserted == nil {
 		return err
 	}
 	owners, rerr := mysqlgen.New(conn).WorkKeyListOwnersMany(ctx, []string{d.workID})
@@ -81,6 +89,9 @@ func commitDeferred(ctx context.Context, conn *sql.Conn, d *deferredWrites) erro
 	*d.inserted = false
 	return nil
 }
+
+// errSubqueryRows is ER_SUBQUERY_NO_1_ROW ("Subquery returns more than 1 row"), the failure DBAssertRowCount raises.
+const errSubqueryRows = 1242
 
 // execMulti sends the statements d recorded as one multi-statement on the transaction's connection and returns the
 // rows each matched (the driver's per-statement counts, which database/sql does not pass on: the statement goes to

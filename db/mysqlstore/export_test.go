@@ -1,6 +1,14 @@
 package mysqlstore
 
-import "database/sql"
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/gen/mysqlgen"
+	"github.com/powercontext/powercontext/db/internal/conv"
+)
 
 // AsMySQL8 makes s run the statements it runs on MySQL 8: none of the MariaDB-only folds.
 func AsMySQL8(s *Store) *Store {
@@ -15,4 +23,18 @@ func TxDB(s *Store) *sql.DB { return s.txDB }
 func AsPerRowChains(s *Store) *Store {
 	s.flavor.perRow = true
 	return s
+}
+
+// DeferAssertedLaneUpdate queues, inside InTx, a lane update and DBAssertRowCount(want) for the COMMIT, as claimWrites
+// queues a claim pass's writes.
+func DeferAssertedLaneUpdate(ctx context.Context, q db.Queries, lane db.WorkLane, want int64) error {
+	d := q.(queries).atCommit
+	if d == nil {
+		return errors.New("no multi-statement COMMIT on this pool")
+	}
+	g := mysqlgen.New(recorder{d})
+	if _, err := g.WorkLaneUpdate(ctx, conv.WorkLaneUpdateToGen[mysqlgen.WorkLaneUpdateParams](lane)); err != nil {
+		return err
+	}
+	return g.DBAssertRowCount(ctx, want)
 }

@@ -26,10 +26,10 @@ func (s *Store) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyPar
 
 // WorkItemClaimMany is the claim pass inside the caller's transaction with the semantics of
 // db.ChainWorkItemClaimMany: the candidate query, then the due supported heads in the rounds db.Round takes (as many
-// candidates as slots are left, the pass in ascending lane order), each round one statement that locks its lanes (ascending) and their head items
-// without waiting, then one UPDATE claiming every locked, re-checked head and one INSERT … SELECT writing their
-// attempt rows, sent together (claimWrites). A pass that claims k items in one round costs 3 round trips (4 when an
-// item had an attempt before), where the chain costs 2 + 2k.
+// candidates as slots are left, the pass in ascending lane order), each round one statement that locks its lanes
+// and their head items without waiting, then one UPDATE claiming every locked, re-checked head and one INSERT …
+// SELECT writing their attempt rows, sent with the COMMIT (claimWrites). A pass that claims k items in one round
+// costs 3 round trips with its COMMIT (4 when an item had an attempt before), where the chain costs 3 + 2k.
 func (q queries) WorkItemClaimMany(ctx context.Context, p db.WorkItemClaimManyParams) (db.WorkItemClaimManyResult, error) {
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkItemClaimMany(ctx, q, p)
@@ -143,27 +143,30 @@ func (q queries) claimRound(ctx context.Context, p db.WorkItemClaimManyParams, r
 }
 
 // claimWrites claims the listed items and inserts their attempt rows, and reports the rows each statement matched.
-// On a pool that sends multi-statements (MariaDB, MySQL 8) both go in one round trip (execMulti); otherwise, and
-// inside a savepoint, one after the other.
+// Inside InTx on a pool that sends multi-statements (MariaDB, MySQL 8) both wait for the COMMIT and go with it in one
+// round trip (atcommit.go), each followed by DBAssertRowCount, so the multi-statement fails before its COMMIT unless
+// the UPDATE matched every re-checked item and the INSERT wrote one attempt each: they are reported as matching all,
+// and the transaction commits only if they did. A claim pass's writes touch only rows its rounds hold, and no later
+// statement of the pass reads them, so running them at the COMMIT changes nothing else. Otherwise, and inside a
+// savepoint, they run one after the other.
 func (q queries) claimWrites(ctx context.Context, claim mysqlgen.WorkItemClaimListedManyParams,
 	attempts mysqlgen.WorkAttemptInsertClaimedParams) (int64, int64, error) {
 	if q.atCommit != nil && !q.flavor.chains() {
-		d := &deferredWrites{}
-		g := mysqlgen.New(recorder{d})
+		want := int64(len(claim.WorkIds))
+		g := mysqlgen.New(recorder{q.atCommit})
 		if _, err := g.WorkItemClaimListedMany(ctx, claim); err != nil {
+			return 0, 0, err
+		}
+		if err := g.DBAssertRowCount(ctx, want); err != nil {
 			return 0, 0, err
 		}
 		if _, err := g.WorkAttemptInsertClaimed(ctx, attempts); err != nil {
 			return 0, 0, err
 		}
-		n, err := execMulti(ctx, q.tx, d)
-		if err != nil {
+		if err := g.DBAssertRowCount(ctx, want); err != nil {
 			return 0, 0, err
 		}
-		if len(n) != 2 {
-			return 0, 0, fmt.Errorf("mysqlstore: claim writes reported %d results for 2 statements", len(n))
-		}
-		return n[0], n[1], nil
+		return want, want, nil
 	}
 	c, err := q.q.WorkItemClaimListedMany(ctx, claim)
 	if err != nil {

@@ -626,3 +626,44 @@ func headItem(t *testing.T, store *mysqlstore.Store, now, due time.Time) db.Work
 	}))
 	return r
 }
+
+// TestDeferredWriteGuard: a write that waits for the COMMIT (as a claim pass's do) with DBAssertRowCount after it
+// commits only when it matched the rows it must; when it did not, the COMMIT never runs, InTx says why, and the
+// transaction's earlier writes are rolled back with it.
+func TestDeferredWriteGuard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, _ := openWithImpatient(t)
+	nextOf := func(lane string) (int64, bool) {
+		var next int64
+		err := store.DB().QueryRowContext(ctx, "SELECT next_sequence FROM pc_work_lanes WHERE lane_key = ?", lane).Scan(&next)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false
+		}
+		require.NoError(t, err)
+		return next, true
+	}
+	for _, exists := range []bool{true, false} {
+		target, earlier := randomKey(), randomKey()
+		if exists {
+			_, err := store.WorkLaneInsertIfAbsent(ctx, target)
+			require.NoError(t, err)
+		}
+		err := store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			if _, err := q.WorkLaneInsertIfAbsent(ctx, earlier); err != nil {
+				return err
+			}
+			return mysqlstore.DeferAssertedLaneUpdate(ctx, q, db.WorkLane{LaneKey: target, NextSequence: 5, HeadSequence: 1}, 1)
+		})
+		_, earlierKept := nextOf(earlier)
+		next, _ := nextOf(target)
+		if exists {
+			require.NoError(t, err)
+			require.True(t, earlierKept)
+			require.EqualValues(t, 5, next, "the deferred update committed")
+			continue
+		}
+		require.ErrorContains(t, err, "DBAssertRowCount")
+		require.False(t, earlierKept, "the earlier write was rolled back with the missed one")
+	}
+}

@@ -10,6 +10,16 @@ import (
 	"time"
 )
 
+const dBAssertRowCount = `-- name: DBAssertRowCount :exec
+SELECT IF(ROW_COUNT() = CAST(? AS SIGNED), 0, (SELECT 1 UNION ALL SELECT 2)) AS matched_expected
+`
+
+// Engine-only (mysql): No lock; the guard of a write sent with the COMMIT in one multi-statement (db/mysqlstore/atcommit.go): unless the statement just before it matched exactly expected rows (ROW_COUNT() counts rows matched on these CLIENT_FOUND_ROWS sessions), its subquery returns two rows and fails it with error 1242, and the server runs nothing after it, the COMMIT included.
+func (q *Queries) DBAssertRowCount(ctx context.Context, expected int64) error {
+	_, err := q.db.ExecContext(ctx, dBAssertRowCount, expected)
+	return err
+}
+
 const dBNow = `-- name: DBNow :one
 SELECT CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6)) AS db_now
 `
