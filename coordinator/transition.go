@@ -211,18 +211,33 @@ func (t *ledgerTx) WorkItemUpdateStateFinishAttempt(ctx context.Context, p db.Wo
 func (t *ledgerTx) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedManyParams) (int64, error) {
 	n, err := t.Queries.WorkItemSucceedMany(ctx, p)
 	if err == nil && n > 0 {
-		for _, s := range p.Items {
-			t.record(wakeSet{items: []string{s.WorkID}, finished: true})
-			if item, ok := t.items[s.WorkID]; ok {
-				if lane := t.lanes[item.LaneKey]; lane.HeadSequence == item.LaneSequence {
-					t.recordAdvance(item.LaneKey, item.LaneSequence)
-				}
-			} else {
-				t.record(wakeSet{claimable: true})
-			}
-		}
+		t.recordSucceeded(p.Items)
 	}
 	return n, err
+}
+
+// recordSucceeded records the wake-ups of finished items: each item's waiters, and its lane's next head.
+func (t *ledgerTx) recordSucceeded(items []db.SucceedItem) {
+	for _, s := range items {
+		t.record(wakeSet{items: []string{s.WorkID}, finished: true})
+		if item, ok := t.items[s.WorkID]; ok {
+			if lane := t.lanes[item.LaneKey]; lane.HeadSequence == item.LaneSequence {
+				t.recordAdvance(item.LaneKey, item.LaneSequence)
+			}
+		} else {
+			t.record(wakeSet{claimable: true})
+		}
+	}
+}
+
+// WorkItemSucceedManyAtCommit finishes a batch with the COMMIT and records its wake-ups, which are sent only if that
+// COMMIT succeeds, when every item finished.
+func (t *ledgerTx) WorkItemSucceedManyAtCommit(ctx context.Context, p db.WorkItemSucceedManyParams) error {
+	err := t.Queries.WorkItemSucceedManyAtCommit(ctx, p)
+	if err == nil {
+		t.recordSucceeded(p.Items)
+	}
+	return err
 }
 
 // WorkLaneAdvanceHead advances a lane's head and records the wake-up of its successor.

@@ -113,6 +113,10 @@ var ErrNoTransaction = errors.New("db: savepoint outside a transaction")
 // (PostgreSQL queues both in order; SQLite runs each at once).
 var ErrAtCommitTwice = errors.New("db: a second WorkKeyItemInsertAtCommit in one transaction")
 
+// ErrAtCommitShort is a write that must match every row it names, as the transaction's last, which matched fewer
+// (WorkItemSucceedManyAtCommit): the transaction is not committed.
+var ErrAtCommitShort = errors.New("db: a write at the COMMIT matched fewer rows than it must")
+
 // The savepoint statements (one name: savepoints do not nest).
 const (
 	SavepointSQL         = "SAVEPOINT pc_item"
@@ -370,6 +374,15 @@ func LockedItems(refs []WorkItemRef, lanes map[string]WorkLane, keys map[string]
 		out[i] = LockedItem{Found: laneOK && itemOK, Lane: lane, HasKey: keys[r.LogicalKey], Item: item}
 	}
 	return out
+}
+
+// ChainWorkItemSucceedManyAtCommit runs WorkItemSucceedMany now and fails unless it finished every item.
+func ChainWorkItemSucceedManyAtCommit(ctx context.Context, q Queries, p WorkItemSucceedManyParams) error {
+	n, err := q.WorkItemSucceedMany(ctx, p)
+	if err == nil && n != int64(len(p.Items)) {
+		err = fmt.Errorf("%w: finished %d of %d items", ErrAtCommitShort, n, len(p.Items))
+	}
+	return err
 }
 
 // ChainWorkItemSucceedMany finishes each item whose state_version is the expected one as succeeded at p.Now

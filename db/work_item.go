@@ -63,6 +63,14 @@ type WorkItemQueries interface {
 	// transaction.
 	WorkItemSucceedMany(ctx context.Context, p WorkItemSucceedManyParams) (int64, error)
 
+	// WorkItemSucceedManyAtCommit is WorkItemSucceedMany as the transaction's last statement, all or nothing: every
+	// item of p is finished when the transaction commits, or the commit fails and nothing of the transaction is kept
+	// when one of them did not match (ErrAtCommitShort, or the engine's error). PostgreSQL sends it in the COMMIT's
+	// pipelined batch with a guard statement after it, MariaDB and MySQL 8 in the COMMIT's multi-statement with a
+	// guard after each statement; elsewhere it runs at once (ChainWorkItemSucceedManyAtCommit). Nothing may follow
+	// it in the transaction (docs/protocol.md#set-based-completion).
+	WorkItemSucceedManyAtCommit(ctx context.Context, p WorkItemSucceedManyParams) error
+
 	// WorkItemUpdateState writes every mutable column of p.Item — including p.Item.StateVersion as given (the
 	// caller increments it) — where work_id matches and state_version equals p.ExpectedVersion; returns rows
 	// matched.

@@ -256,48 +256,14 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	if len(p.Items) == 0 {
 		return 0, nil
 	}
-	vals := make(map[string]succeedJSON, len(p.Items))
-	ids := make([]string, 0, len(p.Items))
-	for _, it := range p.Items {
-		v := succeedJSON{V: it.ExpectedVersion}
-		if it.ResultCode != "" {
-			v.C = &it.ResultCode
-		}
-		if it.ResultPayload != nil {
-			p := base64.StdEncoding.EncodeToString(it.ResultPayload)
-			v.P = &p
-		}
-		vals[it.WorkID] = v
-		ids = append(ids, it.WorkID)
-	}
-	results, err := json.Marshal(vals)
+	succeed, vals, versions, err := succeedArgs(p)
 	if err != nil {
 		return 0, err
 	}
-	expected := make(map[string]int64, len(vals)) // the key DELETE's guard: versions only, not the results again
-	for id, v := range vals {
-		expected[id] = v.V
-	}
-	versions, err := json.Marshal(expected)
-	if err != nil {
-		return 0, err
-	}
-	now := conv.TimeToGen[time.Time](p.Now)
-	succeed := mysqlgen.WorkItemAttemptSucceedManyParams{Results: string(results), Now: now, FinishedAt: now, WorkIds: ids}
+	ids := succeed.WorkIds
 	if keys := q.batch.keysOf(ids); keys != nil && q.atCommit != nil {
-		laneKeys, logicalKeys := make([]string, 0, len(ids)), make([]string, 0, len(ids))
-		for _, id := range ids {
-			laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
-		}
 		d := &deferredWrites{}
-		g := mysqlgen.New(recorder{d})
-		if _, err := g.WorkItemAttemptSucceedMany(ctx, succeed); err != nil {
-			return 0, err
-		}
-		if _, err := g.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: ids, Versions: string(versions)}); err != nil {
-			return 0, err
-		}
-		if _, err := g.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys)); err != nil {
+		if err := succeedStatements(ctx, mysqlgen.New(recorder{d}), succeed, keys, versions, false); err != nil {
 			return 0, err
 		}
 		counts, err := execMulti(ctx, q.tx, d)
@@ -341,13 +307,89 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	for _, id := range finished {
 		laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
 	}
-	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: finished, Versions: string(versions)}); err != nil {
+	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: finished, Versions: versions}); err != nil {
 		return 0, errs(err)
 	}
 	if _, err := q.q.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys)); err != nil {
 		return 0, errs(err)
 	}
 	return n, nil
+}
+
+// WorkItemSucceedManyAtCommit queues WorkItemSucceedMany's three statements for the COMMIT's multi-statement
+// (atcommit.go), the finishing UPDATE followed by DBAssertRowCount of two rows per item (the item and its attempt), so
+// the COMMIT runs only if every item finished. The keys and heads decide by the items' new state, as in the multi-
+// statement of WorkItemSucceedMany. Without the batch lock's keys (WorkLaneKeyItemLockMany), outside InTx, on
+// OceanBase or without multi-statements it runs at once (db.ChainWorkItemSucceedManyAtCommit).
+func (q queries) WorkItemSucceedManyAtCommit(ctx context.Context, p db.WorkItemSucceedManyParams) error {
+	if q.atCommit == nil || q.flavor.chains() || len(p.Items) == 0 {
+		return db.ChainWorkItemSucceedManyAtCommit(ctx, q, p)
+	}
+	succeed, _, versions, err := succeedArgs(p)
+	if err != nil {
+		return err
+	}
+	keys := q.batch.keysOf(succeed.WorkIds)
+	if keys == nil {
+		return db.ChainWorkItemSucceedManyAtCommit(ctx, q, p)
+	}
+	return succeedStatements(ctx, mysqlgen.New(recorder{q.atCommit}), succeed, keys, versions, true)
+}
+
+// succeedArgs is the finishing UPDATE's arguments for p, each item's values by work id, and the key DELETE's guard:
+// the expected versions only, not the results again.
+func succeedArgs(p db.WorkItemSucceedManyParams) (mysqlgen.WorkItemAttemptSucceedManyParams, map[string]succeedJSON, string, error) {
+	vals := make(map[string]succeedJSON, len(p.Items))
+	ids := make([]string, 0, len(p.Items))
+	expected := make(map[string]int64, len(p.Items))
+	for _, it := range p.Items {
+		v := succeedJSON{V: it.ExpectedVersion}
+		if it.ResultCode != "" {
+			v.C = &it.ResultCode
+		}
+		if it.ResultPayload != nil {
+			p := base64.StdEncoding.EncodeToString(it.ResultPayload)
+			v.P = &p
+		}
+		vals[it.WorkID], expected[it.WorkID] = v, v.V
+		ids = append(ids, it.WorkID)
+	}
+	results, err := json.Marshal(vals)
+	if err != nil {
+		return mysqlgen.WorkItemAttemptSucceedManyParams{}, nil, "", err
+	}
+	versions, err := json.Marshal(expected)
+	if err != nil {
+		return mysqlgen.WorkItemAttemptSucceedManyParams{}, nil, "", err
+	}
+	now := conv.TimeToGen[time.Time](p.Now)
+	return mysqlgen.WorkItemAttemptSucceedManyParams{Results: string(results), Now: now, FinishedAt: now, WorkIds: ids},
+		vals, string(versions), nil
+}
+
+// succeedStatements queues the batch finish on g (a recorder): the finishing UPDATE (with guard, followed by
+// DBAssertRowCount of two rows per item), the keys' DELETE and the heads' advance, named by the keys and lanes the
+// batch lock read.
+func succeedStatements(ctx context.Context, g *mysqlgen.Queries, succeed mysqlgen.WorkItemAttemptSucceedManyParams,
+	keys map[string][2]string, versions string, guard bool) error {
+	ids := succeed.WorkIds
+	laneKeys, logicalKeys := make([]string, 0, len(ids)), make([]string, 0, len(ids))
+	for _, id := range ids {
+		laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
+	}
+	if _, err := g.WorkItemAttemptSucceedMany(ctx, succeed); err != nil {
+		return err
+	}
+	if guard {
+		if err := g.DBAssertRowCount(ctx, 2*int64(len(ids))); err != nil {
+			return err
+		}
+	}
+	if _, err := g.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: ids, Versions: versions}); err != nil {
+		return err
+	}
+	_, err := g.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys))
+	return err
 }
 
 // succeededOf is the number of items WorkItemAttemptSucceedMany finished, from its rows matched (the item and its

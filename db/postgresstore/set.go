@@ -146,14 +146,7 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 
 // WorkItemSucceedMany finishes the batch in one statement and checks that every part of it matched every item.
 func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedManyParams) (int64, error) {
-	arg := postgresgen.WorkItemSucceedManyParams{Now: conv.TimeToGen[time.Time](p.Now)}
-	for _, it := range p.Items {
-		arg.WorkIds = append(arg.WorkIds, it.WorkID)
-		arg.ExpectedVersions = append(arg.ExpectedVersions, it.ExpectedVersion)
-		arg.ResultCodes = append(arg.ResultCodes, it.ResultCode)
-		arg.ResultPayloads = append(arg.ResultPayloads, it.ResultPayload)
-	}
-	r, err := q.q.WorkItemSucceedMany(ctx, arg)
+	r, err := q.q.WorkItemSucceedMany(ctx, succeedArg(p))
 	if err != nil {
 		return 0, interpretError(err)
 	}
@@ -161,4 +154,39 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 		return 0, fmt.Errorf("postgresstore: succeed set finished %d attempts for %d items", r.AttemptsFinished, r.ItemsUpdated)
 	}
 	return r.ItemsUpdated, nil
+}
+
+// WorkItemSucceedManyAtCommit queues WorkItemSucceedMany in front of the COMMIT, in its pipelined batch
+// (lazyTx.atCommit), followed by WorkItemAssertSucceededMany: unless every item finished, that statement fails, the
+// transaction is aborted and the COMMIT rolls it back. Outside a transaction it runs at once.
+func (q queries) WorkItemSucceedManyAtCommit(ctx context.Context, p db.WorkItemSucceedManyParams) error {
+	if q.tx == nil || len(p.Items) == 0 {
+		return db.ChainWorkItemSucceedManyAtCommit(ctx, q, p)
+	}
+	arg := succeedArg(p)
+	q.tx.atCommit = append(q.tx.atCommit,
+		func(g *postgresgen.Queries) error {
+			_, err := g.WorkItemSucceedMany(ctx, arg) // the counts are the guard's to check, before the COMMIT
+			return err
+		},
+		func(g *postgresgen.Queries) error {
+			err := g.WorkItemAssertSucceededMany(ctx, postgresgen.WorkItemAssertSucceededManyParams{WorkIds: arg.WorkIds,
+				ExpectedVersions: arg.ExpectedVersions})
+			if err != nil && !errors.Is(err, errRecorded) {
+				return fmt.Errorf("%w: %w", db.ErrAtCommitShort, interpretError(err))
+			}
+			return err
+		})
+	return nil
+}
+
+func succeedArg(p db.WorkItemSucceedManyParams) postgresgen.WorkItemSucceedManyParams {
+	arg := postgresgen.WorkItemSucceedManyParams{Now: conv.TimeToGen[time.Time](p.Now)}
+	for _, it := range p.Items {
+		arg.WorkIds = append(arg.WorkIds, it.WorkID)
+		arg.ExpectedVersions = append(arg.ExpectedVersions, it.ExpectedVersion)
+		arg.ResultCodes = append(arg.ResultCodes, it.ResultCode)
+		arg.ResultPayloads = append(arg.ResultPayloads, it.ResultPayload)
+	}
+	return arg
 }

@@ -540,6 +540,10 @@ func (q *queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedM
 	return db.ChainWorkItemSucceedMany(ctx, q, p)
 }
 
+func (q *queries) WorkItemSucceedManyAtCommit(ctx context.Context, p db.WorkItemSucceedManyParams) error {
+	return db.ChainWorkItemSucceedManyAtCommit(ctx, q, p)
+}
+
 func (q *queries) WorkItemUpdateState(ctx context.Context, p db.WorkItemUpdateStateParams) (int64, error) {
 	return errs.Rows(q.w.WorkItemUpdateState(ctx, conv.WorkItemUpdateStateToGen[sqlitegen.WorkItemUpdateStateParams](p)))
 }

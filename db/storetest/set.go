@@ -20,6 +20,7 @@ var setCases = []storeCase{
 	{"WorkLaneKeyItemLockMany/LocksAndWaits", testWorkLaneKeyItemLockMany},
 	{"WorkItemSucceedMany/FinishesTheBatch", testWorkItemSucceedMany},
 	{"WorkItemSucceedMany/AfterTheBatchLockOnlyWhatMatched", testWorkItemSucceedManyLocked},
+	{"WorkItemSucceedManyAtCommit/AllOrNothing", testWorkItemSucceedManyAtCommit},
 	{"EnqueueMany/LocksInsertsNewKeysAndWritesItems", testEnqueueMany},
 	{"EnqueueMany/LaneLocksWait", testEnqueueManyLaneLocksWait},
 	{"SkillRevisionInsert/DistinctCandidateRowsInSets", testSkillRevisionCandidates},
@@ -424,6 +425,72 @@ func testWorkItemSucceedManyLocked(t *testing.T, s db.Store) {
 	lb, err := s.WorkLaneGet(ctx, laneB)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, lb.HeadSequence, "the stale item's lane keeps its head")
+}
+
+// testWorkItemSucceedManyAtCommit: after the batch lock, as a completion's last write, the batch finishes whole when
+// every item matches (items succeeded, attempts finished, keys free, heads moved); when one is stale, the transaction
+// fails and keeps nothing, not even its earlier write or the items that matched.
+func testWorkItemSucceedManyAtCommit(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	at := now.Add(time.Second)
+	for _, stale := range []bool{false, true} {
+		laneA, itemsA := laneWithItems(t, s, 2)
+		laneB, itemsB := laneWithItems(t, s, 2)
+		a, b := runningWithAttempt(t, s, itemsA[0], now), runningWithAttempt(t, s, itemsB[0], now)
+		earlier := randHex(t, 64)
+		bVersion := b.StateVersion
+		if stale {
+			bVersion--
+		}
+		err := s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			if _, err := q.WorkLaneInsertIfAbsent(ctx, earlier); err != nil {
+				return err
+			}
+			if _, _, err := q.WorkLaneKeyItemLockMany(ctx, []db.WorkItemRef{
+				{LaneKey: a.LaneKey, LogicalKey: a.LogicalKey, WorkID: a.WorkID},
+				{LaneKey: b.LaneKey, LogicalKey: b.LogicalKey, WorkID: b.WorkID},
+			}); err != nil {
+				return err
+			}
+			return q.WorkItemSucceedManyAtCommit(ctx, db.WorkItemSucceedManyParams{Now: at, Items: []db.SucceedItem{
+				{WorkID: a.WorkID, ExpectedVersion: a.StateVersion, ResultCode: "processed"},
+				{WorkID: b.WorkID, ExpectedVersion: bVersion, ResultCode: "processed"},
+			}})
+		})
+		_, lerr := s.WorkLaneGet(ctx, earlier)
+		for _, c := range []struct {
+			it   db.WorkItem
+			lane string
+		}{{a, laneA}, {b, laneB}} {
+			got, gerr := s.WorkItemGet(ctx, c.it.WorkID)
+			require.NoError(t, gerr)
+			att, aerr := s.WorkAttemptGet(ctx, db.WorkAttemptGetParams{WorkID: c.it.WorkID, AttemptNo: 1})
+			require.NoError(t, aerr)
+			free, kerr := s.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: c.it.LogicalKey, WorkID: uuid.NewString(), LaneKey: c.it.LaneKey, CreatedAt: at})
+			require.NoError(t, kerr)
+			lane, laneErr := s.WorkLaneGet(ctx, c.lane)
+			require.NoError(t, laneErr)
+			if stale {
+				require.Equal(t, c.it, got, "nothing of the batch is kept")
+				require.True(t, att.FinishedAt.IsZero(), "the attempt is still running")
+				require.False(t, free, "the key is kept")
+				require.EqualValues(t, 1, lane.HeadSequence, "the head stays")
+				continue
+			}
+			require.Equal(t, db.StatusSucceeded, got.Status)
+			require.Equal(t, db.OutcomeSucceeded, att.Outcome)
+			require.True(t, free, "the key was deleted")
+			require.EqualValues(t, 2, lane.HeadSequence, "the head moved to the next item")
+		}
+		if stale {
+			require.Error(t, err, "a stale item fails the commit")
+			require.ErrorIs(t, lerr, db.ErrNotFound, "the transaction's earlier write is rolled back too")
+			continue
+		}
+		require.NoError(t, err)
+		require.NoError(t, lerr)
+	}
 }
 
 // runningWithAttempt claims it for owner "w" at now (state write and attempt 1), as a claim would.

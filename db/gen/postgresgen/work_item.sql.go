@@ -10,6 +10,31 @@ import (
 	"time"
 )
 
+const workItemAssertSucceededMany = `-- name: WorkItemAssertSucceededMany :exec
+WITH e AS (
+    SELECT unnest($1::uuid[]) AS work_id,
+           unnest($2::bigint[]) AS expected_version
+)
+SELECT 1 / (count(*) = cardinality($1::uuid[]))::int AS all_succeeded
+FROM e
+JOIN pc_work_items w ON w.work_id = e.work_id
+JOIN pc_work_attempts a ON a.work_id = w.work_id AND a.attempt_no = w.attempt_count
+WHERE w.status = 'succeeded'
+  AND w.state_version = e.expected_version + 1
+  AND a.outcome = 'succeeded'
+`
+
+type WorkItemAssertSucceededManyParams struct {
+	WorkIds          []string
+	ExpectedVersions []int64
+}
+
+// Engine-only (postgres): No lock (reads rows the transaction holds); the guard of WorkItemSucceedMany sent with the COMMIT (WorkItemSucceedManyAtCommit, in the COMMIT's pipelined batch): unless every listed item is now succeeded at its expected version + 1 with its attempt finished as succeeded, it divides by zero, the error aborts the transaction, and the COMMIT queued after it rolls back instead.
+func (q *Queries) WorkItemAssertSucceededMany(ctx context.Context, arg WorkItemAssertSucceededManyParams) error {
+	_, err := q.db.Exec(ctx, workItemAssertSucceededMany, arg.WorkIds, arg.ExpectedVersions)
+	return err
+}
+
 const workItemClaimCandidates = `-- name: WorkItemClaimCandidates :many
 SELECT c.work_id, c.lane_key, c.logical_key, c.lane_sequence, c.kind, c.payload_version, c.status
 FROM (

@@ -1,3 +1,17 @@
+-- Engine-only (postgres): No lock (reads rows the transaction holds); the guard of WorkItemSucceedMany sent with the COMMIT (WorkItemSucceedManyAtCommit, in the COMMIT's pipelined batch): unless every listed item is now succeeded at its expected version + 1 with its attempt finished as succeeded, it divides by zero, the error aborts the transaction, and the COMMIT queued after it rolls back instead.
+-- name: WorkItemAssertSucceededMany :exec
+WITH e AS (
+    SELECT unnest(sqlc.arg('work_ids')::uuid[]) AS work_id,
+           unnest(sqlc.arg('expected_versions')::bigint[]) AS expected_version
+)
+SELECT 1 / (count(*) = cardinality(sqlc.arg('work_ids')::uuid[]))::int AS all_succeeded
+FROM e
+JOIN pc_work_items w ON w.work_id = e.work_id
+JOIN pc_work_attempts a ON a.work_id = w.work_id AND a.attempt_no = w.attempt_count
+WHERE w.status = 'succeeded'
+  AND w.state_version = e.expected_version + 1
+  AND a.outcome = 'succeeded';
+
 -- No lock; unlocked candidate query over lane heads: due heads of the given kinds plus expired heads of any kind.
 -- One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the
 -- limit (or, for a few deep lanes, starts from the lanes); the database clock is read once (InitPlan) so it bounds
