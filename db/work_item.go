@@ -68,7 +68,8 @@ type WorkItemQueries interface {
 	// when one of them did not match (ErrAtCommitShort, or the engine's error). PostgreSQL sends it in the COMMIT's
 	// pipelined batch with a guard statement after it, MariaDB and MySQL 8 in the COMMIT's multi-statement with a
 	// guard after each statement; elsewhere it runs at once (ChainWorkItemSucceedManyAtCommit). Nothing may follow
-	// it in the transaction (docs/protocol.md#set-based-completion).
+	// it in the transaction, and it is never called inside a Savepoint, whose rollback could not take back a
+	// statement queued for the COMMIT (docs/protocol.md#set-based-completion).
 	WorkItemSucceedManyAtCommit(ctx context.Context, p WorkItemSucceedManyParams) error
 
 	// WorkItemUpdateState writes every mutable column of p.Item — including p.Item.StateVersion as given (the
