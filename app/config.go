@@ -135,7 +135,7 @@ func (c *Config) settings() []setting {
 		{"provider-api-key", "POWERCONTEXT_PROVIDER_API_KEY", "API key (provider openai; prefer the environment variable)", &c.ProviderAPIKey},
 		{"provider-timeout-seconds", "POWERCONTEXT_PROVIDER_TIMEOUT_SECONDS", "provider request timeout", &c.ProviderTimeout},
 		{"provider-max-request-bytes", "POWERCONTEXT_PROVIDER_MAX_REQUEST_BYTES", "byte budget of one provider request: a larger window is split into consecutive windows (0 = no budget)", &c.ProviderMaxRequestBytes},
-		{"worker-concurrency", "POWERCONTEXT_WORKER_CONCURRENCY", "execution slots per worker process", &c.WorkerConcurrency},
+		{"worker-concurrency", "POWERCONTEXT_WORKER_CONCURRENCY", "execution slots per worker process (attempts preparing at once; as many more may wait for their commit)", &c.WorkerConcurrency},
 		{"worker-lease-seconds", "POWERCONTEXT_WORKER_LEASE_SECONDS", "work lease length", &c.WorkerLeaseSeconds},
 		{"worker-heartbeat-seconds", "POWERCONTEXT_WORKER_HEARTBEAT_SECONDS", "lease heartbeat interval (< lease/3)", &c.WorkerHeartbeatSeconds},
 		{"worker-poll-seconds", "POWERCONTEXT_WORKER_POLL_SECONDS", "claim poll interval", &c.WorkerPollSeconds},

@@ -95,6 +95,7 @@ type Worker struct {
 	wake      chan struct{}
 	freed     chan struct{}
 	running   atomic.Int32
+	handedOff atomic.Int32 // completions waiting on the completer whose attempts gave their slot back
 	completer *completer
 	log       zerolog.Logger
 }
@@ -169,14 +170,18 @@ func (w *Worker) Run(ctx context.Context) error {
 					inflight.Add(1)
 					go func() {
 						defer inflight.Done()
-						defer func() {
-							w.running.Add(-1)
-							select {
-							case w.freed <- struct{}{}:
-							default:
-							}
-						}()
-						w.execute(execCtx, c)
+						var once sync.Once
+						giveSlotBack := func() {
+							once.Do(func() {
+								w.running.Add(-1)
+								select {
+								case w.freed <- struct{}{}:
+								default:
+								}
+							})
+						}
+						defer giveSlotBack()
+						w.execute(execCtx, c, giveSlotBack)
 					}()
 				}
 				more = res.Expired > 0 || (len(res.Claims) > 0 && int(w.running.Load()) < w.cfg.Concurrency)
@@ -211,8 +216,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// execute runs one claimed attempt to its end.
-func (w *Worker) execute(ctx context.Context, c Claim) {
+// execute runs one claimed attempt to its end. giveSlotBack gives the attempt's execution slot back early: once its
+// preparation is done and its completion is handed to the completer, as long as no more than Concurrency completions
+// wait there with their slots given back (docs/protocol.md#completer). The slot no longer runs handler code, and the
+// worker can claim into it while the completion commits.
+func (w *Worker) execute(ctx context.Context, c Claim, giveSlotBack func()) {
 	log := w.log.With().Str("work_id", c.Item.WorkID).Str("kind", c.Item.Kind).Int32("attempt", c.AttemptNo).Int64("fence", c.Fence).
 		Str("trace_id", c.TraceID).Logger()
 	finish := func(string, string) {}
@@ -279,7 +287,11 @@ func (w *Worker) execute(ctx context.Context, c Claim) {
 		w.fail(ctx, c, perr, log, finish)
 		return
 	}
+	if w.handedOff.Add(1) <= int32(w.cfg.Concurrency) {
+		giveSlotBack()
+	}
 	err := w.completer.complete(ctx, Completion{Claim: c, Result: prepared.Result, Commit: prepared.Commit, Alone: prepared.Alone}).Err
+	w.handedOff.Add(-1)
 	switch {
 	case err == nil:
 		finish(db.OutcomeSucceeded, "")
