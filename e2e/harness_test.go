@@ -62,3 +62,16 @@ func TestPrivateServerStartSurvivesALostPort(t *testing.T) {
 		})
 	}
 }
+
+// TestFreePortNeverRepeats: freePort never hands out a port twice in one test process, even though each port is
+// free again (closed) when the next is asked for.
+func TestFreePortNeverRepeats(t *testing.T) {
+	seen := map[int]bool{}
+	for range 500 {
+		p := freePort(t)
+		if seen[p] {
+			t.Fatalf("port %d handed out twice", p)
+		}
+		seen[p] = true
+	}
+}

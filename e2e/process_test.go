@@ -44,16 +44,35 @@ func buildBinary(t *testing.T, dir, name string, tags ...string) string {
 	return out
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
+// freePort returns a loopback TCP port that was free a moment ago and that this test process has not handed out
+// before. The kernel may give the same ephemeral port to two listens in a row once the first listener is closed, and
+// two replicas given one port broke a database round: worker-2 got api-1's port, its start saw api-1 answer
+// /health/live and counted it live, then it exited on the bind error and every restart did the same (80 times).
+// Ports taken by other programs are still possible; fleet.start retries those on a fresh port.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("free port: %v", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		issuedPorts.Lock()
+		fresh := !issuedPorts.m[port]
+		issuedPorts.m[port] = true
+		issuedPorts.Unlock()
+		if fresh {
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
+
+// issuedPorts are the ports freePort has handed out in this test process.
+var issuedPorts = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
 
 // proc is one role replica. It keeps its port across restarts unless a start loses the port to another process
 // (see fleet.start); every start writes a new log file.
