@@ -218,7 +218,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // execute runs one claimed attempt to its end. giveSlotBack gives the attempt's execution slot back early: once its
 // preparation is done and its completion is handed to the completer, as long as no more than Concurrency completions
-// wait there with their slots given back (docs/protocol.md#completer). The slot no longer runs handler code, and the
+// wait there with their slots given back (docs/protocol.md#execute). The slot no longer runs handler code, and the
 // worker can claim into it while the completion commits.
 func (w *Worker) execute(ctx context.Context, c Claim, giveSlotBack func()) {
 	log := w.log.With().Str("work_id", c.Item.WorkID).Str("kind", c.Item.Kind).Int32("attempt", c.AttemptNo).Int64("fence", c.Fence).
