@@ -497,10 +497,7 @@ func TestAtCommitFollowsInterpolation(t *testing.T) {
 func TestBatchStatementsTouchOnlyTheirRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, impatient := openWithImpatient(t)
-	now, err := store.DBNow(ctx)
-	require.NoError(t, err)
-	now = now.Truncate(time.Microsecond).Add(-time.Second)
+	store, impatient, now := openWithImpatientAt(t)
 	var refs []db.WorkItemRef
 	for range 8 {
 		refs = append(refs, headItem(t, store, now, now))
@@ -560,17 +557,14 @@ func TestBatchStatementsTouchOnlyTheirRows(t *testing.T) {
 func TestClaimNeverWaitsOnALockedLane(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, impatient := openWithImpatient(t)
-	now, err := store.DBNow(ctx)
-	require.NoError(t, err)
-	now = now.Truncate(time.Microsecond).Add(-time.Second)
+	store, impatient, now := openWithImpatientAt(t)
 	lane := headItem(t, store, now, now).LaneKey
 
 	// Other lanes, not due for an hour, so the tables are not tiny (a tiny table is read differently).
 	for range 200 {
 		headItem(t, store, now, now.Add(time.Hour))
 	}
-	_, err = store.DB().ExecContext(ctx, "ANALYZE TABLE pc_work_lanes, pc_work_items")
+	_, err := store.DB().ExecContext(ctx, "ANALYZE TABLE pc_work_lanes, pc_work_items")
 	require.NoError(t, err)
 
 	blocker, err := store.DB().BeginTx(ctx, nil)
@@ -607,6 +601,16 @@ func openWithImpatient(t *testing.T) (store, impatient *mysqlstore.Store) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = impatient.Close() })
 	return store, impatient
+}
+
+// openWithImpatientAt is openWithImpatient with a database instant one second in the past, to the microsecond the
+// tables store, for the rows a test writes.
+func openWithImpatientAt(t *testing.T) (store, impatient *mysqlstore.Store, now time.Time) {
+	t.Helper()
+	store, impatient = openWithImpatient(t)
+	now, err := store.DBNow(context.Background())
+	require.NoError(t, err)
+	return store, impatient, now.Truncate(time.Microsecond).Add(-time.Second)
 }
 
 // headItem writes a lane whose head is a new queued item (sequence 1, kind "k", due at due) with its key.
