@@ -200,15 +200,7 @@ func (q queries) WorkLaneKeyItemLockMany(ctx context.Context, refs []db.WorkItem
 		return db.ChainWorkLaneKeyItemLockMany(ctx, q, refs)
 	}
 	laneKeys, logicalKeys, workIDs := db.RefKeys(refs)
-	lanes, err := q.q.WorkLaneLockMany(ctx, db.SortedSet(laneKeys))
-	if err != nil {
-		return nil, time.Time{}, errs(err)
-	}
-	keys, err := q.q.WorkKeyLockMany(ctx, db.SortedSet(logicalKeys))
-	if err != nil {
-		return nil, time.Time{}, errs(err)
-	}
-	items, err := q.q.WorkItemLockMany(ctx, db.SortedSet(workIDs))
+	lanes, keys, items, err := q.lockMany(ctx, db.SortedSet(laneKeys), db.SortedSet(logicalKeys), db.SortedSet(workIDs))
 	if err != nil {
 		return nil, time.Time{}, errs(err)
 	}

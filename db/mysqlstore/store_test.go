@@ -671,3 +671,66 @@ func TestDeferredWriteGuard(t *testing.T) {
 		require.False(t, earlierKept, "the earlier write was rolled back with the missed one")
 	}
 }
+
+// TestBatchLockInOneMultiStatement: a batch lock sent as one multi-statement (the default pool) reads what its three
+// statements read one by one (interpolateParams=false: no multi-statements), an item without its key and an unknown
+// item included; and a lock the second statement cannot get fails the whole call instead of returning the first
+// result set alone.
+func TestBatchLockInOneMultiStatement(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := enginetest.MigratedDatabase(t, db.EngineMySQL)
+	var stores []*mysqlstore.Store
+	for _, params := range []map[string]string{nil, {"interpolateParams": "false"}, {"innodb_lock_wait_timeout": "1"}} {
+		cfg, err := mysql.ParseDSN(u.DSN)
+		require.NoError(t, err)
+		cfg.Params = params
+		s, err := mysqlstore.Open(ctx, cfg.FormatDSN())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		stores = append(stores, s)
+	}
+	store, oneByOne, impatient := stores[0], stores[1], stores[2]
+	now, err := store.DBNow(ctx)
+	require.NoError(t, err)
+	now = now.Truncate(time.Microsecond).Add(-time.Second)
+
+	var refs []db.WorkItemRef
+	for range 4 {
+		refs = append(refs, headItem(t, store, now, now))
+	}
+	_, err = store.WorkKeyDelete(ctx, refs[1].LogicalKey)
+	require.NoError(t, err)
+	refs = append(refs, db.WorkItemRef{LaneKey: refs[0].LaneKey, LogicalKey: randomKey(), WorkID: uuid.NewString()})
+	lock := func(s *mysqlstore.Store) (locked []db.LockedItem) {
+		require.NoError(t, s.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			var err error
+			locked, _, err = q.WorkLaneKeyItemLockMany(ctx, refs)
+			return err
+		}))
+		return locked
+	}
+	multi, single := lock(store), lock(oneByOne)
+	require.Equal(t, single, multi)
+	require.Len(t, multi, len(refs))
+	for i, l := range multi[:4] {
+		require.True(t, l.Found, "item %d", i)
+		require.Equal(t, refs[i].WorkID, l.Item.WorkID)
+		require.Equal(t, now, l.Item.CreatedAt)
+		require.EqualValues(t, 1, l.Lane.HeadSequence)
+		require.Equal(t, i != 1, l.HasKey, "item %d", i)
+	}
+	require.False(t, multi[4].Found, "an unknown item")
+
+	// Another transaction holds the third item's key: the multi-statement's second statement waits and times out.
+	blocker, err := store.DB().BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = blocker.Rollback() }()
+	var one int
+	require.NoError(t, blocker.QueryRowContext(ctx, "SELECT 1 FROM pc_work_keys WHERE logical_key = ? FOR UPDATE", refs[2].LogicalKey).Scan(&one))
+	err = impatient.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		_, _, err := q.WorkLaneKeyItemLockMany(ctx, refs)
+		return err
+	})
+	require.Error(t, err, "a lock the second statement waited out fails the batch lock")
+}
