@@ -1,7 +1,6 @@
 -- Requires the lane lock (WorkLaneLock) held by the caller; moves the head to the lowest later sequence of the lane
 -- whose item is not succeeded or cancelled, or to NULL (idle) when there is none (one
 -- statement, no read-then-write). ORDER BY … LIMIT 1 walks pc_work_items_lane_sequence_key forward and
-
 -- stops at the first live item (MIN() with the status filter would read the whole lane).
 -- name: WorkLaneAdvanceHead :execrows
 UPDATE pc_work_lanes
@@ -15,12 +14,12 @@ SET head_sequence = (
     LIMIT 1)
 WHERE pc_work_lanes.lane_key = sqlc.arg('lane_key');
 
--- Engine-only (mysql): Requires the lane locks and the finished items' writes of this transaction; moves the head of each listed lane (primary key range) whose head item is now succeeded or cancelled to the lowest later sequence whose item is not, or to NULL; a single-table UPDATE (the lanes are already locked; the item reads are consistent reads) (docs/protocol.md#set-based-completion).
+-- Engine-only (mysql): Requires the lane locks and the finished items' writes of this transaction; moves the head of each listed lane (primary key range) whose head item is now succeeded or cancelled to the lowest later sequence whose item is not, or to NULL; a single-table UPDATE (the lanes are already locked; the item reads are consistent reads along pc_work_items_lane_sequence_key, forced: correlated, MariaDB at times read the whole table per lane) (docs/protocol.md#set-based-completion).
 -- name: WorkLaneAdvanceHeadMany :execrows
 UPDATE pc_work_lanes
 SET head_sequence = (
     SELECT i.lane_sequence
-    FROM pc_work_items i
+    FROM pc_work_items i FORCE INDEX (pc_work_items_lane_sequence_key)
     WHERE i.lane_key = pc_work_lanes.lane_key
       AND i.lane_sequence > pc_work_lanes.head_sequence
       AND i.status NOT IN ('succeeded', 'cancelled')
@@ -28,7 +27,7 @@ SET head_sequence = (
     LIMIT 1)
 WHERE pc_work_lanes.lane_key IN (sqlc.slice('lane_keys'))
   AND EXISTS (SELECT 1
-              FROM pc_work_items h
+              FROM pc_work_items h FORCE INDEX (pc_work_items_lane_sequence_key)
               WHERE h.lane_key = pc_work_lanes.lane_key
                 AND h.lane_sequence = pc_work_lanes.head_sequence
                 AND h.status IN ('succeeded', 'cancelled'));
