@@ -38,3 +38,11 @@ func DeferAssertedLaneUpdate(ctx context.Context, q db.Queries, lane db.WorkLane
 	}
 	return g.DBAssertRowCount(ctx, want)
 }
+
+// ClaimCandidatesByDue runs WorkItemClaimCandidatesByDue, its queued branch reading at most scan items.
+func ClaimCandidatesByDue(ctx context.Context, s *Store, p db.WorkItemClaimCandidatesParams, scan int32) ([]db.ClaimCandidate, error) {
+	return s.claimCandidatesByDue(ctx, p, scan)
+}
+
+// CandidatesByDue reports whether s's next candidate query reads the due index first.
+func CandidatesByDue(s *Store) bool { return s.byDue.Load() }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -88,7 +89,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		_ = txDB.Close()
 		return nil, err
 	}
-	return &Store{queries: queries{q: mysqlgen.New(sqlDB), flavor: f}, sqlDB: sqlDB, txDB: txDB, multi: multi}, nil
+	return &Store{queries: queries{q: mysqlgen.New(sqlDB), flavor: f, byDue: &atomic.Bool{}}, sqlDB: sqlDB, txDB: txDB, multi: multi}, nil
 }
 
 // flavor is what the adapter needs to know of the server.
@@ -216,7 +217,7 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, q db.Quer
 		}
 		_ = conn.Close()
 	}()
-	q := queries{q: mysqlgen.New(conn), tx: conn, flavor: s.flavor, batch: &batchKeys{}}
+	q := queries{q: mysqlgen.New(conn), tx: conn, flavor: s.flavor, batch: &batchKeys{}, byDue: s.byDue}
 	if s.multi {
 		q.atCommit = &deferredWrites{}
 	}
@@ -246,6 +247,9 @@ type queries struct {
 	tx     *sql.Conn // the connection of the transaction inside InTx (savepoints); nil in autocommit mode
 	flavor flavor
 	batch  *batchKeys // inside InTx: what the transaction's batch lock read (set.go)
+	// byDue, shared by the store and its transactions: the last candidate query came back full, so the next one
+	// reads the due index first (WorkItemClaimCandidates).
+	byDue *atomic.Bool
 	// atCommit, inside InTx when the pool can send multi-statements: the writes waiting for the COMMIT
 	// (atcommit.go); nil otherwise, and inside a savepoint.
 	atCommit *deferredWrites

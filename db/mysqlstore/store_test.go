@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -733,4 +734,65 @@ func TestBatchLockInOneMultiStatement(t *testing.T) {
 		return err
 	})
 	require.Error(t, err, "a lock the second statement waited out fails the batch lock")
+}
+
+// TestClaimCandidatesByDue: WorkItemClaimCandidatesByDue returns what WorkItemClaimCandidates returns when its
+// bound lets it reach the limit, and comes back short when the items queued behind a running head fill its bound;
+// the adapter then answers with WorkItemClaimCandidates, and reads the due index first again once that is full.
+func TestClaimCandidatesByDue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := mysqlstore.AsPerRowChains(open(t)) // the store's own claim passes stay out of the way: none run here
+	now, err := store.DBNow(ctx)
+	require.NoError(t, err)
+	now = now.Truncate(time.Microsecond)
+	at := func(i int) time.Time { return now.Add(-time.Hour + time.Duration(i)*time.Millisecond) }
+	lane := func(first int, statuses ...string) {
+		key := randomKey()
+		_, err := store.WorkLaneInsertIfAbsent(ctx, key)
+		require.NoError(t, err)
+		require.NoError(t, store.WorkLaneUpdate(ctx, db.WorkLane{LaneKey: key, NextSequence: int64(len(statuses)) + 1, HeadSequence: 1}))
+		for i, status := range statuses {
+			it := db.WorkItem{WorkID: uuid.NewString(), LogicalKey: randomKey(), LaneKey: key, LaneSequence: int64(i) + 1,
+				Kind: "k", PayloadVersion: 1, ScopeID: "s", Payload: []byte(`{}`), Status: status, AvailableAt: at(first + i),
+				MaxAttempts: 3, StateVersion: 1, CreatedAt: at(first + i), UpdatedAt: now}
+			if status == db.StatusRunning {
+				it.LeaseOwner, it.LeaseFence, it.LeaseExpiresAt, it.AttemptCount = "w", 1, now.Add(time.Hour), 1
+			}
+			require.NoError(t, store.WorkItemInsert(ctx, it))
+		}
+	}
+	// The oldest items: 60 queued behind a running head. Then 40 lanes of three queued items each.
+	lane(0, append([]string{db.StatusRunning}, slices.Repeat([]string{db.StatusQueued}, 60)...)...)
+	for i := range 40 {
+		lane(1000+10*i, db.StatusQueued, db.StatusQueued, db.StatusQueued)
+	}
+	p := db.WorkItemClaimCandidatesParams{Kinds: []string{"k"}, Limit: 16}
+
+	require.False(t, mysqlstore.CandidatesByDue(store), "a new store asks WorkItemClaimCandidates first")
+	want, err := store.WorkItemClaimCandidates(ctx, p)
+	require.NoError(t, err)
+	require.Len(t, want, 16)
+	require.True(t, mysqlstore.CandidatesByDue(store), "a full answer turns the due index on")
+
+	wide, err := mysqlstore.ClaimCandidatesByDue(ctx, store, p, 200)
+	require.NoError(t, err)
+	require.Equal(t, want, wide, "a bound past the blocked items: the same oldest heads")
+	short, err := mysqlstore.ClaimCandidatesByDue(ctx, store, p, 50)
+	require.NoError(t, err)
+	require.Empty(t, short, "a bound inside the blocked items reaches no head")
+
+	p.Limit = 60 // 8·60+64 reads past the blocked items, but only 40 heads are due: short, so the fallback answers
+	all, err := store.WorkItemClaimCandidates(ctx, p)
+	require.NoError(t, err)
+	require.Len(t, all, 40)
+	require.False(t, mysqlstore.CandidatesByDue(store), "a short answer turns the due index off")
+	p.Limit = 16
+	again, err := store.WorkItemClaimCandidates(ctx, p)
+	require.NoError(t, err)
+	require.Equal(t, want, again)
+	require.True(t, mysqlstore.CandidatesByDue(store))
+	again, err = store.WorkItemClaimCandidates(ctx, p)
+	require.NoError(t, err)
+	require.Equal(t, want, again, "read from the due index")
 }

@@ -12,7 +12,6 @@ import (
 )
 
 const workItemAttemptSucceedMany = `-- name: WorkItemAttemptSucceedMany :execrows
-
 UPDATE pc_work_items FORCE INDEX (PRIMARY)
 JOIN pc_work_attempts
   ON pc_work_attempts.work_id = pc_work_items.work_id
@@ -43,9 +42,6 @@ type WorkItemAttemptSucceedManyParams struct {
 	WorkIds    []string
 }
 
-// No lock; unlocked candidate query over lane heads (docs/protocol.md#claim); each candidate is re-checked under lane → key → item locks.
-// One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit
-// (or, for a few deep lanes, starts from the lanes). Differs from postgres because MySQL cannot merge the ordered
 // Engine-only (mysql): Requires the item locks (WorkItemLockMany); guard: each item's state_version equals its expected version (CAS) and its unfinished attempt is its current one (inner join: an item without one matches nothing); finishes items and attempts in one statement, per-item values looked up by work_id in a JSON object; rows matched count both tables; the items' primary key range is forced (a multi-table UPDATE that scanned a small table would wait on rows other batches hold) (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkItemAttemptSucceedMany(ctx context.Context, arg WorkItemAttemptSucceedManyParams) (int64, error) {
 	query := workItemAttemptSucceedMany
@@ -125,6 +121,9 @@ type WorkItemClaimCandidatesRow struct {
 	Status         string
 }
 
+// No lock; unlocked candidate query over lane heads (docs/protocol.md#claim); each candidate is re-checked under lane → key → item locks.
+// One branch per status reads pc_work_items_status_due_idx in (available_at, created_at) order and stops at the limit
+// (or, for a few deep lanes, starts from the lanes). Differs from postgres because MySQL cannot merge the ordered
 // ranges of an IN list, so queued and retry_wait are separate branches here too, and LIMIT is a bare ? (one per
 // branch and one outer; the adapter passes the same limit to each).
 func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaimCandidatesParams) ([]WorkItemClaimCandidatesRow, error) {
@@ -158,6 +157,137 @@ func (q *Queries) WorkItemClaimCandidates(ctx context.Context, arg WorkItemClaim
 	var items []WorkItemClaimCandidatesRow
 	for rows.Next() {
 		var i WorkItemClaimCandidatesRow
+		if err := rows.Scan(
+			&i.WorkID,
+			&i.LaneKey,
+			&i.LogicalKey,
+			&i.LaneSequence,
+			&i.Kind,
+			&i.PayloadVersion,
+			&i.Status,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const workItemClaimCandidatesByDue = `-- name: WorkItemClaimCandidatesByDue :many
+SELECT c.work_id, c.lane_key, c.logical_key, c.lane_sequence, c.kind, c.payload_version, c.status
+FROM (
+    (SELECT STRAIGHT_JOIN d.work_id, d.lane_key, d.logical_key, d.lane_sequence, d.kind, d.payload_version, d.status,
+            d.available_at, d.created_at
+     FROM (SELECT i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+                  i.available_at, i.created_at
+           FROM pc_work_items i FORCE INDEX (pc_work_items_status_due_idx)
+           WHERE i.status = 'queued'
+             AND i.available_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+             AND i.kind IN (/*SLICE:kinds*/?)
+           ORDER BY i.available_at, i.created_at
+           LIMIT ?) d
+     JOIN pc_work_lanes l ON l.lane_key = d.lane_key AND l.head_sequence = d.lane_sequence
+     ORDER BY d.available_at, d.created_at
+     LIMIT ?)
+    UNION ALL
+    (SELECT STRAIGHT_JOIN i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+            i.available_at, i.created_at
+     FROM pc_work_items i FORCE INDEX (pc_work_items_status_due_idx)
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'retry_wait'
+       AND i.available_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+       AND i.kind IN (/*SLICE:kinds*/?)
+     ORDER BY i.available_at, i.created_at
+     LIMIT ?)
+    UNION ALL
+    (SELECT STRAIGHT_JOIN i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+            i.available_at, i.created_at
+     FROM pc_work_items i FORCE INDEX (pc_work_items_status_due_idx)
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'running'
+       AND i.lease_expires_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+     ORDER BY i.available_at, i.created_at
+     LIMIT ?)
+    UNION ALL
+    (SELECT STRAIGHT_JOIN i.work_id, i.lane_key, i.logical_key, i.lane_sequence, i.kind, i.payload_version, i.status,
+            i.available_at, i.created_at
+     FROM pc_work_items i FORCE INDEX (pc_work_items_status_due_idx)
+     JOIN pc_work_lanes l ON l.lane_key = i.lane_key AND l.head_sequence = i.lane_sequence
+     WHERE i.status = 'cancelling'
+       AND i.lease_expires_at <= CAST(CURRENT_TIMESTAMP(6) AS DATETIME(6))
+     ORDER BY i.available_at, i.created_at
+     LIMIT ?)
+) c
+ORDER BY c.available_at, c.created_at, c.work_id
+LIMIT ?
+`
+
+type WorkItemClaimCandidatesByDueParams struct {
+	Kinds   []string
+	Limit   int32
+	Limit_2 int32
+	Limit_3 int32
+	Limit_4 int32
+	Limit_5 int32
+	Limit_6 int32
+}
+
+type WorkItemClaimCandidatesByDueRow struct {
+	WorkID         string
+	LaneKey        string
+	LogicalKey     string
+	LaneSequence   int64
+	Kind           string
+	PayloadVersion int32
+	Status         string
+}
+
+// WorkItemClaimCandidates read from the due index first: the queued branch reads at most the first LIMIT of the
+// oldest due queued items (pc_work_items_status_due_idx, forced) and keeps the lane heads among them; when it keeps
+// the limit, they are the oldest due heads, as WorkItemClaimCandidates would return, at the cost of the rows read
+// instead of one probe per busy lane; the adapter runs WorkItemClaimCandidates when it keeps fewer. Every retry_wait,
+// running or cancelling item is a head, so those branches read the index first too, without a bound, one status
+// each (so each reads in index order and sorts nothing).
+// Engine-only (mysql): No lock; unlocked candidate query, each candidate re-checked under locks (docs/protocol.md#claim-candidates-in-mysql-mode).
+func (q *Queries) WorkItemClaimCandidatesByDue(ctx context.Context, arg WorkItemClaimCandidatesByDueParams) ([]WorkItemClaimCandidatesByDueRow, error) {
+	query := workItemClaimCandidatesByDue
+	var queryParams []interface{}
+	if len(arg.Kinds) > 0 {
+		for _, v := range arg.Kinds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:kinds*/?", strings.Repeat(",?", len(arg.Kinds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:kinds*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.Limit)
+	queryParams = append(queryParams, arg.Limit_2)
+	if len(arg.Kinds) > 0 {
+		for _, v := range arg.Kinds {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:kinds*/?", strings.Repeat(",?", len(arg.Kinds))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:kinds*/?", "NULL", 1)
+	}
+	queryParams = append(queryParams, arg.Limit_3)
+	queryParams = append(queryParams, arg.Limit_4)
+	queryParams = append(queryParams, arg.Limit_5)
+	queryParams = append(queryParams, arg.Limit_6)
+	rows, err := q.db.QueryContext(ctx, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WorkItemClaimCandidatesByDueRow
+	for rows.Next() {
+		var i WorkItemClaimCandidatesByDueRow
 		if err := rows.Scan(
 			&i.WorkID,
 			&i.LaneKey,
