@@ -17,8 +17,17 @@ WITH e AS (
 )
 SELECT 1 / (count(*) = cardinality($1::uuid[]))::int AS all_succeeded
 FROM e
-JOIN pc_work_items w ON w.work_id = e.work_id
-JOIN pc_work_attempts a ON a.work_id = w.work_id AND a.attempt_no = w.attempt_count
+CROSS JOIN LATERAL (
+    SELECT w.status, w.state_version, w.attempt_count
+    FROM pc_work_items w
+    WHERE w.work_id = e.work_id
+    OFFSET 0) w
+CROSS JOIN LATERAL (
+    SELECT a.outcome
+    FROM pc_work_attempts a
+    WHERE a.work_id = e.work_id
+      AND a.attempt_no = w.attempt_count
+    OFFSET 0) a
 WHERE w.status = 'succeeded'
   AND w.state_version = e.expected_version + 1
   AND a.outcome = 'succeeded'
@@ -29,6 +38,9 @@ type WorkItemAssertSucceededManyParams struct {
 	ExpectedVersions []int64
 }
 
+// Each listed row is read by primary key inside a LATERAL subquery that OFFSET 0 keeps from being flattened: joined
+// directly, the cached generic plan of a table that grew from empty read every succeeded item through the status
+// index and hashed them, on every batch (docs/protocol.md#set-based-completion).
 // Engine-only (postgres): No lock (reads rows the transaction holds); the guard of WorkItemSucceedMany sent with the COMMIT (WorkItemSucceedManyAtCommit, in the COMMIT's pipelined batch): unless every listed item is now succeeded at its expected version + 1 with its attempt finished as succeeded, it divides by zero, the error aborts the transaction, and the COMMIT queued after it rolls back instead.
 func (q *Queries) WorkItemAssertSucceededMany(ctx context.Context, arg WorkItemAssertSucceededManyParams) error {
 	_, err := q.db.Exec(ctx, workItemAssertSucceededMany, arg.WorkIds, arg.ExpectedVersions)
