@@ -46,3 +46,6 @@ func ClaimCandidatesByDue(ctx context.Context, s *Store, p db.WorkItemClaimCandi
 
 // CandidatesByDue reports whether s's next candidate query reads the due index first.
 func CandidatesByDue(s *Store) bool { return s.byDue.Load() }
+
+// DueScanBound is how many due queued items the adapter's WorkItemClaimCandidatesByDue reads for a limit.
+func DueScanBound(limit int32) int32 { return dueScanBound(limit) }

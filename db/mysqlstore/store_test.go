@@ -762,8 +762,8 @@ func TestClaimCandidatesByDue(t *testing.T) {
 			require.NoError(t, store.WorkItemInsert(ctx, it))
 		}
 	}
-	// The oldest items: 60 queued behind a running head. Then 40 lanes of three queued items each.
-	lane(0, append([]string{db.StatusRunning}, slices.Repeat([]string{db.StatusQueued}, 60)...)...)
+	// The oldest items: 10 queued behind a running head. Then 40 lanes of three queued items each.
+	lane(0, append([]string{db.StatusRunning}, slices.Repeat([]string{db.StatusQueued}, 10)...)...)
 	for i := range 40 {
 		lane(1000+10*i, db.StatusQueued, db.StatusQueued, db.StatusQueued)
 	}
@@ -778,11 +778,11 @@ func TestClaimCandidatesByDue(t *testing.T) {
 	wide, err := mysqlstore.ClaimCandidatesByDue(ctx, store, p, 200)
 	require.NoError(t, err)
 	require.Equal(t, want, wide, "a bound past the blocked items: the same oldest heads")
-	short, err := mysqlstore.ClaimCandidatesByDue(ctx, store, p, 50)
+	short, err := mysqlstore.ClaimCandidatesByDue(ctx, store, p, 10)
 	require.NoError(t, err)
 	require.Empty(t, short, "a bound inside the blocked items reaches no head")
 
-	p.Limit = 60 // 8·60+64 reads past the blocked items, but only 40 heads are due: short, so the fallback answers
+	p.Limit = 60 // 2·60+32 reads past the blocked items, but only 40 heads are due: short, so the fallback answers
 	all, err := store.WorkItemClaimCandidates(ctx, p)
 	require.NoError(t, err)
 	require.Len(t, all, 40)
@@ -795,4 +795,7 @@ func TestClaimCandidatesByDue(t *testing.T) {
 	again, err = store.WorkItemClaimCandidates(ctx, p)
 	require.NoError(t, err)
 	require.Equal(t, want, again, "read from the due index")
+	byDue, err := mysqlstore.ClaimCandidatesByDue(ctx, store, p, mysqlstore.DueScanBound(p.Limit))
+	require.NoError(t, err)
+	require.Equal(t, want, byDue, "the adapter's bound for this limit (2·16+32) reads past the blocked items to 16 heads")
 }

@@ -32,9 +32,11 @@ func (q queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaim
 	return conv.Many(errs, rs, err, conv.ClaimCandidateFromGen)
 }
 
-// dueScanBound is how many due queued items WorkItemClaimCandidatesByDue reads for a limit: room for the items
-// queued behind the heads that run (each lane runs one item at a time) before it comes back short.
-func dueScanBound(limit int32) int32 { return 8*limit + 64 }
+// dueScanBound is how many due queued items WorkItemClaimCandidatesByDue reads for a limit: room for limit + 32
+// items queued behind the heads that run (each lane runs one item at a time) before it comes back short. The query
+// reads every one of them on every pass, so the room is kept small: 8·limit+64 cost 6–12 % of MariaDB's B1
+// throughput (docs/protocol.md#claim-candidates-in-mysql-mode).
+func dueScanBound(limit int32) int32 { return 2*limit + 32 }
 
 // claimCandidatesByDue runs WorkItemClaimCandidatesByDue, its queued branch reading at most scan items.
 func (q queries) claimCandidatesByDue(ctx context.Context, p db.WorkItemClaimCandidatesParams, scan int32) ([]db.ClaimCandidate, error) {
