@@ -239,8 +239,9 @@ type succeedJSON struct {
 // item locks) in three statements: items and their attempts in one multi-table UPDATE, the keys of the items it
 // finished deleted, the heads advanced. Like the PostgreSQL statement, it fails unless every item that matched
 // finished its attempt. The key DELETE and the head advance decide by the items' new state (succeeded at the
-// expected version + 1; a finished head), so when the batch was locked through WorkLaneKeyItemLockMany (its keys and
-// lanes known) and the pool sends multi-statements, the three go in one round trip.
+// expected version + 1; a finished head), so they may name every item of the batch, and when the pool sends
+// multi-statements the three go in one round trip. The keys and lanes are the ones the batch lock read
+// (WorkLaneKeyItemLockMany), or are read first when the batch was locked otherwise.
 func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedManyParams) (int64, error) {
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkItemSucceedMany(ctx, q, p)
@@ -248,64 +249,40 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	if len(p.Items) == 0 {
 		return 0, nil
 	}
-	succeed, vals, versions, err := succeedArgs(p)
+	succeed, versions, err := succeedArgs(p)
 	if err != nil {
 		return 0, err
 	}
-	ids := succeed.WorkIds
-	if keys := q.batch.keysOf(ids); keys != nil && q.atCommit != nil {
-		d := &deferredWrites{}
-		if err := succeedStatements(ctx, mysqlgen.New(recorder{d}), succeed, keys, versions, false); err != nil {
-			return 0, err
-		}
-		counts, err := execMulti(ctx, q.tx, d)
-		if err != nil {
-			return 0, err
-		}
-		if len(counts) != 3 {
-			return 0, fmt.Errorf("mysqlstore: succeed set reported %d results for 3 statements", len(counts))
-		}
-		return succeededOf(counts[0])
-	}
-	matched, err := q.q.WorkItemAttemptSucceedMany(ctx, succeed)
-	if err != nil {
-		return 0, errs(err)
-	}
-	n, err := succeededOf(matched)
-	if err != nil || n == 0 {
-		return 0, err
-	}
-	finished := ids
-	keys := q.batch.keysOf(ids)
-	if n != int64(len(ids)) || keys == nil {
-		// Some item did not match (the caller will fail the transaction) or the batch was not locked through
-		// WorkLaneKeyItemLockMany: read which items this statement finished, and their keys.
-		rows, err := q.q.WorkItemListKeysMany(ctx, ids)
+	keys := q.batch.keysOf(succeed.WorkIds)
+	if keys == nil {
+		rows, err := q.q.WorkItemListKeysMany(ctx, succeed.WorkIds)
 		if err != nil {
 			return 0, errs(err)
 		}
-		finished, keys = nil, map[string][2]string{}
+		keys = make(map[string][2]string, len(rows))
 		for _, r := range rows {
-			if r.Status == db.StatusSucceeded && r.StateVersion == vals[r.WorkID].V+1 {
-				finished = append(finished, r.WorkID)
-				keys[r.WorkID] = [2]string{r.LaneKey, r.LogicalKey}
-			}
-		}
-		if int64(len(finished)) != n {
-			return 0, fmt.Errorf("mysqlstore: succeed set matched %d items, %d read back as finished", n, len(finished))
+			keys[r.WorkID] = [2]string{r.LaneKey, r.LogicalKey}
 		}
 	}
-	laneKeys, logicalKeys := make([]string, 0, len(finished)), make([]string, 0, len(finished))
-	for _, id := range finished {
-		laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
+	if q.atCommit == nil || len(keys) == 0 { // no multi-statements (or no item found): one statement at a time
+		matched, err := succeedStatements(ctx, q.q, succeed, keys, versions, false)
+		if err != nil {
+			return 0, errs(err)
+		}
+		return succeededOf(matched)
 	}
-	if _, err := q.q.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: finished, Versions: versions}); err != nil {
-		return 0, errs(err)
+	d := &deferredWrites{}
+	if _, err := succeedStatements(ctx, mysqlgen.New(recorder{d}), succeed, keys, versions, false); err != nil {
+		return 0, err
 	}
-	if _, err := q.q.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys)); err != nil {
-		return 0, errs(err)
+	counts, err := execMulti(ctx, q.tx, d)
+	if err != nil {
+		return 0, err
 	}
-	return n, nil
+	if len(counts) != 3 {
+		return 0, fmt.Errorf("mysqlstore: succeed set reported %d results for 3 statements", len(counts))
+	}
+	return succeededOf(counts[0])
 }
 
 // WorkItemSucceedManyAtCommit queues WorkItemSucceedMany's three statements for the COMMIT's multi-statement
@@ -317,7 +294,7 @@ func (q queries) WorkItemSucceedManyAtCommit(ctx context.Context, p db.WorkItemS
 	if q.atCommit == nil || q.flavor.chains() || len(p.Items) == 0 {
 		return db.ChainWorkItemSucceedManyAtCommit(ctx, q, p)
 	}
-	succeed, _, versions, err := succeedArgs(p)
+	succeed, versions, err := succeedArgs(p)
 	if err != nil {
 		return err
 	}
@@ -325,12 +302,13 @@ func (q queries) WorkItemSucceedManyAtCommit(ctx context.Context, p db.WorkItemS
 	if keys == nil {
 		return db.ChainWorkItemSucceedManyAtCommit(ctx, q, p)
 	}
-	return succeedStatements(ctx, mysqlgen.New(recorder{q.atCommit}), succeed, keys, versions, true)
+	_, err = succeedStatements(ctx, mysqlgen.New(recorder{q.atCommit}), succeed, keys, versions, true)
+	return err
 }
 
-// succeedArgs is the finishing UPDATE's arguments for p, each item's values by work id, and the key DELETE's guard:
-// the expected versions only, not the results again.
-func succeedArgs(p db.WorkItemSucceedManyParams) (mysqlgen.WorkItemAttemptSucceedManyParams, map[string]succeedJSON, string, error) {
+// succeedArgs is the finishing UPDATE's arguments for p and the key DELETE's guard: the expected versions only, not
+// the results again.
+func succeedArgs(p db.WorkItemSucceedManyParams) (mysqlgen.WorkItemAttemptSucceedManyParams, string, error) {
 	vals := make(map[string]succeedJSON, len(p.Items))
 	ids := make([]string, 0, len(p.Items))
 	expected := make(map[string]int64, len(p.Items))
@@ -348,40 +326,47 @@ func succeedArgs(p db.WorkItemSucceedManyParams) (mysqlgen.WorkItemAttemptSuccee
 	}
 	results, err := json.Marshal(vals)
 	if err != nil {
-		return mysqlgen.WorkItemAttemptSucceedManyParams{}, nil, "", err
+		return mysqlgen.WorkItemAttemptSucceedManyParams{}, "", err
 	}
 	versions, err := json.Marshal(expected)
 	if err != nil {
-		return mysqlgen.WorkItemAttemptSucceedManyParams{}, nil, "", err
+		return mysqlgen.WorkItemAttemptSucceedManyParams{}, "", err
 	}
 	now := conv.TimeToGen[time.Time](p.Now)
 	return mysqlgen.WorkItemAttemptSucceedManyParams{Results: string(results), Now: now, FinishedAt: now, WorkIds: ids},
-		vals, string(versions), nil
+		string(versions), nil
 }
 
-// succeedStatements queues the batch finish on g (a recorder): the finishing UPDATE (with guard, followed by
-// DBAssertRowCount of two rows per item), the keys' DELETE and the heads' advance, named by the keys and lanes the
-// batch lock read.
+// succeedStatements runs the batch finish on g, or queues it when g writes to a recorder: the finishing UPDATE (with
+// guard, followed by DBAssertRowCount of two rows per item), the keys' DELETE and the heads' advance, named by keys
+// (lane and logical key by work id; an item without one is not found and finishes nothing). It returns the
+// UPDATE's rows matched (0 from a recorder).
 func succeedStatements(ctx context.Context, g *mysqlgen.Queries, succeed mysqlgen.WorkItemAttemptSucceedManyParams,
-	keys map[string][2]string, versions string, guard bool) error {
+	keys map[string][2]string, versions string, guard bool) (int64, error) {
 	ids := succeed.WorkIds
-	laneKeys, logicalKeys := make([]string, 0, len(ids)), make([]string, 0, len(ids))
+	laneKeys, logicalKeys, found := make([]string, 0, len(ids)), make([]string, 0, len(ids)), make([]string, 0, len(ids))
 	for _, id := range ids {
-		laneKeys, logicalKeys = append(laneKeys, keys[id][0]), append(logicalKeys, keys[id][1])
+		if k, ok := keys[id]; ok {
+			laneKeys, logicalKeys, found = append(laneKeys, k[0]), append(logicalKeys, k[1]), append(found, id)
+		}
 	}
-	if _, err := g.WorkItemAttemptSucceedMany(ctx, succeed); err != nil {
-		return err
+	matched, err := g.WorkItemAttemptSucceedMany(ctx, succeed)
+	if err != nil {
+		return 0, err
 	}
 	if guard {
 		if err := g.DBAssertRowCount(ctx, 2*int64(len(ids))); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	if _, err := g.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: ids, Versions: versions}); err != nil {
-		return err
+	if len(found) == 0 {
+		return matched, nil // no item found: nothing finished
 	}
-	_, err := g.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys))
-	return err
+	if _, err := g.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: found, Versions: versions}); err != nil {
+		return 0, err
+	}
+	_, err = g.WorkLaneAdvanceHeadMany(ctx, db.SortedSet(laneKeys))
+	return matched, err
 }
 
 // succeededOf is the number of items WorkItemAttemptSucceedMany finished, from its rows matched (the item and its

@@ -357,6 +357,21 @@ func TestSetStepsAsPerRowChains(t *testing.T) {
 	storetest.RunComposite(t, func(t *testing.T) db.Store { return mysqlstore.AsPerRowChains(open(t)) })
 }
 
+// TestCompositeStepsOneStatementAtATime runs the composite steps' conformance cases on a pool whose DSN turns
+// parameter interpolation off, so no multi-statement is sent: each set step's statements then go one at a time.
+func TestCompositeStepsOneStatementAtATime(t *testing.T) {
+	t.Parallel()
+	storetest.RunComposite(t, func(t *testing.T) db.Store {
+		cfg, err := mysql.ParseDSN(enginetest.MigratedDatabase(t, db.EngineMySQL).DSN)
+		require.NoError(t, err)
+		cfg.Params = map[string]string{"interpolateParams": "false"}
+		s, err := mysqlstore.Open(context.Background(), cfg.FormatDSN())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
 // TestInTxWithoutStartTransaction checks InTx's transactions on the autocommit-off pool: fn's statements are one
 // transaction although nothing starts it (a write stays invisible to other sessions until InTx commits), and an
 // error, a panic or an ended context rolls it back and releases its locks, so no connection goes back to the pool
