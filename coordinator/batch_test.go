@@ -3,6 +3,7 @@ package coordinator_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,6 +94,55 @@ func TestEnqueueManyOneTransaction(t *testing.T) {
 
 		claims := claim(t, l, "w", 10, time.Minute)
 		require.Len(t, claims, 3, "one head per lane: lane-a, lane-b, lane-z")
+	})
+}
+
+// laneCreations counts the store's autocommitted lane creations by lane key.
+type laneCreations struct {
+	db.Store
+	mu      sync.Mutex
+	created map[string]int
+}
+
+func (s *laneCreations) WorkLaneInsertIfAbsent(ctx context.Context, laneKey string) (bool, error) {
+	s.mu.Lock()
+	s.created[laneKey]++
+	s.mu.Unlock()
+	return s.Store.WorkLaneInsertIfAbsent(ctx, laneKey)
+}
+
+// TestEnqueueManyCreatesOnlyMissingLanes: the set path names every lane of the batch that does not exist, so a
+// batch mixing existing and new lanes creates each new lane once and no existing one (the per-request path learns of
+// one missing lane per transaction and may ask for existing ones too).
+func TestEnqueueManyCreatesOnlyMissingLanes(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		counted := &laneCreations{Store: s, created: map[string]int{}}
+		l := coordinator.NewLedger(counted)
+		l.SetPath(coordinator.PathSet)
+		lanes := []string{"lane-0", "lane-1", "lane-2", "lane-3", "lane-4", "lane-5", "lane-6", "lane-7"}
+		for _, lane := range lanes[:4] {
+			enqueue(t, l, lane, "w0", 5)
+		}
+		clear(counted.created)
+
+		var reqs []coordinator.EnqueueRequest
+		for _, lane := range lanes {
+			reqs = append(reqs, enqueueReq(lane, "w1"))
+		}
+		res, err := l.EnqueueMany(ctx, reqs)
+		require.NoError(t, err)
+		want := map[string]int{}
+		for i, lane := range lanes {
+			require.True(t, res[i].Created, lane)
+			if i < 4 {
+				require.EqualValues(t, 2, res[i].Item.LaneSequence, "%s: after its w0", lane)
+			} else {
+				require.EqualValues(t, 1, res[i].Item.LaneSequence, "%s: a new lane", lane)
+				want[hash(lane)] = 1
+			}
+		}
+		require.Equal(t, want, counted.created, "each new lane created once, no existing lane")
 	})
 }
 

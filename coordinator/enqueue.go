@@ -158,7 +158,7 @@ func enqueueWrites(ctx context.Context, q db.Queries, req EnqueueRequest) (db.Wo
 	// whole transaction back, and every lock before this one is a lease or a lower lane): go round
 	// (docs/protocol.md#creating-rows).
 	if errors.Is(err, db.ErrNotFound) || errors.Is(err, db.ErrDeadlock) {
-		return db.WorkKeyItemInsertParams{}, nil, false, laneMissing{req.LaneKey}
+		return db.WorkKeyItemInsertParams{}, nil, false, laneMissing{laneKey: req.LaneKey}
 	}
 	if err != nil {
 		return db.WorkKeyItemInsertParams{}, nil, false, err
@@ -223,8 +223,12 @@ func windowKey(item db.WorkItem) db.WorkKey {
 	return db.WorkKey{LogicalKey: item.LogicalKey, WorkID: item.WorkID, LaneKey: item.LaneKey, CreatedAt: item.CreatedAt}
 }
 
-// laneMissing is errLaneMissing naming the lane.
-type laneMissing struct{ laneKey string }
+// laneMissing is errLaneMissing naming the lane (the lowest missing one) and, from the set path, every missing lane
+// of the batch.
+type laneMissing struct {
+	laneKey string
+	all     []string
+}
 
 func (laneMissing) Error() string { return errLaneMissing.Error() }
 
@@ -272,7 +276,8 @@ func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (result
 		}()
 	}
 	// Each retry follows the creation of at least the missing lane, and of every later lane of the batch once a
-	// second lane turned out missing, so a batch of new lanes costs at most three transactions.
+	// second lane turned out missing, so a batch of new lanes costs at most three transactions. The set path locks
+	// every lane at once and names all the missing ones: only those are created, and one retry suffices.
 	for attempt := 0; attempt < 3; attempt++ {
 		results = make([]EnqueueResult, len(reqs))
 		err = l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
@@ -301,7 +306,9 @@ func (l *Ledger) EnqueueMany(ctx context.Context, reqs []EnqueueRequest) (result
 			return results, err
 		}
 		create := []string{missing.laneKey}
-		if attempt > 0 {
+		if len(missing.all) > 0 {
+			create = missing.all
+		} else if attempt > 0 {
 			create = create[:0]
 			for _, i := range order {
 				if reqs[i].LaneKey >= missing.laneKey {
@@ -338,10 +345,14 @@ func enqueueManySet(ctx context.Context, q db.Queries, reqs []EnqueueRequest, or
 	for _, lane := range locked {
 		lanes[lane.LaneKey] = lane
 	}
-	for _, lk := range laneKeys { // ascending: the lowest missing lane, as the sequential path would find it
+	var missing []string
+	for _, lk := range laneKeys { // ascending: the lowest missing lane first, as the sequential path would find it
 		if _, ok := lanes[lk]; !ok {
-			return laneMissing{lk}
+			missing = append(missing, lk)
 		}
+	}
+	if len(missing) > 0 {
+		return laneMissing{laneKey: missing[0], all: missing}
 	}
 	type window struct {
 		i    int
