@@ -259,12 +259,15 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 		if err != nil {
 			return 0, errs(err)
 		}
+		if len(rows) == 0 {
+			return 0, nil // no item of the batch exists: none can finish
+		}
 		keys = make(map[string][2]string, len(rows))
 		for _, r := range rows {
 			keys[r.WorkID] = [2]string{r.LaneKey, r.LogicalKey}
 		}
 	}
-	if q.atCommit == nil || len(keys) == 0 { // no multi-statements (or no item found): one statement at a time
+	if q.atCommit == nil { // no multi-statements: one statement at a time
 		matched, err := succeedStatements(ctx, q.q, succeed, keys, versions, false)
 		if err != nil {
 			return 0, errs(err)
@@ -339,8 +342,8 @@ func succeedArgs(p db.WorkItemSucceedManyParams) (mysqlgen.WorkItemAttemptSuccee
 
 // succeedStatements runs the batch finish on g, or queues it when g writes to a recorder: the finishing UPDATE (with
 // guard, followed by DBAssertRowCount of two rows per item), the keys' DELETE and the heads' advance, named by keys
-// (lane and logical key by work id; an item without one is not found and finishes nothing). It returns the
-// UPDATE's rows matched (0 from a recorder).
+// (lane and logical key by work id, at least one; an item without one is not found and finishes nothing). It returns
+// the UPDATE's rows matched (0 from a recorder).
 func succeedStatements(ctx context.Context, g *mysqlgen.Queries, succeed mysqlgen.WorkItemAttemptSucceedManyParams,
 	keys map[string][2]string, versions string, guard bool) (int64, error) {
 	ids := succeed.WorkIds
@@ -358,9 +361,6 @@ func succeedStatements(ctx context.Context, g *mysqlgen.Queries, succeed mysqlge
 		if err := g.DBAssertRowCount(ctx, 2*int64(len(ids))); err != nil {
 			return 0, err
 		}
-	}
-	if len(found) == 0 {
-		return matched, nil // no item found: nothing finished
 	}
 	if _, err := g.WorkKeyDeleteMany(ctx, mysqlgen.WorkKeyDeleteManyParams{LogicalKeys: db.SortedSet(logicalKeys), WorkIds: found, Versions: versions}); err != nil {
 		return 0, err
