@@ -23,7 +23,9 @@
 //     applied revision but was never applied is refused (*NonLinearError), as the Atlas CLI does by default.
 //   - PostgreSQL and SQLite apply each file in one transaction together with its revision row, so a failure leaves
 //     no trace. MySQL/OceanBase DDL commits implicitly, so each statement is followed by an autocommitted revision
-//     update (applied count and partial hashes), and a failure records error and error_stmt. Such a "dirty"
+//     update (applied count and partial hashes), and a failure records error and error_stmt. A PostgreSQL or SQLite
+//     file that starts with the Atlas directive `-- atlas:txmode none` (needed by CREATE/DROP INDEX CONCURRENTLY)
+//     runs the same way, statement by statement; any other txmode value is refused before anything runs. Such a "dirty"
 //     revision blocks every later file: the next run re-checks the partial hashes of the statements already applied
 //     and resumes at the failed statement (Atlas semantics); it never skips it. Verify refuses a dirty database.
 //   - A new revision row is INSERTed before the file's first statement runs (a claim on the version): a concurrent

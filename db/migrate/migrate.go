@@ -157,7 +157,8 @@ func Apply(ctx context.Context, engine db.Engine, sqlDB *sql.DB, store db.Store,
 
 // applyFile runs the statements of f (from the first one not yet applied when resume is a partially applied
 // revision of f) and records the revision. PostgreSQL and SQLite use one transaction for the file and its revision
-// row; MySQL records progress after every statement because its DDL commits implicitly.
+// row unless the file says `-- atlas:txmode none`; MySQL, and such a file, record progress after every statement
+// (MySQL's DDL commits implicitly; the file's statements commit on their own).
 func applyFile(ctx context.Context, rr revisions, sqlDB *sql.DB, f migrate.File, hash string, resume *Revision) error {
 	decls, err := f.StmtDecls()
 	if err != nil {
@@ -183,7 +184,11 @@ func applyFile(ctx context.Context, rr revisions, sqlDB *sql.DB, f migrate.File,
 		rev.PartialHashes = append([]string(nil), resume.PartialHashes[:resume.Applied]...)
 	}
 
-	if rr.engine != db.EngineMySQL {
+	ownTx, err := OwnTransaction(f)
+	if err != nil {
+		return err
+	}
+	if rr.engine != db.EngineMySQL && ownTx {
 		tx, err := sqlDB.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("migrate: %s: begin: %w", f.Name(), err)
@@ -309,7 +314,39 @@ func dirFiles(dir migrate.Dir) ([]migrate.File, migrate.HashFile, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("migrate: hash %s: %w", dirName(dir), err)
 	}
+	for _, f := range files {
+		if _, err := OwnTransaction(f); err != nil {
+			return nil, nil, err
+		}
+	}
 	return files, sum, nil
+}
+
+// TxModeDirective is the file directive (`-- atlas:txmode none` in the file's first comment block) that makes a
+// PostgreSQL or SQLite file run statement by statement, as the Atlas CLI runs it: each statement commits on its own
+// and the revision row records progress after each, as on MySQL. PostgreSQL needs it for CREATE INDEX CONCURRENTLY
+// and DROP INDEX CONCURRENTLY, which refuse to run inside a transaction block (docs/deployment.md#reviewing-a-migration).
+const TxModeDirective = "txmode"
+
+// OwnTransaction reports whether f runs in one transaction of its own on PostgreSQL and SQLite (no txmode
+// directive, or `file`) rather than statement by statement (`none`). Any other value is refused, before anything
+// runs, so that a typo cannot silently change how a file is applied.
+func OwnTransaction(f migrate.File) (bool, error) {
+	lf, ok := f.(interface{ Directive(string) []string })
+	if !ok {
+		return true, nil
+	}
+	modes := lf.Directive(TxModeDirective)
+	switch {
+	case len(modes) == 0:
+		return true, nil
+	case len(modes) == 1 && modes[0] == "file":
+		return true, nil
+	case len(modes) == 1 && modes[0] == "none":
+		return false, nil
+	}
+	return false, fmt.Errorf("migrate: %s: unsupported `-- atlas:%s %s` (use `none` to run the file statement by statement, "+
+		"or no directive for one transaction)", f.Name(), TxModeDirective, strings.Join(modes, ", "))
 }
 
 // currentVersion is the latest fully applied version.

@@ -46,6 +46,8 @@ var foundationCases = []foundationCase{
 	{"Apply/ConcurrentRuns", testConcurrentRuns},
 	{"Apply/ConcurrentFirstRuns", testConcurrentFirstRuns},
 	{"Apply/FailedMigration", testFailedMigration},
+	{"Apply/TxModeNone", testTxModeNone},
+	{"Apply/TxModeUnsupported", testTxModeUnsupported},
 }
 
 func testApplyFromEmptyIsIdempotent(t *testing.T, engine db.Engine) {
@@ -505,6 +507,78 @@ func testFailedMigration(t *testing.T, engine db.Engine) {
 	}
 }
 
+// testTxModeNone: a file with `-- atlas:txmode none` runs statement by statement, each committed on its own, so
+// PostgreSQL can build an index CONCURRENTLY (refused inside a transaction block). A failure leaves the statements
+// before it applied and the revision dirty; after the operator fixes the cause (here: a duplicate, and on PostgreSQL
+// the invalid index a failed concurrent build leaves behind), the next run resumes at the failed statement.
+func testTxModeNone(t *testing.T, engine db.Engine) {
+	ctx := context.Background()
+	fx := newFoundationDB(t, engine)
+	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
+	require.NoError(t, err)
+
+	concurrently := ""
+	if engine == db.EnginePostgres {
+		concurrently = "CONCURRENTLY "
+	}
+	const table, online = "20991231000000_table.sql", "20991231000001_online_indexes.sql"
+	dir := migrationDir(t, engine, map[string]string{
+		table: "CREATE TABLE pc_test_t (id INTEGER NOT NULL, v INTEGER NOT NULL, PRIMARY KEY (id));\n" +
+			"INSERT INTO pc_test_t (id, v) VALUES (1, 7), (2, 7);\n",
+		online: "-- atlas:txmode none\n\n" +
+			"CREATE INDEX " + concurrently + "pc_test_t_id_v ON pc_test_t (id, v);\n" +
+			"CREATE UNIQUE INDEX " + concurrently + "pc_test_t_v ON pc_test_t (v);\n",
+	})
+	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "first", migrate.WithDir(dir))
+	var serr *migrate.StatementError
+	require.ErrorAs(t, err, &serr, "the unique index fails on the duplicate v")
+	require.Equal(t, online, serr.File)
+	require.Equal(t, 2, serr.Statement)
+	require.True(t, serr.Partial, "statement 1 committed on its own")
+	require.True(t, indexExists(t, engine, fx.sqlDB, "pc_test_t_id_v"))
+	status, err := migrate.Status(ctx, engine, fx.sqlDB, migrate.WithDir(dir))
+	require.NoError(t, err)
+	require.NotNil(t, status.Dirty)
+	require.Equal(t, 1, status.Dirty.Applied)
+	require.Equal(t, 2, status.Dirty.Total)
+	require.Contains(t, status.Dirty.ErrorStmt, "pc_test_t_v")
+
+	// The operator's fix: remove the duplicate; on PostgreSQL also drop the invalid index the failed build left.
+	_, err = fx.sqlDB.ExecContext(ctx, "DELETE FROM pc_test_t WHERE id = 2")
+	require.NoError(t, err)
+	if engine == db.EnginePostgres {
+		var valid bool
+		require.NoError(t, fx.sqlDB.QueryRowContext(ctx, `SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+			WHERE c.relname = 'pc_test_t_v' AND c.relnamespace = current_schema()::regnamespace`).Scan(&valid))
+		require.False(t, valid, "a failed concurrent build leaves an invalid index")
+		_, err = fx.sqlDB.ExecContext(ctx, "DROP INDEX CONCURRENTLY pc_test_t_v")
+		require.NoError(t, err)
+	}
+	res, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "resume", migrate.WithDir(dir))
+	require.NoError(t, err)
+	require.Equal(t, []string{online}, res.Applied)
+	require.NoError(t, migrate.Verify(ctx, engine, fx.sqlDB, migrate.WithDir(dir)))
+	require.True(t, indexExists(t, engine, fx.sqlDB, "pc_test_t_v"))
+	_, err = fx.sqlDB.ExecContext(ctx, "INSERT INTO pc_test_t (id, v) VALUES (3, 7)")
+	require.Error(t, err, "the unique index is built and enforced")
+}
+
+// testTxModeUnsupported: a txmode other than none (or file) is refused before any file runs, so a typo cannot
+// change how a file is applied.
+func testTxModeUnsupported(t *testing.T, engine db.Engine) {
+	ctx := context.Background()
+	fx := newFoundationDB(t, engine)
+	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
+	require.NoError(t, err)
+	dir := migrationDir(t, engine, map[string]string{
+		"20991231000000_first.sql":  "CREATE TABLE pc_test_a (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
+		"20991231000001_second.sql": "-- atlas:txmode nome\n\nCREATE TABLE pc_test_b (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
+	})
+	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "typo", migrate.WithDir(dir))
+	require.ErrorContains(t, err, "20991231000001_second.sql: unsupported `-- atlas:txmode nome`")
+	require.False(t, tableExists(t, engine, fx.sqlDB, "pc_test_a"), "nothing ran")
+}
+
 // foundationDB is a fresh, empty database with a raw pool (the migration account) and a store on it.
 type foundationDB struct {
 	url   dburl.URL
@@ -636,6 +710,19 @@ func tableExists(t *testing.T, engine db.Engine, sqlDB *sql.DB, name string) boo
 		db.EnginePostgres: `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1`,
 		db.EngineMySQL:    `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?`,
 		db.EngineSQLite:   `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`,
+	}[engine]
+	var n int
+	require.NoError(t, sqlDB.QueryRowContext(context.Background(), query, name).Scan(&n))
+	return n > 0
+}
+
+// indexExists reports whether the connected schema has an index named name.
+func indexExists(t *testing.T, engine db.Engine, sqlDB *sql.DB, name string) bool {
+	t.Helper()
+	query := map[db.Engine]string{
+		db.EnginePostgres: `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1`,
+		db.EngineMySQL:    `SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND index_name = ?`,
+		db.EngineSQLite:   `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`,
 	}[engine]
 	var n int
 	require.NoError(t, sqlDB.QueryRowContext(context.Background(), query, name).Scan(&n))

@@ -77,10 +77,12 @@ var MigrationRules = []MigrationRule{
 	rule("pg-create-table", pg, `^CREATE TABLE`, "create a table", "AccessExclusiveLock", Catalog, false,
 		"only the new table is locked; no other session can use it yet"),
 	rule("pg-create-index-concurrently", pg, `^CREATE (UNIQUE )?INDEX CONCURRENTLY`, "build an index without blocking writes",
-		"ShareUpdateExclusiveLock", Rows, false, "cannot run inside a transaction block (needs `-- atlas:txmode none` and a migrator that honours it)"),
+		"ShareUpdateExclusiveLock", Rows, false, "cannot run inside a transaction block: the file starts with `-- atlas:txmode none`, "+
+			"so db/migrate (and the Atlas CLI) run it statement by statement; a failed build leaves an invalid index to drop before the rerun"),
 	rule("pg-create-index", pg, `^CREATE (UNIQUE )?INDEX`, "build an index", "ShareLock", Rows, true,
 		"reads continue; INSERT, UPDATE and DELETE wait for the whole build"),
-	rule("pg-drop-index-concurrently", pg, `^DROP INDEX CONCURRENTLY`, "drop an index", "ShareUpdateExclusiveLock", Catalog, false, ""),
+	rule("pg-drop-index-concurrently", pg, `^DROP INDEX CONCURRENTLY`, "drop an index", "ShareUpdateExclusiveLock", Catalog, false,
+		"cannot run inside a transaction block: the file starts with `-- atlas:txmode none`"),
 	rule("pg-drop-index", pg, `^DROP INDEX`, "drop an index", "AccessExclusiveLock", Catalog, true,
 		"a catalog change, but reads and writes of the table wait for it (and for the file's commit)"),
 	rule("pg-drop-table", pg, `^DROP TABLE`, "drop a table", "AccessExclusiveLock", Catalog, true, ""),
@@ -155,7 +157,7 @@ var MigrationExceptions = map[db.Engine]map[string]string{
 		"20261207000000_expand_attempt_snoozed.sql pc_work_attempts": landedBefore + " The file says so: one ALTER, so " +
 			"there is no moment without the constraint.",
 		"20261207000100_expand_source_tombstones.sql pc_sources":    landedBefore,
-		"20261207000200_expand_source_created_index.sql pc_sources": landedBefore + " CONCURRENTLY is not available: db/migrate runs a PostgreSQL file in one transaction.",
+		"20261207000200_expand_source_created_index.sql pc_sources": landedBefore + " CONCURRENTLY was not available then: db/migrate ran every PostgreSQL file in one transaction.",
 	},
 	my: {
 		"20261207000000_expand_attempt_snoozed.sql pc_work_attempts": landedBefore + " MariaDB copies the table to add a CHECK constraint.",
@@ -246,6 +248,8 @@ func (s ReviewedStatement) MySQLAlgorithm() string {
 type ReviewedFile struct {
 	Name       string
 	Statements []ReviewedStatement
+	// OwnTx: the file runs in one transaction on PostgreSQL and SQLite (no `-- atlas:txmode none`).
+	OwnTx bool
 	// Held (PostgreSQL, from the server check): table → the strongest mode in pg_locks after every statement of the
 	// file ran in one transaction, as db/migrate runs it, for the tables that existed before the file.
 	Held map[string]string
@@ -343,7 +347,11 @@ func ReviewMigrations(engine db.Engine, files []migrate.File) ([]ReviewedFile, e
 		if err != nil {
 			return nil, fmt.Errorf("sqlreview: %s: %w", f.Name(), err)
 		}
-		rf := ReviewedFile{Name: f.Name()}
+		ownTx, err := pcmigrate.OwnTransaction(f)
+		if err != nil {
+			return nil, fmt.Errorf("sqlreview: %w", err)
+		}
+		rf := ReviewedFile{Name: f.Name(), OwnTx: ownTx}
 		empty := map[string]bool{} // tables created in this file and not filled yet
 		for i, d := range decls {
 			n := upperKeywords(normalize(d.Text))
@@ -438,8 +446,9 @@ func engineDirFiles(engine db.Engine) ([]migrate.File, error) {
 // exceptionKey is the MigrationExceptions key of a statement.
 func exceptionKey(s ReviewedStatement) string { return s.File + " " + s.Table }
 
-// MigrationFindings returns the migration rules' findings: an unreviewed statement, a blocking statement on a big
-// table without an exception, an exception that matches no blocking statement.
+// MigrationFindings returns the migration rules' findings: an unreviewed statement, a statement PostgreSQL refuses
+// inside the file's transaction, a blocking statement on a big table without an exception, an exception that
+// matches no blocking statement.
 func MigrationFindings(engine db.Engine, files []ReviewedFile) []string {
 	var out []string
 	used := map[string]bool{}
@@ -448,6 +457,10 @@ func MigrationFindings(engine db.Engine, files []ReviewedFile) []string {
 			if s.Unreviewed() {
 				out = append(out, fmt.Sprintf("%s %s#%d: no rule matches (add one to MigrationRules): %s", engine, s.File, s.Index, short(s.SQL)))
 				continue
+			}
+			if engine == pg && f.OwnTx && outsideTxOnly(s) {
+				out = append(out, fmt.Sprintf("%s %s#%d: PostgreSQL refuses %s inside the file's transaction: start the file with "+
+					"`-- atlas:txmode none` (and a blank line): %s", engine, s.File, s.Index, s.Rule().ID, short(s.SQL)))
 			}
 			if !s.Blocking() {
 				continue
@@ -470,6 +483,16 @@ func MigrationFindings(engine db.Engine, files []ReviewedFile) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// outsideTxOnly reports whether PostgreSQL refuses the statement inside a transaction block.
+func outsideTxOnly(s ReviewedStatement) bool {
+	for _, r := range s.Rules {
+		if r.ID == "pg-create-index-concurrently" || r.ID == "pg-drop-index-concurrently" {
+			return true
+		}
+	}
+	return false
 }
 
 func short(s string) string {
@@ -525,7 +548,9 @@ func RenderMigrations(engines []db.Engine, reviewed map[db.Engine][]ReviewedFile
 	b.WriteString("How long locks are held: PostgreSQL and SQLite run a file in one transaction (db/migrate), so every lock of\n")
 	b.WriteString("a file is held until its last statement commits (on PostgreSQL the line \"Held until the file commits\" is read\n")
 	b.WriteString("from `pg_locks` after the whole file ran in one transaction, then rolled back, and must agree with the rules);\n")
-	b.WriteString("MySQL-mode servers commit each statement on its own. On\n")
+	b.WriteString("a file that starts with `-- atlas:txmode none` (required for CREATE or DROP INDEX CONCURRENTLY, a finding\n")
+	b.WriteString("without it) runs statement by statement instead, each committed on its own, as MySQL-mode servers run\n")
+	b.WriteString("every file. On\n")
 	b.WriteString("PostgreSQL even a `catalog` statement queues behind any open transaction on the table and everything else\n")
 	b.WriteString("queues behind it: run migrations with a `lock_timeout`.\n\n")
 
@@ -566,7 +591,10 @@ func RenderMigrations(engines []db.Engine, reviewed map[db.Engine][]ReviewedFile
 			} else {
 				fmt.Fprintf(&b, "Blocking on: %s.\n", strings.Join(uniq(blocking), ", "))
 			}
-			if e == pg {
+			if (e == pg || e == sl) && !f.OwnTx {
+				b.WriteString("Statement by statement (`-- atlas:txmode none`): each statement commits on its own.\n")
+			}
+			if e == pg && f.OwnTx {
 				if held := heldLine(f); held != "" {
 					fmt.Fprintf(&b, "Held until the file commits: %s.\n", held)
 				}

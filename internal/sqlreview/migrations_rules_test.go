@@ -73,7 +73,10 @@ func TestMigrationRulesRefuseBlockingDDL(t *testing.T) {
 		wantAlgorithm string
 	}{
 		{db.EnginePostgres, "CREATE INDEX pc_work_items_kind_idx ON pc_work_items (kind);", "pg-create-index", true, true, ""},
-		{db.EnginePostgres, "CREATE INDEX CONCURRENTLY pc_work_items_kind_idx ON pc_work_items (kind);", "pg-create-index-concurrently", false, false, ""},
+		{db.EnginePostgres, "-- atlas:txmode none\n\nCREATE INDEX CONCURRENTLY pc_work_items_kind_idx ON pc_work_items (kind);", "pg-create-index-concurrently", false, false, ""},
+		{db.EnginePostgres, "CREATE INDEX CONCURRENTLY pc_work_items_kind_idx ON pc_work_items (kind);", "pg-create-index-concurrently", false, true, ""}, // refused in the file's transaction
+		{db.EnginePostgres, "-- atlas:txmode none\n\nDROP INDEX CONCURRENTLY pc_work_items_lane_status_idx;", "pg-drop-index-concurrently", false, false, ""},
+		{db.EnginePostgres, "DROP INDEX CONCURRENTLY pc_work_items_lane_status_idx;", "pg-drop-index-concurrently", false, true, ""},
 		{db.EnginePostgres, "ALTER TABLE pc_sources ADD CONSTRAINT pc_sources_type_check CHECK (source_type <> '');", "pg-add-check", true, true, ""},
 		{db.EnginePostgres, "ALTER TABLE pc_sources ADD CONSTRAINT pc_sources_type_check CHECK (source_type <> '') NOT VALID;", "pg-add-check-not-valid", false, false, ""},
 		{db.EnginePostgres, "ALTER TABLE pc_work_items ADD COLUMN note text NULL;", "pg-add-column", false, false, ""},
@@ -121,7 +124,7 @@ func TestMigrationExceptionMustBeUsed(t *testing.T) {
 	t.Cleanup(func() { MigrationExceptions[db.EnginePostgres] = saved })
 	MigrationExceptions[db.EnginePostgres] = map[string]string{"20991231000000_synthetic.sql pc_work_items": "test"}
 	rs := synthetic(t, db.EnginePostgres, "20991231000000_synthetic.sql",
-		"CREATE INDEX CONCURRENTLY pc_work_items_kind_idx ON pc_work_items (kind);")
+		"-- atlas:txmode none\n\nCREATE INDEX CONCURRENTLY pc_work_items_kind_idx ON pc_work_items (kind);")
 	var findings []string
 	for _, f := range MigrationFindings(db.EnginePostgres, rs) {
 		if strings.Contains(f, "synthetic") {
@@ -130,5 +133,25 @@ func TestMigrationExceptionMustBeUsed(t *testing.T) {
 	}
 	if len(findings) != 1 || !strings.Contains(findings[0], "matches no blocking statement") {
 		t.Fatalf("findings %q, want one stale exception", findings)
+	}
+}
+
+// TestMigrationReviewRendersTxModeNone: a file run statement by statement says so and claims no lock held to its
+// end; a file in one transaction keeps its "Held until the file commits" line.
+func TestMigrationReviewRendersTxModeNone(t *testing.T) {
+	online := synthetic(t, db.EnginePostgres, "20991231000000_online.sql",
+		"-- atlas:txmode none\n\nCREATE INDEX CONCURRENTLY pc_work_items_kind_idx ON pc_work_items (kind);\nDROP INDEX CONCURRENTLY pc_work_items_lane_status_idx;")
+	inTx := synthetic(t, db.EnginePostgres, "20991231000000_in_tx.sql", "DROP INDEX pc_work_items_lane_status_idx;")
+	section := func(rs []ReviewedFile, name string) string {
+		text := RenderMigrations([]db.Engine{db.EnginePostgres}, map[db.Engine][]ReviewedFile{db.EnginePostgres: rs})
+		_, after, _ := strings.Cut(text, "### "+name)
+		return after
+	}
+	if got := section(online, "20991231000000_online.sql"); !strings.Contains(got, "Statement by statement (`-- atlas:txmode none`)") ||
+		strings.Contains(got, "Held until the file commits") {
+		t.Errorf("txmode none file rendered as:\n%s", got)
+	}
+	if got := section(inTx, "20991231000000_in_tx.sql"); !strings.Contains(got, "Held until the file commits: AccessExclusiveLock on pc_work_items") {
+		t.Errorf("file in one transaction rendered as:\n%s", got)
 	}
 }
