@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,8 @@ func main() {
 	flag.StringVar(&o.out, "out", "", "write the results into this Markdown file (between pcbench markers)")
 	flag.StringVar(&o.pgDSN, "pg", envOr("PC_TEST_POSTGRES_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL URL (an existing database; the benchmark creates and drops its own schemas)")
 	flag.StringVar(&o.mysqlDSN, "mysql", envOr("PC_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"), "MySQL/MariaDB go-sql-driver DSN (the benchmark creates and drops its own databases)")
+	var cpuProfile string
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write this process's CPU profile (the enqueuers, workers, River's clients and the drivers) to this file, for `go tool pprof`")
 	flag.BoolVar(&profileStatements, "statements", false, "B1 on MariaDB and SQLite: also print, per statement, how often it ran per item and its client time (a profile; not written to the report)")
 	flag.Parse()
 	o.lanes = ints(lanes)
@@ -126,12 +129,35 @@ func main() {
 	for _, s := range strings.Split(only, ",") {
 		o.only[strings.TrimSpace(s)] = true
 	}
+	stopProfile, err := startCPUProfile(cpuProfile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pcbench: -cpuprofile:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, o, os.Args[1:]); err != nil {
+	err = run(ctx, o, os.Args[1:])
+	stop()
+	stopProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "pcbench:", err)
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile starts this process's CPU profile into path (none when path is empty); the returned func stops it.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 func envOr(k, def string) string {
