@@ -926,20 +926,18 @@ func (q *Queries) WorkItemList(ctx context.Context, arg WorkItemListParams) ([]P
 }
 
 const workItemListKeysMany = `-- name: WorkItemListKeysMany :many
-SELECT work_id, lane_key, logical_key, status, state_version
+SELECT work_id, lane_key, logical_key
 FROM pc_work_items
 WHERE work_id IN (/*SLICE:work_ids*/?)
 `
 
 type WorkItemListKeysManyRow struct {
-	WorkID       string
-	LaneKey      string
-	LogicalKey   string
-	Status       string
-	StateVersion int64
+	WorkID     string
+	LaneKey    string
+	LogicalKey string
 }
 
-// Engine-only (mysql): No lock (the caller holds the item locks); the lane, logical key, status and version of the listed items (docs/protocol.md#set-based-completion).
+// Engine-only (mysql): No lock (the caller holds the item locks); the lane and logical key of the listed items (docs/protocol.md#set-based-completion).
 func (q *Queries) WorkItemListKeysMany(ctx context.Context, workIds []string) ([]WorkItemListKeysManyRow, error) {
 	query := workItemListKeysMany
 	var queryParams []interface{}
@@ -959,13 +957,7 @@ func (q *Queries) WorkItemListKeysMany(ctx context.Context, workIds []string) ([
 	var items []WorkItemListKeysManyRow
 	for rows.Next() {
 		var i WorkItemListKeysManyRow
-		if err := rows.Scan(
-			&i.WorkID,
-			&i.LaneKey,
-			&i.LogicalKey,
-			&i.Status,
-			&i.StateVersion,
-		); err != nil {
+		if err := rows.Scan(&i.WorkID, &i.LaneKey, &i.LogicalKey); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -299,9 +299,9 @@ WHERE kind IN (sqlc.slice('kinds'))
 ORDER BY created_at DESC, work_id DESC
 LIMIT ?;
 
--- Engine-only (mysql): No lock (the caller holds the item locks); the lane, logical key, status and version of the listed items (docs/protocol.md#set-based-completion).
+-- Engine-only (mysql): No lock (the caller holds the item locks); the lane and logical key of the listed items (docs/protocol.md#set-based-completion).
 -- name: WorkItemListKeysMany :many
-SELECT work_id, lane_key, logical_key, status, state_version
+SELECT work_id, lane_key, logical_key
 FROM pc_work_items
 WHERE work_id IN (sqlc.slice('work_ids'));
 
