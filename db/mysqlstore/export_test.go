@@ -45,7 +45,10 @@ func ClaimCandidatesByDue(ctx context.Context, s *Store, p db.WorkItemClaimCandi
 }
 
 // CandidatesByDue reports whether s's next candidate query reads the due index first.
-func CandidatesByDue(s *Store) bool { return s.byDue.Load() }
+func CandidatesByDue(s *Store) bool { return s.byDue.full.Load() && s.byDue.skip.Load() == 0 }
+
+// CandidatesByDueSkip is how many passes s skips WorkItemClaimCandidatesByDue before it asks it again.
+func CandidatesByDueSkip(s *Store) int32 { return s.byDue.skip.Load() }
 
 // DueScanBound is how many due queued items the adapter's WorkItemClaimCandidatesByDue reads for a limit.
 func DueScanBound(limit int32) int32 { return dueScanBound(limit) }

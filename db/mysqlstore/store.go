@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -89,7 +88,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		_ = txDB.Close()
 		return nil, err
 	}
-	return &Store{queries: queries{q: mysqlgen.New(sqlDB), flavor: f, byDue: &atomic.Bool{}}, sqlDB: sqlDB, txDB: txDB, multi: multi}, nil
+	return &Store{queries: queries{q: mysqlgen.New(sqlDB), flavor: f, byDue: &dueFirst{}}, sqlDB: sqlDB, txDB: txDB, multi: multi}, nil
 }
 
 // flavor is what the adapter needs to know of the server.
@@ -247,9 +246,9 @@ type queries struct {
 	tx     *sql.Conn // the connection of the transaction inside InTx (savepoints); nil in autocommit mode
 	flavor flavor
 	batch  *batchKeys // inside InTx: what the transaction's batch lock read (set.go)
-	// byDue, shared by the store and its transactions: the last candidate query came back full, so the next one
-	// reads the due index first (WorkItemClaimCandidates).
-	byDue *atomic.Bool
+	// byDue, shared by the store and its transactions: whether the next candidate query reads the due index first
+	// (WorkItemClaimCandidates, work_item.go).
+	byDue *dueFirst
 	// atCommit, inside InTx when the pool can send multi-statements: the writes waiting for the COMMIT
 	// (atcommit.go); nil otherwise, and inside a savepoint.
 	atCommit *deferredWrites

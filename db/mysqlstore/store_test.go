@@ -806,10 +806,41 @@ func TestClaimCandidatesByDue(t *testing.T) {
 	again, err := store.WorkItemClaimCandidates(ctx, p)
 	require.NoError(t, err)
 	require.Equal(t, want, again)
+	require.False(t, mysqlstore.CandidatesByDue(store), "full again, but the short due-index answer still skips one pass")
+	again, err = store.WorkItemClaimCandidates(ctx, p)
+	require.NoError(t, err)
+	require.Equal(t, want, again)
 	require.True(t, mysqlstore.CandidatesByDue(store))
 	again, err = store.WorkItemClaimCandidates(ctx, p)
 	require.NoError(t, err)
 	require.Equal(t, want, again, "read from the due index")
+	require.True(t, mysqlstore.CandidatesByDue(store), "a full due-index answer keeps it on")
+
+	// A limit the due index cannot fill within its bound while the lanes can (2·30+32 = 92 items read: the 10
+	// blocked ones, then about 27 heads among 82; 40 heads are due): every pass that asks the due index first pays
+	// for both queries, so a short answer in a row skips 1, 2, 4, … passes before asking again.
+	p.Limit = 30
+	for _, skipped := range []int32{1, 2, 4, 8} {
+		got, err := store.WorkItemClaimCandidates(ctx, p)
+		require.NoError(t, err)
+		require.Len(t, got, 30, "the fallback answers")
+		require.Equal(t, skipped, mysqlstore.CandidatesByDueSkip(store))
+		for range skipped {
+			require.False(t, mysqlstore.CandidatesByDue(store))
+			_, err := store.WorkItemClaimCandidates(ctx, p)
+			require.NoError(t, err)
+		}
+		require.True(t, mysqlstore.CandidatesByDue(store), "after %d skipped passes the due index is asked again", skipped)
+	}
+	p.Limit = 16
+	again, err = store.WorkItemClaimCandidates(ctx, p)
+	require.NoError(t, err)
+	require.Equal(t, want, again)
+	p.Limit = 30
+	_, err = store.WorkItemClaimCandidates(ctx, p)
+	require.NoError(t, err)
+	require.Equal(t, int32(1), mysqlstore.CandidatesByDueSkip(store), "a full due-index answer reset the backoff")
+	p.Limit = 16
 	byDue, err := mysqlstore.ClaimCandidatesByDue(ctx, store, p, mysqlstore.DueScanBound(p.Limit))
 	require.NoError(t, err)
 	require.Equal(t, want, byDue, "the adapter's bound for this limit (2·16+32) reads past the blocked items to 16 heads")

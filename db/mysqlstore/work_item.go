@@ -2,6 +2,7 @@ package mysqlstore
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
@@ -13,23 +14,64 @@ import (
 // answer was full (at least the limit: many due heads), it asks WorkItemClaimCandidatesByDue first, which reads the
 // due index instead of probing every busy lane, and falls back to WorkItemClaimCandidates when that comes back short
 // (docs/protocol.md#claim-candidates-in-mysql-mode). A short answer of WorkItemClaimCandidatesByDue is not used: its
-// queued branch may have stopped at its bound before heads it did not reach.
+// queued branch may have stopped at its bound before heads it did not reach; and the passes after it skip it, a
+// number that doubles with every short answer in a row, so a lane deep behind a blocked head does not make every
+// pass run both queries.
 func (q queries) WorkItemClaimCandidates(ctx context.Context, p db.WorkItemClaimCandidatesParams) ([]db.ClaimCandidate, error) {
 	byDue := q.byDue != nil && !q.flavor.oceanBase
-	if byDue && q.byDue.Load() {
+	if byDue && q.byDue.try() {
 		cands, err := q.claimCandidatesByDue(ctx, p, dueScanBound(p.Limit))
-		if err != nil || len(cands) >= int(p.Limit) {
-			return cands, err
+		if err != nil {
+			return nil, err
 		}
-		q.byDue.Store(false)
+		full := len(cands) >= int(p.Limit)
+		q.byDue.answered(full)
+		if full {
+			return cands, nil
+		}
 	}
 	rs, err := q.q.WorkItemClaimCandidates(ctx, mysqlgen.WorkItemClaimCandidatesParams{
 		Kinds: p.Kinds, Limit: p.Limit, Limit_2: p.Limit, Limit_3: p.Limit, Limit_4: p.Limit,
 	})
-	if byDue && err == nil && len(rs) >= int(p.Limit) {
-		q.byDue.Store(true)
+	if byDue && err == nil {
+		q.byDue.full.Store(len(rs) >= int(p.Limit))
 	}
 	return conv.Many(errs, rs, err, conv.ClaimCandidateFromGen)
+}
+
+// dueFirst remembers which candidate query to ask first. It is a heuristic shared by concurrent passes, so a pass
+// may act on a slightly stale value; either query's full answer is right.
+type dueFirst struct {
+	full    atomic.Bool  // WorkItemClaimCandidates' last answer was full: many due heads
+	skip    atomic.Int32 // passes left that skip WorkItemClaimCandidatesByDue after it came back short
+	backoff atomic.Int32 // the last skip granted: doubled by a short answer (up to dueBackoffMax), cleared by a full one
+}
+
+// dueBackoffMax bounds the passes skipped after short answers in a row: at most one pass in 65 pays for a
+// WorkItemClaimCandidatesByDue that cannot answer.
+const dueBackoffMax = 64
+
+// try reports whether this pass asks WorkItemClaimCandidatesByDue first, counting a skipped pass.
+func (d *dueFirst) try() bool {
+	if !d.full.Load() {
+		return false
+	}
+	if d.skip.Load() > 0 {
+		d.skip.Add(-1)
+		return false
+	}
+	return true
+}
+
+// answered records whether WorkItemClaimCandidatesByDue's answer was full.
+func (d *dueFirst) answered(full bool) {
+	if full {
+		d.backoff.Store(0)
+		return
+	}
+	b := min(max(2*d.backoff.Load(), 1), dueBackoffMax)
+	d.backoff.Store(b)
+	d.skip.Store(b)
 }
 
 // dueScanBound is how many due queued items WorkItemClaimCandidatesByDue reads for a limit: room for limit + 32
