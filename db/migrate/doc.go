@@ -31,7 +31,8 @@
 //   - A new revision row is INSERTed before the file's first statement runs (a claim on the version): a concurrent
 //     run that reaches the same version fails on the primary key instead of overwriting the other run's progress.
 //   - Apply runs under the `schema-migration` lease in pc_scheduler_leases (600 s, database time, fence +1 on
-//     takeover, renewed between files, released by clearing owner and expiry but keeping the fence). A second
+//     takeover, renewed between files and every 150 s while a file runs, released by clearing owner and expiry but
+//     keeping the fence); a renewal that finds it taken over cancels the running statement. A second
 //     `server migrate` while the lease is held fails with *LeaseHeldError.
 //   - The lease table is created by the baseline migration, so on an empty database the baseline (and only the
 //     files up to the one that creates pc_scheduler_leases) runs before the lease can exist. Two concurrent first

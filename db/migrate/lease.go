@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/powercontext/powercontext/db"
@@ -13,7 +14,8 @@ import (
 const LeaseName = "schema-migration"
 
 // LeaseDuration is how long one acquisition of the schema-migration lease lasts (database time). Apply renews it
-// between files.
+// between files and, while a file runs, every LeaseDuration/4, so a long statement (an index built CONCURRENTLY on a
+// big table) keeps it.
 const LeaseDuration = 600 * time.Second
 
 // LeaseHeldError reports that another process holds the schema-migration lease.
@@ -27,7 +29,8 @@ func (e *LeaseHeldError) Error() string {
 		e.Owner, LeaseName, e.ExpiresAt.UTC().Format(time.RFC3339))
 }
 
-// errLeaseLost is returned when the lease expired between two files and another run took it over.
+// errLeaseLost is returned when the lease expired and another run took it over (or this run took it over again with
+// a new fence): between two files, or while a file ran, whose statement is then cancelled.
 var errLeaseLost = errors.New("migrate: lost the " + LeaseName + " lease (it expired and another run took it over); " +
 	"no further migration was applied")
 
@@ -81,4 +84,42 @@ func releaseLease(ctx context.Context, store db.Store, owner string, fence int64
 		}
 		return nil
 	})
+}
+
+// whileRenewing runs fn (one file) while renewing the lease held with fence every `every`. A renewal that finds the
+// lease lost cancels fn's context and whileRenewing returns errLeaseLost (joined with fn's error); a renewal that
+// fails otherwise (a database blip) is retried at the next tick, well inside the lease.
+func whileRenewing(ctx context.Context, store db.Store, owner string, fence int64, every time.Duration, fn func(context.Context) error) error {
+	fctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-fctx.Done():
+				return
+			case <-t.C:
+			}
+			f, err := acquireLease(fctx, store, owner)
+			var heldErr *LeaseHeldError
+			if errors.As(err, &heldErr) || (err == nil && f != fence) {
+				cancel(errLeaseLost)
+				return
+			}
+		}
+	}()
+	err := fn(fctx)
+	close(stop)
+	wg.Wait()
+	if errors.Is(context.Cause(fctx), errLeaseLost) {
+		return errors.Join(errLeaseLost, err)
+	}
+	return err
 }

@@ -39,15 +39,20 @@ func (r Result) NothingPending() bool { return len(r.Applied) == 0 }
 type Option func(*options)
 
 type options struct {
-	dir      migrate.Dir
-	operator string
+	dir        migrate.Dir
+	operator   string
+	renewEvery time.Duration
 }
 
 // WithDir replaces the embedded migration directory (tests).
 func WithDir(dir migrate.Dir) Option { return func(o *options) { o.dir = dir } }
 
+// WithLeaseRenewal sets how often Apply renews the schema-migration lease while a file runs (default
+// LeaseDuration/4; tests use less).
+func WithLeaseRenewal(every time.Duration) Option { return func(o *options) { o.renewEvery = every } }
+
 func buildOptions(engine db.Engine, opts []Option) (options, error) {
-	o := options{operator: OperatorVersion}
+	o := options{operator: OperatorVersion, renewEvery: LeaseDuration / 4}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -146,7 +151,13 @@ func Apply(ctx context.Context, engine db.Engine, sqlDB *sql.DB, store db.Store,
 		if err != nil {
 			return res, fmt.Errorf("migrate: %s is not in atlas.sum: %w", f.Name(), err)
 		}
-		if err := applyFile(ctx, rr, sqlDB, f, hash, p.resume); err != nil {
+		apply := func(ctx context.Context) error { return applyFile(ctx, rr, sqlDB, f, hash, p.resume) }
+		if held {
+			err = whileRenewing(ctx, store, owner, fence, o.renewEvery, apply)
+		} else {
+			err = apply(ctx)
+		}
+		if err != nil {
 			return res, err
 		}
 		res.Applied = append(res.Applied, f.Name())

@@ -48,6 +48,7 @@ var foundationCases = []foundationCase{
 	{"Apply/FailedMigration", testFailedMigration},
 	{"Apply/TxModeNone", testTxModeNone},
 	{"Apply/TxModeUnsupported", testTxModeUnsupported},
+	{"Apply/LeaseRenewedWhileFileRuns", testLeaseRenewedWhileFileRuns},
 }
 
 func testApplyFromEmptyIsIdempotent(t *testing.T, engine db.Engine) {
@@ -577,6 +578,86 @@ func testTxModeUnsupported(t *testing.T, engine db.Engine) {
 	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "typo", migrate.WithDir(dir))
 	require.ErrorContains(t, err, "20991231000001_second.sql: unsupported `-- atlas:txmode nome`")
 	require.False(t, tableExists(t, engine, fx.sqlDB, "pc_test_a"), "nothing ran")
+}
+
+// testLeaseRenewedWhileFileRuns: a file's statement that runs long (here: it waits for a lock the test holds, as an
+// index built CONCURRENTLY on a big table would take its time) keeps the schema-migration lease, renewed while it
+// runs; when another run takes the lease over meanwhile, the statement is cancelled and Apply says the lease was lost.
+func testLeaseRenewedWhileFileRuns(t *testing.T, engine db.Engine) {
+	if engine == db.EngineSQLite {
+		t.Skip("single_node applies migrations at start, alone; SQLite has no lock a test session can hold across a statement of another")
+	}
+	ctx := context.Background()
+	fx := newFoundationDB(t, engine)
+	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
+	require.NoError(t, err)
+
+	// The test holds a row lock in a transaction; each file's statement waits for it.
+	_, err = fx.sqlDB.ExecContext(ctx, "CREATE TABLE pc_test_lock (id INTEGER NOT NULL, v INTEGER NOT NULL, PRIMARY KEY (id))")
+	require.NoError(t, err)
+	_, err = fx.sqlDB.ExecContext(ctx, "INSERT INTO pc_test_lock (id, v) VALUES (1, 0)")
+	require.NoError(t, err)
+	const wait = "UPDATE pc_test_lock SET v = v + 1 WHERE id = 1;\n"
+	hold := func() *sql.Tx {
+		tx, err := fx.sqlDB.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, "UPDATE pc_test_lock SET v = v + 1 WHERE id = 1")
+		require.NoError(t, err)
+		return tx
+	}
+	lease := func() db.SchedulerLease {
+		l, err := fx.store.SchedulerLeaseGet(ctx, migrate.LeaseName)
+		require.NoError(t, err)
+		return l
+	}
+	run := func(dir *atlasmigrate.MemDir) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "long", migrate.WithDir(dir), migrate.WithLeaseRenewal(20*time.Millisecond))
+			done <- err
+		}()
+		return done
+	}
+
+	// Renewed while the statement waits.
+	held := hold()
+	dir := migrationDir(t, engine, map[string]string{"20991231000000_long.sql": wait})
+	done := run(dir)
+	require.Eventually(t, func() bool { l := lease(); return l.OwnerID == "long" }, 30*time.Second, 10*time.Millisecond)
+	first := lease()
+	require.Eventually(t, func() bool { return lease().LeaseExpiresAt.After(first.LeaseExpiresAt) }, 30*time.Second, 10*time.Millisecond,
+		"the lease is renewed while the file's statement runs")
+	select {
+	case err := <-done:
+		t.Fatalf("Apply returned while its statement waited: %v", err)
+	default:
+	}
+	require.Equal(t, first.Fence, lease().Fence, "renewed, not taken over")
+	require.NoError(t, held.Commit())
+	require.NoError(t, <-done)
+
+	// Taken over while the statement waits: the statement is cancelled and the lease reported lost.
+	held = hold()
+	defer func() { _ = held.Rollback() }()
+	dir = migrationDir(t, engine, map[string]string{"20991231000000_long.sql": wait, "20991231000001_long.sql": wait})
+	done = run(dir)
+	require.Eventually(t, func() bool { l := lease(); return l.OwnerID == "long" && l.Fence > first.Fence }, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, fx.store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		l, now, err := q.SchedulerLeaseLock(ctx, migrate.LeaseName)
+		if err != nil {
+			return err
+		}
+		l.OwnerID, l.Fence, l.LeaseExpiresAt, l.UpdatedAt = "thief", l.Fence+1, now.Add(time.Hour), now
+		return q.SchedulerLeaseUpdate(ctx, l)
+	}))
+	select {
+	case err := <-done:
+		require.ErrorContains(t, err, "lost the "+migrate.LeaseName+" lease")
+	case <-time.After(60 * time.Second):
+		t.Fatal("Apply kept waiting after its lease was taken over")
+	}
+	require.NoError(t, held.Rollback())
+	require.Equal(t, "thief", lease().OwnerID, "the run that lost the lease released nothing of the thief's")
 }
 
 // foundationDB is a fresh, empty database with a raw pool (the migration account) and a store on it.
