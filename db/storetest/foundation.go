@@ -224,9 +224,7 @@ func testStatusAndVerifyOnEmptyDatabase(t *testing.T, engine db.Engine) {
 
 func testNewMigrationAppliesAlone(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, engine)
-	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
-	require.NoError(t, err)
+	fx := migratedFoundationDB(t, engine)
 	before, err := fx.store.SchedulerLeaseGet(ctx, migrate.LeaseName)
 	require.NoError(t, err)
 
@@ -333,9 +331,7 @@ func testBehindByContractOnly(t *testing.T, engine db.Engine) {
 
 func testLeaseHeldByAnotherRun(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, engine)
-	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
-	require.NoError(t, err)
+	fx := migratedFoundationDB(t, engine)
 
 	// Another run holds the lease (written directly, on database time).
 	var heldFence int64
@@ -353,7 +349,7 @@ func testLeaseHeldByAnotherRun(t *testing.T, engine db.Engine) {
 	dir := migrationDir(t, engine, map[string]string{
 		"20991231000000_extra.sql": "CREATE TABLE pc_test_extra (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
 	})
-	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "blocked", migrate.WithDir(dir))
+	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "blocked", migrate.WithDir(dir))
 	var lerr *migrate.LeaseHeldError
 	require.ErrorAs(t, err, &lerr)
 	require.Equal(t, "other-run", lerr.Owner)
@@ -382,9 +378,7 @@ func testLeaseHeldByAnotherRun(t *testing.T, engine db.Engine) {
 
 func testConcurrentRuns(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, engine)
-	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
-	require.NoError(t, err)
+	fx := migratedFoundationDB(t, engine)
 	dir := migrationDir(t, engine, map[string]string{
 		"20991231000000_extra.sql":  "CREATE TABLE pc_test_extra (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
 		"20991231000001_extra2.sql": "CREATE TABLE pc_test_extra2 (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
@@ -432,9 +426,7 @@ func testConcurrentFirstRuns(t *testing.T, engine db.Engine) {
 
 func testFailedMigration(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, engine)
-	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
-	require.NoError(t, err)
+	fx := migratedFoundationDB(t, engine)
 
 	const (
 		createA = "CREATE TABLE pc_test_a (id INTEGER NOT NULL, PRIMARY KEY (id));\n"
@@ -448,7 +440,7 @@ func testFailedMigration(t *testing.T, engine db.Engine) {
 		broken: createA + createA + createB,
 		later:  createC,
 	})
-	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "broken", migrate.WithDir(dir))
+	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "broken", migrate.WithDir(dir))
 	var serr *migrate.StatementError
 	require.ErrorAs(t, err, &serr)
 	require.Equal(t, broken, serr.File)
@@ -514,9 +506,7 @@ func testFailedMigration(t *testing.T, engine db.Engine) {
 // the invalid index a failed concurrent build leaves behind), the next run resumes at the failed statement.
 func testTxModeNone(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, engine)
-	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
-	require.NoError(t, err)
+	fx := migratedFoundationDB(t, engine)
 
 	concurrently := ""
 	if engine == db.EnginePostgres {
@@ -530,7 +520,7 @@ func testTxModeNone(t *testing.T, engine db.Engine) {
 			"CREATE INDEX " + concurrently + "pc_test_t_id_v ON pc_test_t (id, v);\n" +
 			"CREATE UNIQUE INDEX " + concurrently + "pc_test_t_v ON pc_test_t (v);\n",
 	})
-	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "first", migrate.WithDir(dir))
+	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "first", migrate.WithDir(dir))
 	var serr *migrate.StatementError
 	require.ErrorAs(t, err, &serr, "the unique index fails on the duplicate v")
 	require.Equal(t, online, serr.File)
@@ -568,14 +558,12 @@ func testTxModeNone(t *testing.T, engine db.Engine) {
 // change how a file is applied.
 func testTxModeUnsupported(t *testing.T, engine db.Engine) {
 	ctx := context.Background()
-	fx := newFoundationDB(t, engine)
-	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
-	require.NoError(t, err)
+	fx := migratedFoundationDB(t, engine)
 	dir := migrationDir(t, engine, map[string]string{
 		"20991231000000_first.sql":  "CREATE TABLE pc_test_a (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
 		"20991231000001_second.sql": "-- atlas:txmode nome\n\nCREATE TABLE pc_test_b (id INTEGER NOT NULL, PRIMARY KEY (id));\n",
 	})
-	_, err = migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "typo", migrate.WithDir(dir))
+	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "typo", migrate.WithDir(dir))
 	require.ErrorContains(t, err, "20991231000001_second.sql: unsupported `-- atlas:txmode nome`")
 	require.False(t, tableExists(t, engine, fx.sqlDB, "pc_test_a"), "nothing ran")
 }
@@ -588,12 +576,10 @@ func testLeaseRenewedWhileFileRuns(t *testing.T, engine db.Engine) {
 		t.Skip("single_node applies migrations at start, alone; SQLite has no lock a test session can hold across a statement of another")
 	}
 	ctx := context.Background()
-	fx := newFoundationDB(t, engine)
-	_, err := migrate.Apply(ctx, engine, fx.sqlDB, fx.store, "baseline")
-	require.NoError(t, err)
+	fx := migratedFoundationDB(t, engine)
 
 	// The test holds a row lock in a transaction; each file's statement waits for it.
-	_, err = fx.sqlDB.ExecContext(ctx, "CREATE TABLE pc_test_lock (id INTEGER NOT NULL, v INTEGER NOT NULL, PRIMARY KEY (id))")
+	_, err := fx.sqlDB.ExecContext(ctx, "CREATE TABLE pc_test_lock (id INTEGER NOT NULL, v INTEGER NOT NULL, PRIMARY KEY (id))")
 	require.NoError(t, err)
 	_, err = fx.sqlDB.ExecContext(ctx, "INSERT INTO pc_test_lock (id, v) VALUES (1, 0)")
 	require.NoError(t, err)
@@ -671,6 +657,15 @@ func newFoundationDB(t *testing.T, engine db.Engine) foundationDB {
 	t.Helper()
 	u := enginetest.ParseURL(t, enginetest.NewDatabase(t, engine))
 	return foundationDB{url: u, sqlDB: enginetest.OpenSQLDB(t, u), store: enginetest.OpenStore(t, u)}
+}
+
+// migratedFoundationDB is newFoundationDB with the embedded migrations applied (by owner "baseline").
+func migratedFoundationDB(t *testing.T, engine db.Engine) foundationDB {
+	t.Helper()
+	fx := newFoundationDB(t, engine)
+	_, err := migrate.Apply(context.Background(), engine, fx.sqlDB, fx.store, "baseline")
+	require.NoError(t, err)
+	return fx
 }
 
 type runResult struct {
