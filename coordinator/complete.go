@@ -323,16 +323,7 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 	if delay < 0 {
 		delay = 0
 	}
-	var out db.WorkItem
-	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
-		_, _, item, now, cancelled, err := lockToFinish(ctx, q, c)
-		if cancelled {
-			out = item
-			return err
-		}
-		if err != nil {
-			return err
-		}
+	return l.finishClaim(ctx, c, func(ctx context.Context, q *ledgerTx, item db.WorkItem, now time.Time) (db.WorkItem, error) {
 		prevVersion := item.StateVersion
 		attempt := db.WorkAttemptFinishParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount, FinishedAt: now,
 			ErrorCategory: f.Category, ErrorCode: f.Code}
@@ -349,15 +340,10 @@ func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Durati
 			item.CompletedAt = now
 			attempt.Outcome = db.OutcomeFailed
 		}
-		if err := matchedOne(q.WorkItemUpdateStateFinishAttempt(ctx, db.WorkItemUpdateStateFinishAttemptParams{
+		return item, matchedOne(q.WorkItemUpdateStateFinishAttempt(ctx, db.WorkItemUpdateStateFinishAttemptParams{
 			State: db.WorkItemUpdateStateParams{Item: item, ExpectedVersion: prevVersion}, Attempt: attempt,
-		})); err != nil {
-			return err
-		}
-		out = item
-		return nil
+		}))
 	})
-	return out, err
 }
 
 // ConfirmCancelled converges a claim whose item was asked to cancel: the attempt finishes as cancelled, the key
@@ -381,23 +367,32 @@ func (l *Ledger) ConfirmCancelled(ctx context.Context, c Claim) (db.WorkItem, er
 	return out, err
 }
 
-// lockToFinish locks the claim's lane, key and item (lane → key → item) and verifies the claim, for Fail and Snooze.
-// A cancel requested meanwhile wins: the running item is cancelled instead (cancelled, item is its new row, err the
-// write's), and "finished" (and the lane's successor) are derived from those writes.
-func lockToFinish(ctx context.Context, q db.Queries, c Claim) (lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time, cancelled bool, err error) {
-	lane, hasKey, item, now, err = lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
-	if err != nil {
-		return lane, hasKey, item, now, false, err
-	}
-	switch err := verifyClaim(item, c, now); err {
-	case nil:
-		return lane, hasKey, item, now, false, nil
-	case ErrCancelRequested:
-		item, err = cancelRunning(ctx, q, lane, hasKey, item, now)
-		return lane, hasKey, item, now, true, err
-	default:
-		return lane, hasKey, item, now, false, err
-	}
+// finishClaim is the transaction of Fail and Snooze: it locks the claim's lane, key and item (lane → key → item) and
+// verifies the claim, then runs write, whose item is returned once the transaction commits. A pending cancel
+// request wins: the item is cancelled instead and write does not run.
+func (l *Ledger) finishClaim(ctx context.Context, c Claim,
+	write func(ctx context.Context, q *ledgerTx, item db.WorkItem, now time.Time) (db.WorkItem, error)) (db.WorkItem, error) {
+	var out db.WorkItem
+	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
+		lane, hasKey, item, now, err := lockLaneKeyItem(ctx, q, c.Item.LaneKey, c.Item.LogicalKey, c.Item.WorkID)
+		if err != nil {
+			return err
+		}
+		switch err := verifyClaim(item, c, now); err {
+		case nil:
+			written, err := write(ctx, q, item, now)
+			if err == nil {
+				out = written
+			}
+			return err
+		case ErrCancelRequested:
+			out, err = cancelRunning(ctx, q, lane, hasKey, item, now)
+			return err
+		default:
+			return err
+		}
+	})
+	return out, err
 }
 
 func cancelRunning(ctx context.Context, q db.Queries, lane db.WorkLane, hasKey bool, item db.WorkItem, now time.Time) (db.WorkItem, error) {

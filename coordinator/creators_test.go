@@ -155,13 +155,7 @@ func TestCreatorRaces(t *testing.T) {
 					return err
 				})
 				requireNoErrors("acquire a new lease", round, errs)
-				n = 0
-				for _, a := range acquired {
-					if a {
-						n++
-					}
-				}
-				require.EqualValues(t, 1, n, "exactly one holder of a new lease")
+				require.Equal(t, 1, countTrue(acquired[:]), "exactly one holder of a new lease")
 
 				// A new scan row: exactly one insert reports it created the row.
 				now, err := stores[0].DBNow(ctx)
@@ -174,14 +168,19 @@ func TestCreatorRaces(t *testing.T) {
 					return err
 				})
 				requireNoErrors("insert a new scan row", round, errs)
-				n = 0
-				for _, ok := range inserted {
-					if ok {
-						n++
-					}
-				}
-				require.EqualValues(t, 1, n, "exactly one scan row created")
+				require.Equal(t, 1, countTrue(inserted[:]), "exactly one scan row created")
 			}
 		})
 	}
+}
+
+// countTrue counts the callers that report true.
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }

@@ -47,6 +47,30 @@ func claim(t *testing.T, l *coordinator.Ledger, owner string, slots int, lease t
 	return res.Claims
 }
 
+// takenOver enqueues one item on lane "lane", claims it as worker-old with a short lease, waits until the lease has
+// expired on the database clock, and has worker-new expire it (the first pass only expires the head, which waits in
+// retry_wait with the lease pair) and claim it again. old's claim is then stale.
+func takenOver(t *testing.T, s db.Store, l *coordinator.Ledger) (old, fresh []coordinator.Claim) {
+	t.Helper()
+	ctx := context.Background()
+	enqueue(t, l, "lane", "w1", 5)
+	old = claim(t, l, "worker-old", 1, 200*time.Millisecond)
+	require.Len(t, old, 1)
+	testutil.WaitDBPast(t, s, old[0].LeaseExpiresAt)
+	res, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: "worker-new", Supported: supported, Slots: 1, Lease: time.Minute})
+	require.NoError(t, err)
+	require.Empty(t, res.Claims, "the first pass only expires the head")
+	require.Equal(t, 1, res.Expired)
+	item, err := l.Get(ctx, old[0].Item.WorkID)
+	require.NoError(t, err)
+	require.Equal(t, db.StatusRetryWait, item.Status)
+	require.Equal(t, "lease", item.ErrorCategory)
+	require.Equal(t, "lease_expired", item.ErrorCode)
+	fresh = claim(t, l, "worker-new", 1, time.Minute)
+	require.Len(t, fresh, 1)
+	return old, fresh
+}
+
 func TestEnqueueJoinsByLogicalKey(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
 		l := coordinator.NewLedger(s)
@@ -129,27 +153,11 @@ func TestLeaseTakeoverFencesTheOldWorker(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
 		ctx := context.Background()
 		l := coordinator.NewLedger(s)
-		enqueue(t, l, "lane", "w1", 5)
-		old := claim(t, l, "worker-old", 1, 200*time.Millisecond)
-		require.Len(t, old, 1)
-		testutil.WaitDBPast(t, s, old[0].LeaseExpiresAt)
-
-		res, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: "worker-new", Supported: supported, Slots: 1, Lease: time.Minute})
-		require.NoError(t, err)
-		require.Empty(t, res.Claims, "the first pass only expires the head")
-		require.Equal(t, 1, res.Expired)
-		item, err := l.Get(ctx, old[0].Item.WorkID)
-		require.NoError(t, err)
-		require.Equal(t, db.StatusRetryWait, item.Status)
-		require.Equal(t, "lease", item.ErrorCategory)
-		require.Equal(t, "lease_expired", item.ErrorCode)
-
-		fresh := claim(t, l, "worker-new", 1, time.Minute)
-		require.Len(t, fresh, 1)
+		old, fresh := takenOver(t, s, l)
 		require.Equal(t, old[0].Fence+1, fresh[0].Fence)
 
 		ran := false
-		_, err = l.Complete(ctx, old[0], coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem, time.Time) error {
+		_, err := l.Complete(ctx, old[0], coordinator.Result{Code: "processed"}, func(context.Context, db.Queries, db.WorkItem, time.Time) error {
 			ran = true
 			return nil
 		})

@@ -490,26 +490,25 @@ func (mc *machine) acquireLease(rt *rapid.T) {
 }
 
 func (mc *machine) assertLease(rt *rapid.T) {
-	if len(mc.tokens) == 0 {
-		rt.Skip("no lease tokens")
-	}
-	tok := mc.tokens[rapid.IntRange(0, len(mc.tokens)-1).Draw(rt, "token")]
-	err := mc.r.ledgers[0].AssertLease(mc.ctx, tok)
-	want := mc.m.assertLease(modelLeaseToken{Name: tok.Name, Owner: tok.Owner, Fence: tok.Fence})
-	rt.Logf("assertLease %s fence=%d → err=%v", tok.Owner, tok.Fence, err)
-	mc.expectErr(rt, "assertLease", err, want)
-	mc.r.steps++
+	mc.leaseCall(rt, "assertLease", mc.r.ledgers[0].AssertLease, mc.m.assertLease)
 }
 
 func (mc *machine) releaseLease(rt *rapid.T) {
+	mc.leaseCall(rt, "releaseLease", mc.r.ledgers[0].ReleaseLease, mc.m.releaseLease)
+}
+
+// leaseCall runs a call that takes a lease token (one acquired earlier in the run, drawn) on the ledger and on the
+// model, and compares their errors.
+func (mc *machine) leaseCall(rt *rapid.T, name string, call func(context.Context, coordinator.LeaseToken) error,
+	model func(modelLeaseToken) string) {
 	if len(mc.tokens) == 0 {
 		rt.Skip("no lease tokens")
 	}
 	tok := mc.tokens[rapid.IntRange(0, len(mc.tokens)-1).Draw(rt, "token")]
-	err := mc.r.ledgers[0].ReleaseLease(mc.ctx, tok)
-	want := mc.m.releaseLease(modelLeaseToken{Name: tok.Name, Owner: tok.Owner, Fence: tok.Fence})
-	rt.Logf("releaseLease %s fence=%d → err=%v", tok.Owner, tok.Fence, err)
-	mc.expectErr(rt, "releaseLease", err, want)
+	err := call(mc.ctx, tok)
+	want := model(modelLeaseToken{Name: tok.Name, Owner: tok.Owner, Fence: tok.Fence})
+	rt.Logf("%s %s fence=%d → err=%v", name, tok.Owner, tok.Fence, err)
+	mc.expectErr(rt, name, err, want)
 	mc.r.steps++
 }
 

@@ -377,15 +377,24 @@ func (m *ledgerModel) cancelRunning(it *modelItem) {
 	m.finishLane(it)
 }
 
+// verifyToFinish verifies c for fail and snooze. done: the caller returns e at once (a stale claim; or a pending
+// cancel, which has now cancelled the item and reports no error).
+func (m *ledgerModel) verifyToFinish(c modelClaim) (e string, done bool) {
+	switch e := m.verify(c); e {
+	case eNone:
+		return eNone, false
+	case eCancel:
+		m.cancelRunning(m.Items[c.ID])
+		return eNone, true
+	default:
+		return e, true
+	}
+}
+
 // fail records a classified failure: retry_wait after delay while retryable and the generation's budget lasts,
 // else failed (the key and the head stay: the lane is blocked). A pending cancel wins.
 func (m *ledgerModel) fail(c modelClaim, category, code string, retryable bool, delay int64) string {
-	switch e := m.verify(c); e {
-	case eNone:
-	case eCancel:
-		m.cancelRunning(m.Items[c.ID])
-		return eNone
-	default:
+	if e, done := m.verifyToFinish(c); done {
 		return e
 	}
 	it := m.Items[c.ID]
@@ -406,12 +415,7 @@ func (m *ledgerModel) fail(c modelClaim, category, code string, retryable bool, 
 // snooze returns the item to retry_wait at now + delay without spending its budget (the claim's attempt is given
 // back); after maxSnoozes snoozed attempts in the generation it changes nothing. A pending cancel wins.
 func (m *ledgerModel) snooze(c modelClaim, category, code string, delay int64, maxSnoozes int32) string {
-	switch e := m.verify(c); e {
-	case eNone:
-	case eCancel:
-		m.cancelRunning(m.Items[c.ID])
-		return eNone
-	default:
+	if e, done := m.verifyToFinish(c); done {
 		return e
 	}
 	it := m.Items[c.ID]

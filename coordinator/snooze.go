@@ -40,22 +40,13 @@ func (l *Ledger) Snooze(ctx context.Context, c Claim, f Failure, delay time.Dura
 		return db.WorkItem{}, invalidArgument("snooze needs a bounded category and code")
 	}
 	delay = min(max(delay, 0), MaxSnoozeDelay)
-	var out db.WorkItem
-	err := l.inTx(ctx, func(ctx context.Context, q *ledgerTx) error {
-		_, _, item, now, cancelled, err := lockToFinish(ctx, q, c)
-		if cancelled {
-			out = item
-			return err
-		}
-		if err != nil {
-			return err
-		}
+	return l.finishClaim(ctx, c, func(ctx context.Context, q *ledgerTx, item db.WorkItem, now time.Time) (db.WorkItem, error) {
 		snoozed, err := q.WorkAttemptCountSnoozed(ctx, db.WorkAttemptCountSnoozedParams{WorkID: item.WorkID, RecoveryGeneration: item.RecoveryGeneration})
 		if err != nil {
-			return err
+			return item, err
 		}
 		if snoozed >= int64(maxSnoozes) {
-			return ErrSnoozeLimit
+			return item, ErrSnoozeLimit
 		}
 		prevVersion := item.StateVersion
 		item.Status = db.StatusRetryWait
@@ -68,16 +59,12 @@ func (l *Ledger) Snooze(ctx context.Context, c Claim, f Failure, delay time.Dura
 		item.StateVersion++
 		item.UpdatedAt = now
 		if err := updateState(ctx, q, item, prevVersion); err != nil {
-			return err
+			return item, err
 		}
-		if _, err := q.WorkAttemptFinish(ctx, db.WorkAttemptFinishParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount,
-			FinishedAt: now, Outcome: db.OutcomeSnoozed, ErrorCategory: f.Category, ErrorCode: f.Code}); err != nil {
-			return err
-		}
-		out = item
-		return nil
+		_, err = q.WorkAttemptFinish(ctx, db.WorkAttemptFinishParams{WorkID: item.WorkID, AttemptNo: item.AttemptCount,
+			FinishedAt: now, Outcome: db.OutcomeSnoozed, ErrorCategory: f.Category, ErrorCode: f.Code})
+		return item, err
 	})
-	return out, err
 }
 
 // snoozeDelay is the delay of a snoozed attempt: the named delay plus up to a quarter of it as jitter (a crowd denied

@@ -14,7 +14,6 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
-	"github.com/powercontext/powercontext/internal/testutil"
 )
 
 var rateLimited = coordinator.Failure{Category: coordinator.CategoryProvider, Code: coordinator.CodeRateLimited, Retryable: true}
@@ -90,17 +89,9 @@ func TestSnoozeIsFencedLikeFail(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
 		ctx := context.Background()
 		l := coordinator.NewLedger(s)
-		enqueue(t, l, "lane", "w1", 5)
-		old := claim(t, l, "worker-old", 1, 200*time.Millisecond)
-		require.Len(t, old, 1)
-		testutil.WaitDBPast(t, s, old[0].LeaseExpiresAt)
-		res, err := l.Claim(ctx, coordinator.ClaimRequest{Owner: "worker-new", Supported: supported, Slots: 1, Lease: time.Minute})
-		require.NoError(t, err)
-		require.Equal(t, 1, res.Expired)
-		fresh := claim(t, l, "worker-new", 1, time.Minute)
-		require.Len(t, fresh, 1)
+		old, fresh := takenOver(t, s, l)
 
-		_, err = l.Snooze(ctx, old[0], rateLimited, 0, 5)
+		_, err := l.Snooze(ctx, old[0], rateLimited, 0, 5)
 		require.ErrorIs(t, err, coordinator.ErrStaleWorkClaim, "a deposed worker cannot snooze")
 		item, err := l.Get(ctx, fresh[0].Item.WorkID)
 		require.NoError(t, err)

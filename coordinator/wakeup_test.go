@@ -170,6 +170,20 @@ func listenerPID(t *testing.T, w *listeningWorker) int {
 	return pid
 }
 
+// onPostgres runs fn on PostgreSQL alone (notifications are PostgreSQL's) with a migrated database and a ledger on it
+// that notifies with its commits.
+func onPostgres(t *testing.T, fn func(t *testing.T, engine db.Engine, u dburl.URL, notifying *coordinator.Ledger)) {
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		if engine != db.EnginePostgres {
+			t.Skip("notifications are PostgreSQL's")
+		}
+		u := enginetest.MigratedDatabase(t, engine)
+		notifying := coordinator.NewLedger(enginetest.OpenStore(t, u))
+		notifying.SetNotify(true)
+		fn(t, engine, u, notifying)
+	})
+}
+
 // withAppName returns u with a PostgreSQL application_name of its own, naming the sessions of a store opened on it.
 func withAppName(t *testing.T, u dburl.URL) (dburl.URL, string) {
 	t.Helper()
@@ -231,13 +245,7 @@ func TestWakeupAcrossProcesses(t *testing.T) {
 // with its COMMIT and the others skip, yet a notification follows every commit, so the listening worker (one-minute
 // poll) starts all of them promptly.
 func TestWakeupConcurrentEnqueuesAllWake(t *testing.T) {
-	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
-		if engine != db.EnginePostgres {
-			t.Skip("notifications are PostgreSQL's")
-		}
-		u := enginetest.MigratedDatabase(t, engine)
-		api := coordinator.NewLedger(enginetest.OpenStore(t, u))
-		api.SetNotify(true)
+	onPostgres(t, func(t *testing.T, engine db.Engine, u dburl.URL, api *coordinator.Ledger) {
 		w := startListeningWorker(t, engine, u, time.Minute, true)
 		const n = 24
 		for round := range 3 {
@@ -261,13 +269,7 @@ func TestWakeupConcurrentEnqueuesAllWake(t *testing.T) {
 // TestWakeupFinishedWakesWaiters: an item waiter (a flush) on another pool learns of the item's completion from
 // the work-finished notification, not from its next read.
 func TestWakeupFinishedWakesWaiters(t *testing.T) {
-	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
-		if engine != db.EnginePostgres {
-			t.Skip("notifications are PostgreSQL's")
-		}
-		u := enginetest.MigratedDatabase(t, engine)
-		workerSide := coordinator.NewLedger(enginetest.OpenStore(t, u))
-		workerSide.SetNotify(true)
+	onPostgres(t, func(t *testing.T, engine db.Engine, u dburl.URL, workerSide *coordinator.Ledger) {
 		w := startListeningWorker(t, engine, u, time.Minute, true)
 		apiSide := w.ledger // listens; this test uses its waiters, not its worker
 
@@ -363,13 +365,7 @@ func (scopeReporter) Prepare(_ context.Context, item db.WorkItem) (coordinator.P
 // TestWakeupAcrossOSProcesses: a worker in another OS process, polling once a minute, starts an item within
 // milliseconds of its enqueue here (PostgreSQL's notification); an item enqueued without one waits.
 func TestWakeupAcrossOSProcesses(t *testing.T) {
-	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
-		if engine != db.EnginePostgres {
-			t.Skip("notifications are PostgreSQL's")
-		}
-		u := enginetest.MigratedDatabase(t, engine)
-		api := coordinator.NewLedger(enginetest.OpenStore(t, u))
-		api.SetNotify(true)
+	onPostgres(t, func(t *testing.T, engine db.Engine, u dburl.URL, api *coordinator.Ledger) {
 		cmd := childCmd(t, "listening-worker", "os-worker", u)
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
@@ -412,13 +408,7 @@ func TestWakeupAcrossOSProcesses(t *testing.T) {
 // finish wakes a waiter in another process like every other terminal transition (Fail's cancel branch did; Snooze's
 // did not).
 func TestWakeupSnoozeCancelWakesWaiters(t *testing.T) {
-	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
-		if engine != db.EnginePostgres {
-			t.Skip("notifications are PostgreSQL's")
-		}
-		u := enginetest.MigratedDatabase(t, engine)
-		workerSide := coordinator.NewLedger(enginetest.OpenStore(t, u))
-		workerSide.SetNotify(true)
+	onPostgres(t, func(t *testing.T, engine db.Engine, u dburl.URL, workerSide *coordinator.Ledger) {
 		w := startListeningWorker(t, engine, u, time.Minute, true)
 		apiSide := w.ledger
 
