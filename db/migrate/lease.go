@@ -92,31 +92,26 @@ func releaseLease(ctx context.Context, store db.Store, owner string, fence int64
 func whileRenewing(ctx context.Context, store db.Store, owner string, fence int64, every time.Duration, fn func(context.Context) error) error {
 	fctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := make(chan struct{})
+	renewing, stopRenewing := context.WithCancel(fctx) // ends the renewals once fn has returned
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
-		for {
+		for renewing.Err() == nil {
 			select {
-			case <-stop:
-				return
-			case <-fctx.Done():
-				return
+			case <-renewing.Done():
 			case <-t.C:
-			}
-			f, err := acquireLease(fctx, store, owner)
-			var heldErr *LeaseHeldError
-			if errors.As(err, &heldErr) || (err == nil && f != fence) {
-				cancel(errLeaseLost)
-				return
+				// fctx, not renewing: a renewal in flight when fn returns finishes (wg.Wait waits for it).
+				f, err := acquireLease(fctx, store, owner)
+				var heldErr *LeaseHeldError
+				if errors.As(err, &heldErr) || (err == nil && f != fence) {
+					cancel(errLeaseLost)
+				}
 			}
 		}
-	}()
+	})
 	err := fn(fctx)
-	close(stop)
+	stopRenewing()
 	wg.Wait()
 	if errors.Is(context.Cause(fctx), errLeaseLost) {
 		return errors.Join(errLeaseLost, err)
