@@ -56,11 +56,15 @@ func (d *dueFirst) try() bool {
 	if !d.full.Load() {
 		return false
 	}
-	if d.skip.Load() > 0 {
-		d.skip.Add(-1)
-		return false
+	for {
+		n := d.skip.Load()
+		if n <= 0 {
+			return true
+		}
+		if d.skip.CompareAndSwap(n, n-1) { // two concurrent passes cannot both take the last skip
+			return false
+		}
 	}
-	return true
 }
 
 // answered records whether WorkItemClaimCandidatesByDue's answer was full.
