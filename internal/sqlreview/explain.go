@@ -77,7 +77,11 @@ func (p *Plan) access(table, class string) {
 type Explainer struct {
 	engine db.Engine
 	conn   *sql.Conn
+	db     *sql.DB // another session, to read the row locks conn's transaction holds (PostgreSQL)
 	types  map[string]string
+	// rowLocks is the schema-qualified pgrowlocks function (PostgreSQL; contrib, installed into the scratch schema),
+	// or empty with rowLocksErr saying why not.
+	rowLocks, rowLocksErr string
 }
 
 // NewExplainer returns an explainer on a dedicated connection of sqlDB (PostgreSQL keeps prepared statements and
@@ -91,14 +95,33 @@ func NewExplainer(ctx context.Context, engine db.Engine, sqlDB *sql.DB) (*Explai
 	if err != nil {
 		return nil, err
 	}
+	e := &Explainer{engine: engine, conn: conn, db: sqlDB, types: types}
 	if engine == db.EnginePostgres {
 		// Generic plans: the plan the server uses for any parameter values, so no values need choosing.
 		if _, err := conn.ExecContext(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
 			_ = conn.Close()
 			return nil, err
 		}
+		e.rowLocks, e.rowLocksErr = pgRowLocks(ctx, conn)
 	}
-	return &Explainer{engine: engine, conn: conn, types: types}, nil
+	return e, nil
+}
+
+// pgRowLocks installs pgrowlocks into the current (scratch) schema unless the database has it already, and returns
+// the function's qualified name, or why it is not there. The scratch schema's DROP … CASCADE removes it again.
+func pgRowLocks(ctx context.Context, conn *sql.Conn) (fn, why string) {
+	var schema string
+	if err := conn.QueryRowContext(ctx, "SELECT quote_ident(current_schema())").Scan(&schema); err != nil {
+		return "", "no current schema: " + firstLine(err.Error())
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE EXTENSION IF NOT EXISTS pgrowlocks SCHEMA "+schema); err != nil {
+		return "", "the pgrowlocks extension (PostgreSQL contrib) is not available: " + firstLine(err.Error())
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT quote_ident(n.nspname) || '.pgrowlocks'
+		FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pgrowlocks'`).Scan(&fn); err != nil {
+		return "", "pgrowlocks: " + firstLine(err.Error())
+	}
+	return fn, ""
 }
 
 // Close releases the connection.

@@ -124,14 +124,24 @@ var planNote = map[db.Engine]string{
 }
 
 var lockNote = map[db.Engine]string{
-	db.EnginePostgres: "Locks (ledger statements of the work_* files that write or lock rows): the table-level locks the\n" +
-		"session holds in pg_locks inside a READ COMMITTED transaction after the statement is prepared and explained\n" +
-		"there (which locks every table in the statement's mode). Row locks are kept in the rows and do not appear.",
+	db.EnginePostgres: "Locks (ledger statements of the work_* files that write or lock rows), in a READ COMMITTED transaction\n" +
+		"(the service's level), rolled back after. Tables: the table-level locks the session then holds in pg_locks (the\n" +
+		"statement prepared and explained: every table in the statement's mode). Rows: the statement run with the\n" +
+		"representative parameters (the running head item of lane 1, its key and lane; a new row for an INSERT), then,\n" +
+		"per ledger table it names, the rows its transaction holds locked, updated or deleted and their modes\n" +
+		"(pgrowlocks, read from another session: a row lock is kept in the row, not in pg_locks); rows it inserted are\n" +
+		"not listed (no other transaction can see them yet). Written: the rows it inserted, updated and deleted\n" +
+		"(pg_stat_xact_user_tables before and after). The seeded lanes have no due head, so the claim passes claim and\n" +
+		"lock nothing here.",
 	db.EngineMySQL: "Locks (ledger statements of the work_* files that write or lock rows): the statement run with the\n" +
 		"representative parameters (the running head item of lane 1, its key and lane; a succeeded item where the\n" +
-		"guard needs one; a new row for an INSERT) in a READ COMMITTED transaction (the service's level); then the row\n" +
-		"locks and lock structures (one per table intention lock and per locked page) its open transaction holds, from\n" +
-		"SHOW ENGINE INNODB STATUS; rolled back after.",
+		"guard needs one; a new row for an INSERT) in a READ COMMITTED transaction (the service's level), rolled back\n" +
+		"after; then what its open transaction holds, from SHOW ENGINE INNODB STATUS with innodb_status_output_locks:\n" +
+		"the row locks and lock structures, the rows written (undo log entries), and each lock structure in the order\n" +
+		"the transaction created it: a table's intention lock (`table IX`), or record locks as `table.index mode kind\n" +
+		"×rows`, kind being rec (the row only), gap (the gap before the row), next-key (the row and the gap before it)\n" +
+		"or insert intention, `+ supremum` a lock on the gap after a page's last row. An INSERT's new rows carry\n" +
+		"implicit locks, which InnoDB lists only once another transaction waits on them.",
 	db.EngineSQLite: "Locks: SQLite has no row or table locks; a write transaction (BEGIN IMMEDIATE) holds the database's write lock.",
 }
 
