@@ -53,6 +53,17 @@ func TestCreatorRaces(t *testing.T) {
 				wg.Wait()
 				return errs
 			}
+			// raceEnqueue races one enqueue per caller into laneKey, each with its own logical key under keyPrefix.
+			raceEnqueue := func(laneKey, keyPrefix string) []error {
+				return race(func(i int) error {
+					_, err := ledgers[i%2].Enqueue(ctx, coordinator.EnqueueRequest{LaneKey: laneKey,
+						Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+							return &coordinator.EnqueueSpec{Kind: testKind, PayloadVersion: 1, ScopeID: "creators/" + keyPrefix,
+								LogicalKey: hash(fmt.Sprintf("%s/%d", keyPrefix, i)), Payload: map[string]any{"i": i}, MaxAttempts: 1}, nil
+						}})
+					return err
+				})
+			}
 			requireNoErrors := func(what string, round int, errs []error) {
 				t.Helper()
 				for i, err := range errs {
@@ -65,14 +76,7 @@ func TestCreatorRaces(t *testing.T) {
 
 				// A new lane: every enqueue (its own logical key) lands, each with its own lane sequence.
 				laneKey := hash("lane/" + tag)
-				errs := race(func(i int) error {
-					_, err := ledgers[i%2].Enqueue(ctx, coordinator.EnqueueRequest{LaneKey: laneKey,
-						Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
-							return &coordinator.EnqueueSpec{Kind: testKind, PayloadVersion: 1, ScopeID: "creators/" + tag,
-								LogicalKey: hash(fmt.Sprintf("%s/%d", tag, i)), Payload: map[string]any{"i": i}, MaxAttempts: 1}, nil
-						}})
-					return err
-				})
+				errs := raceEnqueue(laneKey, tag)
 				requireNoErrors("enqueue into a new lane", round, errs)
 				lane, err := stores[0].WorkLaneGet(ctx, laneKey)
 				require.NoError(t, err)
@@ -117,14 +121,7 @@ func TestCreatorRaces(t *testing.T) {
 				require.NoError(t, err)
 				_, err = stores[0].WorkLaneDeleteIdle(ctx, deletedLane)
 				require.NoError(t, err)
-				errs = race(func(i int) error {
-					_, err := ledgers[i%2].Enqueue(ctx, coordinator.EnqueueRequest{LaneKey: deletedLane,
-						Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
-							return &coordinator.EnqueueSpec{Kind: testKind, PayloadVersion: 1, ScopeID: "creators/" + tag,
-								LogicalKey: hash(fmt.Sprintf("%s/again/%d", tag, i)), Payload: map[string]any{"i": i}, MaxAttempts: 1}, nil
-						}})
-					return err
-				})
+				errs = raceEnqueue(deletedLane, tag+"/again")
 				requireNoErrors("enqueue into a just-deleted lane", round, errs)
 				lane, err = stores[0].WorkLaneGet(ctx, deletedLane)
 				require.NoError(t, err)
