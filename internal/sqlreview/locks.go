@@ -34,8 +34,19 @@ func LedgerLocking(q Query) bool {
 }
 
 // Locks returns what q's transaction holds right after the statement (see above), or why it could not be read.
-func (e *Explainer) Locks(ctx context.Context, q Query) (string, error) {
+func (e *Explainer) Locks(ctx context.Context, q Query) (out string, err error) {
 	text, params := Rewrite(e.engine, strings.TrimSuffix(strings.TrimSpace(q.SQL), ";"))
+	if claimPasses[q.Name] {
+		restore, err := e.dueHead(ctx)
+		if err != nil {
+			return "", err
+		}
+		defer func() {
+			if rerr := restore(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	}
 	switch e.engine {
 	case db.EnginePostgres:
 		return e.locksPostgres(ctx, text, len(params), pgArrays(text, e.args(q, text, params)))
@@ -43,6 +54,37 @@ func (e *Explainer) Locks(ctx context.Context, q Query) (string, error) {
 		return e.locksMySQL(ctx, text, e.args(q, text, params))
 	}
 	return "", nil
+}
+
+// claimPasses are the claim statements that claim only a due head, which the seeded lanes do not have (their heads
+// are running); dueHead gives them one for the time of their lock reading.
+var claimPasses = map[string]bool{"WorkItemClaimMany": true, "WorkItemClaimListedMany": true}
+
+// dueHead makes the running head of lane 1 a queued one (its lease cleared), committed, so that a claim pass finds a
+// due head to claim; the function it returns puts the row back as it was.
+func (e *Explainer) dueHead(ctx context.Context) (func() error, error) {
+	ph := "?"
+	if e.engine == db.EnginePostgres {
+		ph = "$1"
+	}
+	var status, owner string
+	var expires time.Time
+	if err := e.db.QueryRowContext(ctx, "SELECT status, lease_owner, lease_expires_at FROM pc_work_items WHERE work_id = "+ph,
+		seedWorkID).Scan(&status, &owner, &expires); err != nil {
+		return nil, fmt.Errorf("sqlreview: the running head: %w", err)
+	}
+	if _, err := e.db.ExecContext(ctx, "UPDATE pc_work_items SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL "+
+		"WHERE work_id = "+ph, seedWorkID); err != nil {
+		return nil, fmt.Errorf("sqlreview: queue the running head: %w", err)
+	}
+	restore := "UPDATE pc_work_items SET status = ?, lease_owner = ?, lease_expires_at = ? WHERE work_id = ?"
+	if e.engine == db.EnginePostgres {
+		restore = "UPDATE pc_work_items SET status = $1, lease_owner = $2, lease_expires_at = $3 WHERE work_id = $4"
+	}
+	return func() error {
+		_, err := e.db.ExecContext(context.WithoutCancel(ctx), restore, status, owner, expires, seedWorkID)
+		return err
+	}, nil
 }
 
 // args are the representative values q runs with for its locks; an INSERT gets fresh keys.

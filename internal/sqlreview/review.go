@@ -131,8 +131,8 @@ var lockNote = map[db.Engine]string{
 		"per ledger table it names, the rows its transaction holds locked, updated or deleted and their modes\n" +
 		"(pgrowlocks, read from another session: a row lock is kept in the row, not in pg_locks); rows it inserted are\n" +
 		"not listed (no other transaction can see them yet). Written: the rows it inserted, updated and deleted\n" +
-		"(pg_stat_xact_user_tables before and after). The seeded lanes have no due head, so the claim passes claim and\n" +
-		"lock nothing here.",
+		"(pg_stat_xact_user_tables before and after). For a claim pass, lane 1's head is made due (queued, committed)\n" +
+		"for the time of the reading, so that the pass has one head to claim; it is put back after.",
 	db.EngineMySQL: "Locks (ledger statements of the work_* files that write or lock rows): the statement run with the\n" +
 		"representative parameters (the running head item of lane 1, its key and lane; a succeeded item where the\n" +
 		"guard needs one; a new row for an INSERT) in a READ COMMITTED transaction (the service's level), rolled back\n" +
@@ -141,7 +141,8 @@ var lockNote = map[db.Engine]string{
 		"the transaction created it: a table's intention lock (`table IX`), or record locks as `table.index mode kind\n" +
 		"×rows`, kind being rec (the row only), gap (the gap before the row), next-key (the row and the gap before it)\n" +
 		"or insert intention, `+ supremum` a lock on the gap after a page's last row. An INSERT's new rows carry\n" +
-		"implicit locks, which InnoDB lists only once another transaction waits on them.",
+		"implicit locks, which InnoDB lists only once another transaction waits on them. For a claim pass, lane 1's\n" +
+		"head is made due (queued, committed) for the time of the reading, and put back after.",
 	db.EngineSQLite: "Locks: SQLite has no row or table locks; a write transaction (BEGIN IMMEDIATE) holds the database's write lock.",
 }
 
