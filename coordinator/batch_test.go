@@ -377,3 +377,60 @@ func TestCompleteManyCommitsAloneItemsOnTheirOwn(t *testing.T) {
 		require.Equal(t, db.StatusSucceeded, sawBatched, "the alone item committed after the batch, in its own transaction")
 	})
 }
+
+// TestCompleteManyRefusesABadCodeAlone: a result code outside printable ASCII is the caller's mistake, refused
+// before the batch's transaction, so the other completions of the batch commit (on MySQL mode the set-based finish
+// is one statement for the batch, whose ASCII column would otherwise fail it as a whole).
+func TestCompleteManyRefusesABadCodeAlone(t *testing.T) {
+	forBatchPaths(t, func(t *testing.T, s db.Store, path coordinator.Path) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		l.SetPath(path)
+		_, err := l.EnqueueMany(ctx, []coordinator.EnqueueRequest{enqueueReq("lane-1", "w"), enqueueReq("lane-2", "w"), enqueueReq("lane-3", "w")})
+		require.NoError(t, err)
+		claims := claim(t, l, "w", 3, time.Minute)
+		require.Len(t, claims, 3)
+		out := l.CompleteMany(ctx, []coordinator.Completion{
+			{Claim: claims[0], Result: coordinator.Result{Code: "processed"}},
+			{Claim: claims[1], Result: coordinator.Result{Code: "café"}},
+			{Claim: claims[2], Result: coordinator.Result{Code: "tab\tcode"}},
+		})
+		require.NoError(t, out[0].Err, "the valid completion commits")
+		require.ErrorIs(t, out[1].Err, coordinator.ErrInvalidArgument)
+		require.ErrorIs(t, out[2].Err, coordinator.ErrInvalidArgument)
+		item, err := s.WorkItemGet(ctx, claims[0].Item.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, db.StatusSucceeded, item.Status)
+		for _, c := range claims[1:] {
+			item, err := s.WorkItemGet(ctx, c.Item.WorkID)
+			require.NoError(t, err)
+			require.Equal(t, db.StatusRunning, item.Status, "a refused completion writes nothing")
+		}
+		_, err = l.Fail(ctx, claims[1], coordinator.Failure{Category: "provider", Code: "ünavailable", Retryable: true}, 0)
+		require.ErrorIs(t, err, coordinator.ErrInvalidArgument)
+		_, err = l.Snooze(ctx, claims[1], coordinator.Failure{Category: "prövider", Code: "rate_limited"}, 0, 3)
+		require.ErrorIs(t, err, coordinator.ErrInvalidArgument)
+	})
+}
+
+// TestEnqueueRefusesAKindThatIsNotUTF8: such a kind is refused on every path and engine, where the MySQL-mode set
+// statement's JSON argument would otherwise have stored it altered (U+FFFD in place of the bad byte).
+func TestEnqueueRefusesAKindThatIsNotUTF8(t *testing.T) {
+	forBatchPaths(t, func(t *testing.T, s db.Store, path coordinator.Path) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		l.SetPath(path)
+		bad := coordinator.EnqueueRequest{LaneKey: hash("lane-bad"),
+			Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+				return &coordinator.EnqueueSpec{Kind: "bad-\xff-kind", PayloadVersion: 1, ScopeID: "lane-bad",
+					LogicalKey: hash("lane-bad/w"), Payload: map[string]any{}, MaxAttempts: 5}, nil
+			}}
+		_, err := l.EnqueueMany(ctx, []coordinator.EnqueueRequest{enqueueReq("lane-good", "w"), bad})
+		require.ErrorIs(t, err, coordinator.ErrInvalidArgument)
+		_, err = l.Enqueue(ctx, bad)
+		require.ErrorIs(t, err, coordinator.ErrInvalidArgument)
+		n, err := l.UnsupportedHeadCount(ctx, coordinator.Supported{})
+		require.NoError(t, err)
+		require.Zero(t, n, "nothing was written")
+	})
+}

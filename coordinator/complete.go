@@ -98,10 +98,28 @@ func (l *Ledger) complete(ctx context.Context, c Claim, result Result, commit Do
 	return done, err
 }
 
+// boundedCode reports whether s is 1..n printable ASCII characters: the form of a result code and of an error pair,
+// which every engine stores as ASCII (a byte outside it would fail the whole statement of a set-based completion
+// on MySQL mode, and be stored as it came elsewhere).
+func boundedCode(s string, n int) bool {
+	if s == "" || len(s) > n {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// bounded reports whether f is a bounded error pair (docs/protocol.md#errors).
+func (f Failure) bounded() bool { return boundedCode(f.Category, 64) && boundedCode(f.Code, 128) }
+
 // resultPayload validates a result and canonicalises its payload.
 func resultPayload(result Result) ([]byte, error) {
-	if result.Code == "" || len(result.Code) > 64 {
-		return nil, invalidArgument("result code must be 1..64 bytes")
+	if !boundedCode(result.Code, 64) {
+		return nil, invalidArgument("result code must be 1..64 printable ASCII characters")
 	}
 	if result.Payload == nil {
 		return nil, nil
@@ -317,7 +335,7 @@ func (l *Ledger) completeSet(ctx context.Context, q db.Queries, cs []Completion,
 // generation's budget is not spent, else failed (the key and the lane head stay: the lane is blocked until an
 // operator retries or cancels). A pending cancel request wins: the item becomes cancelled.
 func (l *Ledger) Fail(ctx context.Context, c Claim, f Failure, delay time.Duration) (db.WorkItem, error) {
-	if f.Category == "" || len(f.Category) > 64 || f.Code == "" || len(f.Code) > 128 {
+	if !f.bounded() {
 		return db.WorkItem{}, invalidArgument("failure needs a bounded category and code")
 	}
 	if delay < 0 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -450,8 +451,8 @@ func joinExisting(ctx context.Context, q db.Queries, laneKey string, spec *Enque
 
 func validateSpec(s *EnqueueSpec) error {
 	switch {
-	case s.Kind == "" || len(s.Kind) > 128:
-		return invalidArgument("kind must be 1..128 bytes")
+	case s.Kind == "" || len(s.Kind) > 128 || !utf8.ValidString(s.Kind):
+		return invalidArgument("kind must be 1..128 bytes of UTF-8")
 	case s.PayloadVersion <= 0:
 		return invalidArgument("payload version must be > 0")
 	case len(s.ScopeID) == 0 || len(s.ScopeID) > 256:

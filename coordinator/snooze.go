@@ -36,7 +36,7 @@ func SnoozeHint(err error) (time.Duration, bool) { return errclass.SnoozeHint(er
 // recovery generation it changes nothing and returns ErrSnoozeLimit: the caller then records the failure with Fail,
 // which spends the budget, so an item cannot wait forever (docs/protocol.md#snooze).
 func (l *Ledger) Snooze(ctx context.Context, c Claim, f Failure, delay time.Duration, maxSnoozes int32) (db.WorkItem, error) {
-	if f.Category == "" || len(f.Category) > 64 || f.Code == "" || len(f.Code) > 128 {
+	if !f.bounded() {
 		return db.WorkItem{}, invalidArgument("snooze needs a bounded category and code")
 	}
 	delay = min(max(delay, 0), MaxSnoozeDelay)
