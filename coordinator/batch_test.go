@@ -3,6 +3,8 @@ package coordinator_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -432,5 +434,69 @@ func TestEnqueueRefusesAKindThatIsNotUTF8(t *testing.T) {
 		n, err := l.UnsupportedHeadCount(ctx, coordinator.Supported{})
 		require.NoError(t, err)
 		require.Zero(t, n, "nothing was written")
+	})
+}
+
+// TestEnqueueManyLargePayloads: a batch of windows with payloads near the 16 KiB bound lands on every engine and
+// path. MySQL mode's set statement names its JSON argument once per column, and the driver writes every copy into
+// the statement, so the batch is cut into statements that fit max_allowed_packet by their whole text.
+func TestEnqueueManyLargePayloads(t *testing.T) {
+	forBatchPaths(t, func(t *testing.T, s db.Store, path coordinator.Path) {
+		l := coordinator.NewLedger(s)
+		l.SetPath(path)
+		big := strings.Repeat("x", 15000)
+		var reqs []coordinator.EnqueueRequest
+		for i := range 100 {
+			lane := fmt.Sprintf("lane-%d", i)
+			reqs = append(reqs, coordinator.EnqueueRequest{LaneKey: hash(lane),
+				Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+					return &coordinator.EnqueueSpec{Kind: testKind, PayloadVersion: 1, ScopeID: lane, LogicalKey: hash(lane + "/w"),
+						Payload: map[string]any{"blob": big}, MaxAttempts: 5}, nil
+				}})
+		}
+		res, err := l.EnqueueMany(context.Background(), reqs)
+		require.NoError(t, err)
+		require.Len(t, res, 100)
+		for _, r := range res {
+			require.True(t, r.Created)
+			item, err := s.WorkItemGet(context.Background(), r.Item.WorkID)
+			require.NoError(t, err)
+			require.Contains(t, string(item.Payload), big)
+		}
+	})
+}
+
+// TestCompleteManyLargeResults: a batch completion whose result payloads together exceed what one MySQL-mode
+// statement may carry still finishes every item (item by item there), instead of failing the batch.
+func TestCompleteManyLargeResults(t *testing.T) {
+	forBatchPaths(t, func(t *testing.T, s db.Store, path coordinator.Path) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		l.SetPath(path)
+		const n = 300
+		var reqs []coordinator.EnqueueRequest
+		for i := range n {
+			reqs = append(reqs, enqueueReq(fmt.Sprintf("lane-%d", i), "w"))
+		}
+		_, err := l.EnqueueMany(ctx, reqs)
+		require.NoError(t, err)
+		var claims []coordinator.Claim
+		for len(claims) < n {
+			c := claim(t, l, "w", n-len(claims), time.Minute)
+			require.NotEmpty(t, c)
+			claims = append(claims, c...)
+		}
+		big := strings.Repeat("y", 15000)
+		cs := make([]coordinator.Completion, len(claims))
+		for i, c := range claims {
+			cs[i] = coordinator.Completion{Claim: c, Result: coordinator.Result{Code: "processed", Payload: map[string]any{"r": big}}}
+		}
+		for i, o := range l.CompleteMany(ctx, cs) {
+			require.NoError(t, o.Err, "completion %d", i)
+		}
+		item, err := s.WorkItemGet(ctx, claims[n-1].Item.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, db.StatusSucceeded, item.Status)
+		require.Contains(t, string(item.ResultPayload), big)
 	})
 }

@@ -19,9 +19,19 @@ import (
 // setRows is the most rows one INSERT … SELECT of a JSON array writes (the size of its row-number table).
 const setRows = 1000
 
-// setBytes bounds one statement's JSON argument, well under max_allowed_packet's default (16 MiB on MariaDB, 64 MiB
-// on MySQL 8): items carry payloads of up to 16 KiB, base64-encoded.
+// setBytes bounds the JSON one statement carries, well under max_allowed_packet's default (16 MiB on MariaDB, 64 MiB
+// on MySQL 8): items carry payloads of up to 16 KiB, base64-encoded. A statement names its JSON argument once per
+// column it extracts, and the driver interpolates every copy into the statement's text, so the bound is on the
+// argument times its copies (chunks' copies).
 const setBytes = 4 << 20
+
+// The copies of the JSON argument in each set statement's text (sqlc.arg('…') per use in sql/queries/mysql).
+const (
+	keyCopies     = 3 // WorkKeyInsertMany: keys
+	laneCopies    = 3 // WorkLaneUpdateMany: lanes twice, and the same keys in its IN list
+	itemCopies    = 9 // WorkItemInsertMany: items
+	succeedCopies = 3 // WorkItemAttemptSucceedMany: results
+)
 
 // WorkLaneLockMany locks the lanes in one statement (ascending lane_key) and reads the clock in it.
 func (q queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]db.WorkLane, time.Time, error) {
@@ -67,7 +77,7 @@ func (q queries) WorkKeyInsertMany(ctx context.Context, keys []db.WorkKey) ([]st
 		ids = append(ids, k.WorkID)
 	}
 	created := conv.TimeToGen[time.Time](keys[0].CreatedAt)
-	for _, chunk := range chunks(rows, func(r [3]string) int { return len(r[0]) + len(r[1]) + len(r[2]) + 12 }) {
+	for _, chunk := range chunks(rows, keyCopies, func(r [3]string) int { return len(r[0]) + len(r[1]) + len(r[2]) + 12 }) {
 		b, err := json.Marshal(chunk)
 		if err != nil {
 			return nil, err
@@ -130,17 +140,23 @@ func (q queries) WorkItemEnqueueMany(ctx context.Context, now time.Time, lanes [
 			V: it.PayloadVersion, C: []byte(it.ScopeID), P: it.Payload, M: it.MaxAttempts}
 	}
 	var nl, ni int64
-	if len(lanes) > 0 {
-		b, err := json.Marshal(laneVals)
+	for _, chunk := range chunks(laneKeys, laneCopies, func(string) int { return 2*64 + 2*20 + 8 }) {
+		vals := make(map[string][2]int64, len(chunk))
+		for _, k := range chunk {
+			vals[k] = laneVals[k]
+		}
+		b, err := json.Marshal(vals)
 		if err != nil {
 			return 0, 0, err
 		}
-		if nl, err = q.q.WorkLaneUpdateMany(ctx, mysqlgen.WorkLaneUpdateManyParams{Lanes: string(b), LaneKeys: laneKeys}); err != nil {
+		n, err := q.q.WorkLaneUpdateMany(ctx, mysqlgen.WorkLaneUpdateManyParams{Lanes: string(b), LaneKeys: chunk})
+		if err != nil {
 			return 0, 0, errs(err)
 		}
+		nl += n
 	}
 	at := conv.TimeToGen[time.Time](now)
-	for _, chunk := range chunks(rows, func(r itemJSON) int { return 4*(len(r.C)+len(r.P))/3 + len(r.K) + 260 }) {
+	for _, chunk := range chunks(rows, itemCopies, func(r itemJSON) int { return 4*(len(r.C)+len(r.P))/3 + len(r.K) + 260 }) {
 		b, err := json.Marshal(chunk)
 		if err != nil {
 			return nl, ni, err
@@ -167,12 +183,13 @@ func hexKeys(lanes []db.WorkLane) bool {
 	return true
 }
 
-// chunks splits rows into runs of at most setRows rows and about setBytes of JSON each (size estimates a row).
-func chunks[T any](rows []T, size func(T) int) [][]T {
+// chunks splits rows into runs of at most setRows rows whose statement text carries about setBytes of JSON: size
+// estimates a row's JSON, which the statement holds copies times.
+func chunks[T any](rows []T, copies int, size func(T) int) [][]T {
 	var out [][]T
 	start, bytes := 0, 0
 	for i, r := range rows {
-		n := size(r)
+		n := copies * size(r)
 		if i > start && (i-start == setRows || bytes+n > setBytes) {
 			out = append(out, rows[start:i])
 			start, bytes = i, 0

@@ -253,6 +253,9 @@ func (q queries) WorkItemSucceedMany(ctx context.Context, p db.WorkItemSucceedMa
 	if err != nil {
 		return 0, err
 	}
+	if tooLargeToSucceedAtOnce(succeed) {
+		return db.ChainWorkItemSucceedMany(ctx, q, p)
+	}
 	keys := q.batch.keysOf(succeed.WorkIds)
 	if keys == nil {
 		rows, err := q.q.WorkItemListKeysMany(ctx, succeed.WorkIds)
@@ -302,11 +305,18 @@ func (q queries) WorkItemSucceedManyAtCommit(ctx context.Context, p db.WorkItemS
 		return err
 	}
 	keys := q.batch.keysOf(succeed.WorkIds)
-	if keys == nil {
+	if keys == nil || tooLargeToSucceedAtOnce(succeed) {
 		return db.ChainWorkItemSucceedManyAtCommit(ctx, q, p)
 	}
 	_, err = succeedStatements(ctx, mysqlgen.New(recorder{q.atCommit}), succeed, keys, versions, true)
 	return err
+}
+
+// tooLargeToSucceedAtOnce reports whether the finishing UPDATE's text would carry more than setBytes of results (a
+// batch of large result payloads): such a batch finishes item by item (db.ChainWorkItemSucceedMany), each statement
+// carrying one result, instead of failing as a whole on max_allowed_packet.
+func tooLargeToSucceedAtOnce(succeed mysqlgen.WorkItemAttemptSucceedManyParams) bool {
+	return succeedCopies*len(succeed.Results) > setBytes
 }
 
 // succeedArgs is the finishing UPDATE's arguments for p and the key DELETE's guard: the expected versions only, not
