@@ -63,7 +63,12 @@ type env struct {
 
 func newEnv(t testing.TB, mutate ...func(*Deps)) *env {
 	t.Helper()
-	store := enginetest.Open(t, db.EngineSQLite)
+	return newEnvOn(t, enginetest.Open(t, db.EngineSQLite), mutate...)
+}
+
+// newEnvOn is newEnv on a store of the caller's engine.
+func newEnvOn(t testing.TB, store db.Store, mutate ...func(*Deps)) *env {
+	t.Helper()
 	ledger := coordinator.NewLedger(store)
 	flusher := &memory.Flusher{Ledger: ledger, Consumer: memory.Consumer(3), Poll: 5 * time.Millisecond}
 	incubator := &experience.Incubator{Ledger: ledger, Consumer: experience.Consumer(3), Poll: 5 * time.Millisecond}

@@ -79,7 +79,7 @@ func (s *server) reviewCandidate(c echo.Context, approve bool) error {
 	if p := principalOf(c); p.Restricted() {
 		// Another scope's candidate does not exist for a restricted token. A candidate's scope never changes, so
 		// checking it before the review is safe.
-		cand, err := s.d.Experience.Store.ExperienceCandidateGet(c.Request().Context(), id)
+		cand, err := s.d.Experience.Get(c.Request().Context(), id) // a malformed id is not found, on every engine
 		if errors.Is(err, db.ErrNotFound) || (err == nil && !p.AllowsScope(cand.ScopeID)) {
 			return candidateNotFound()
 		}

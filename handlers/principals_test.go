@@ -13,6 +13,8 @@ import (
 
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -208,6 +210,18 @@ func TestRolesAndScopes(t *testing.T) {
 		requireError(t, http.StatusNotFound, CodeCandidateNotFound)
 	r = e.do(http.MethodPost, "/v1/experience/candidates/"+cand+"/approve", strings.NewReader(`{"expected_version":1}`), withJSON(admin))
 	require.Equal(t, http.StatusOK, r.Code, "body: %s", r.Body)
+}
+
+// TestRestrictedReviewOfAMalformedCandidateID: a restricted token reviewing a candidate id that is not a uuid gets
+// the candidate's 404 on every engine (PostgreSQL's uuid column would refuse the lookup itself).
+func TestRestrictedReviewOfAMalformedCandidateID(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, store db.Store) {
+		e := newEnvOn(t, store, func(d *Deps) { d.Principals = principals(t) })
+		for _, action := range []string{"approve", "reject"} {
+			e.do(http.MethodPost, "/v1/experience/candidates/not-a-uuid/"+action, strings.NewReader(`{"expected_version":1}`),
+				withJSON(authz(agentTok))).requireError(t, http.StatusNotFound, CodeCandidateNotFound)
+		}
+	})
 }
 
 // TestTrustedProxyClientAddress: X-Forwarded-For names the client only when the direct peer is a trusted proxy;
