@@ -118,11 +118,11 @@ func jsonContentType(ct string) bool {
 // queryInt parses an optional integer query parameter within [lo, hi]; def when absent.
 func queryInt(c echo.Context, name string, def, lo, hi int64) (int64, error) {
 	raw, present := c.QueryParams()[name]
+	if len(raw) > 1 { // before the empty check: limit=&limit=100000 is two values, not an absent one
+		return 0, invalidField(name, "must be given at most once")
+	}
 	if !present || len(raw) == 0 || raw[0] == "" {
 		return def, nil
-	}
-	if len(raw) > 1 {
-		return 0, invalidField(name, "must be given at most once")
 	}
 	n, err := strconv.ParseInt(raw[0], 10, 64)
 	if err != nil || n < lo || n > hi {

@@ -85,6 +85,7 @@ func TestExperienceCandidates(t *testing.T) {
 		{"", "scope_id"},
 		{"scope_id=s&status=maybe", "status"},
 		{"scope_id=s&limit=0", "limit"},
+		{"scope_id=s&limit=&limit=100000", "limit"}, // given twice, the first empty: not silently the default
 	} {
 		r = e.get("/v1/experience/candidates?" + tc.q)
 		d := r.requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
