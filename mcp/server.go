@@ -611,6 +611,14 @@ func (t *tools) toolError(tool string, err error) error {
 	if errors.Is(err, memory.ErrRevisionNotFound) {
 		return &ToolError{Code: "revision_not_found", Message: "no such memory revision in that scope"}
 	}
+	// As the HTTP routes answer them (409 scope_erasing, 503 runtime_not_ready): a state of the scope or of the
+	// database, not a failure of the server.
+	if errors.Is(err, sources.ErrScopeErasing) {
+		return &ToolError{Code: "scope_erasing", Message: "the scope is being erased; retry once its scope_erase operation has finished"}
+	}
+	if errors.Is(err, db.ErrUnavailable) {
+		return &ToolError{Code: "runtime_not_ready", Message: "the database is unavailable; retry later"}
+	}
 	if errors.Is(err, context.Canceled) {
 		return errInternal
 	}

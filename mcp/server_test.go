@@ -23,6 +23,7 @@ import (
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/mcp"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/provider"
@@ -534,3 +535,18 @@ func TestScopesOfTheCaller(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCaptureIntoAnErasingScope: capture_source into a scope whose erase is live is the tool error scope_erasing, as
+// HTTP's 409, not the generic internal error.
+func TestCaptureIntoAnErasingScope(t *testing.T) {
+	s := enginetest.Open(t, db.EngineSQLite)
+	a, _ := replicas(t, s, zerolog.Nop())
+	r := &rpc{t: t}
+	var out map[string]any
+	r.ok(a, "capture_source", map[string]any{"scope_id": "team", "content": "x"}, &out)
+	_, err := (&lifecycle.Eraser{Ledger: coordinator.NewLedger(s), MaxAttempts: 3}).Erase(context.Background(), "team", "ops")
+	require.NoError(t, err)
+	res := r.tool(a, "capture_source", map[string]any{"scope_id": "team", "content": "late"})
+	require.True(t, res.IsError)
+	require.True(t, strings.HasPrefix(res.Content[0].Text, "scope_erasing: "), res.Content[0].Text)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/powercontext/powercontext/experience"
 	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
+	"github.com/powercontext/powercontext/portability"
 )
 
 // Names of the tools over operations and the journal.
@@ -32,9 +33,12 @@ const (
 	maxSourceLimit     = 500
 )
 
+// publicKinds are the work kinds get_operation shows, by their public names: the same set as the HTTP operations
+// routes (handlers' publicKindOf; TestPublicKinds lists it).
 var publicKinds = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind,
 	coordinator.KindMaintenance: coordinator.PublicKindMaintenance, lifecycle.KindRedact: lifecycle.PublicKindRedact,
-	lifecycle.KindErase: lifecycle.PublicKindErase, memory.KindEmbed: memory.PublicKindEmbed}
+	lifecycle.KindErase: lifecycle.PublicKindErase, memory.KindEmbed: memory.PublicKindEmbed,
+	portability.KindExport: portability.PublicKindExport, portability.KindImport: portability.PublicKindImport}
 
 // FlushMemoryInput is the argument object of flush_memory.
 type FlushMemoryInput struct {
