@@ -101,6 +101,11 @@ func (r *CaptureRequest) normalise() (metadata []byte, err error) {
 	if err != nil {
 		return nil, &ValidationError{Field: "metadata", Message: "must be a JSON object"}
 	}
+	// Numbers are kept exact, but one beyond a double (1e999) is one no JSON client and no import can read back.
+	var v any
+	if json.Unmarshal(m, &v) != nil {
+		return nil, &ValidationError{Field: "metadata", Message: "numbers must be within the range of a double"}
+	}
 	return m, nil
 }
 

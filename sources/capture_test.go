@@ -90,6 +90,7 @@ func TestCaptureValidation(t *testing.T) {
 		{sources.CaptureRequest{ScopeID: "s", Content: ""}, "content"},
 		{sources.CaptureRequest{ScopeID: "s", Content: strings.Repeat("x", 64*1024+1)}, "content"},
 		{sources.CaptureRequest{ScopeID: "s", Content: "x", Metadata: json.RawMessage(`[1]`)}, "metadata"},
+		{sources.CaptureRequest{ScopeID: "s", Content: "x", Metadata: json.RawMessage(`{"a":1e999}`)}, "metadata"},
 		{sources.CaptureRequest{ScopeID: "s", Content: "x", SourceID: strings.Repeat("i", 257)}, "source_id"},
 		{sources.CaptureRequest{ScopeID: "s", Content: "x", SourceType: strings.Repeat("t", 65)}, "source_type"},
 	} {
