@@ -3,6 +3,7 @@ package mysqlstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -54,7 +55,8 @@ func (q queries) WorkLaneLockMany(ctx context.Context, laneKeys []string) ([]db.
 }
 
 // WorkKeyInsertMany inserts the keys that do not exist (the first of two with one logical key, as the chain) and
-// returns the work ids of those it inserted: one INSERT IGNORE per 1,000 keys, then one read of the new owners.
+// returns the work ids of those it inserted: one INSERT … SELECT … WHERE NOT EXISTS per 1,000 keys (an existing key
+// takes no lock), then one read of the new owners.
 func (q queries) WorkKeyInsertMany(ctx context.Context, keys []db.WorkKey) ([]string, error) {
 	if q.flavor.chains() || q.tx == nil {
 		return db.ChainWorkKeyInsertMany(ctx, q, keys)
@@ -82,8 +84,20 @@ func (q queries) WorkKeyInsertMany(ctx context.Context, keys []db.WorkKey) ([]st
 		if err != nil {
 			return nil, err
 		}
-		if _, err := q.q.WorkKeyInsertMany(ctx, mysqlgen.WorkKeyInsertManyParams{Keys: string(b), CreatedAt: created, Count: int64(len(chunk))}); err != nil {
-			return nil, errs(err)
+		_, err = q.q.WorkKeyInsertMany(ctx, mysqlgen.WorkKeyInsertManyParams{Keys: string(b), CreatedAt: created, Count: int64(len(chunk))})
+		switch err = errs(err); {
+		case errors.Is(err, db.ErrConflict):
+			// A key of the chunk was inserted by another transaction since the statement's read (the statement
+			// rolled back alone): key by key, each duplicate one not inserted, as the single enqueue does.
+			for _, r := range chunk {
+				_, err := q.q.WorkKeyInsertIfAbsentUnlocked(ctx, mysqlgen.WorkKeyInsertIfAbsentUnlockedParams{
+					LogicalKey: r[0], WorkID: r[1], LaneKey: r[2], CreatedAt: created})
+				if err = errs(err); err != nil && !errors.Is(err, db.ErrConflict) {
+					return nil, err
+				}
+			}
+		case err != nil:
+			return nil, err
 		}
 	}
 	owners, err := q.q.WorkKeyListOwnersMany(ctx, ids)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -844,4 +845,115 @@ func TestClaimCandidatesByDue(t *testing.T) {
 	byDue, err := mysqlstore.ClaimCandidatesByDue(ctx, store, p, mysqlstore.DueScanBound(p.Limit))
 	require.NoError(t, err)
 	require.Equal(t, want, byDue, "the adapter's bound for this limit (2·16+32) reads past the blocked items to 16 heads")
+}
+
+// TestEnqueueManyKeyInsertLocksNoExistingKey: the set-based key insert of a batch that names another lane's existing
+// key takes no lock on it (a consistent read finds it), so the completion that deletes that key under its own lane
+// lock goes through at once; an INSERT IGNORE would hold a shared lock until the batch commits, and the batch's join
+// (WorkKeyLock) then closes a deadlock cycle with that completion.
+func TestEnqueueManyKeyInsertLocksNoExistingKey(t *testing.T) {
+	ctx := context.Background()
+	store, impatient, now := openWithImpatientAt(t)
+	laneA, laneB, key := randomKey(), randomKey(), randomKey()
+	for _, l := range []string{laneA, laneB} {
+		_, err := store.WorkLaneInsertIfAbsent(ctx, l)
+		require.NoError(t, err)
+	}
+	inserted, err := store.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: key, WorkID: uuid.NewString(), LaneKey: laneA, CreatedAt: now})
+	require.NoError(t, err)
+	require.True(t, inserted)
+
+	batchInserted, batchGoOn := make(chan struct{}), make(chan struct{})
+	batch := make(chan error, 1)
+	go func() {
+		batch <- store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			if _, _, err := q.WorkLaneLockMany(ctx, []string{laneB}); err != nil {
+				return err
+			}
+			ids, err := q.WorkKeyInsertMany(ctx, []db.WorkKey{{LogicalKey: key, WorkID: uuid.NewString(), LaneKey: laneB, CreatedAt: now}})
+			if err != nil {
+				return err
+			}
+			if len(ids) != 0 {
+				return errors.New("an existing key was inserted")
+			}
+			close(batchInserted)
+			<-batchGoOn
+			_, err = q.WorkKeyLock(ctx, key) // the batch's join; the completion has deleted the key meanwhile
+			if errors.Is(err, db.ErrNotFound) {
+				return nil
+			}
+			return err
+		})
+	}()
+	<-batchInserted
+	// The completion on lane A, on sessions that give up on a row lock after a second.
+	err = impatient.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+		if _, _, err := q.WorkLaneLock(ctx, laneA); err != nil {
+			return err
+		}
+		_, err := q.WorkKeyDelete(ctx, key)
+		return err
+	})
+	close(batchGoOn)
+	require.NoError(t, err, "the completion waited on a lock the batch's key insert took")
+	require.NoError(t, <-batch)
+}
+
+// TestEnqueueManyKeyInsertRacingAnUncommittedKey: a key another transaction inserted and has not committed makes the
+// batch's key insert wait; once that transaction commits, the statement fails as a duplicate, and the chunk is
+// inserted key by key: the other keys land, the taken one is reported as not inserted.
+func TestEnqueueManyKeyInsertRacingAnUncommittedKey(t *testing.T) {
+	ctx := context.Background()
+	store, otherStore, now := openWithImpatientAt(t) // the other transaction waits on nothing: its own pool
+	laneA, laneB, taken, free := randomKey(), randomKey(), randomKey(), randomKey()
+	for _, l := range []string{laneA, laneB} {
+		_, err := store.WorkLaneInsertIfAbsent(ctx, l)
+		require.NoError(t, err)
+	}
+	holding, release := make(chan struct{}), make(chan struct{})
+	other := make(chan error, 1)
+	go func() {
+		other <- otherStore.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			if _, err := q.WorkKeyInsertIfAbsent(ctx, db.WorkKey{LogicalKey: taken, WorkID: uuid.NewString(), LaneKey: laneA, CreatedAt: now}); err != nil {
+				return err
+			}
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	freeID := uuid.NewString()
+	type result struct {
+		ids []string
+		err error
+	}
+	batch := make(chan result, 1)
+	go func() {
+		var ids []string
+		err := store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			var err error
+			ids, err = q.WorkKeyInsertMany(ctx, []db.WorkKey{
+				{LogicalKey: taken, WorkID: uuid.NewString(), LaneKey: laneB, CreatedAt: now},
+				{LogicalKey: free, WorkID: freeID, LaneKey: laneB, CreatedAt: now},
+			})
+			return err
+		})
+		batch <- result{ids, err}
+	}()
+	// Commit the other transaction once the batch waits on its key.
+	sqlDB, err := sql.Open("mysql", os.Getenv("PC_TEST_MYSQL_DSN"))
+	require.NoError(t, err)
+	defer sqlDB.Close()
+	require.Eventually(t, func() bool {
+		var waiting int
+		return sqlDB.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.PROCESSLIST
+			WHERE command = 'Query' AND info LIKE '%name: WorkKeyInsertMany%'`).Scan(&waiting) == nil && waiting > 0
+	}, time.Minute, 20*time.Millisecond, "the batch's insert waits on the uncommitted key")
+	close(release)
+	require.NoError(t, <-other)
+	res := <-batch
+	require.NoError(t, res.err)
+	require.Equal(t, []string{freeID}, res.ids, "the free key is inserted, the taken one is not")
 }

@@ -19,8 +19,9 @@ import (
 //     prepared and explained inside the transaction, which takes the same relation locks as running it (parse and
 //     planning lock every relation in the statement's mode). Then it runs with the representative parameters, and
 //     another session reads the rows it holds locked per ledger table (pgrowlocks, from contrib, installed into the
-//     scratch schema: a row lock lives in the row, not in pg_locks), and the session's own row counts give what it
-//     wrote. Rolled back.
+//     scratch schema: a row lock lives in the row, not in pg_locks). Rolled back. (The session's row counts,
+//     pg_stat_xact_user_tables, were tried for what it wrote: around a statement they moved by other transactions'
+//     counts from one run to the next, so they are not used.)
 //   - MariaDB/MySQL: the statement runs with the representative parameters in a READ COMMITTED transaction (the
 //     service's level), then SHOW ENGINE INNODB STATUS with innodb_status_output_locks lists each lock structure its
 //     transaction holds: table intention locks and record locks by index, row only, gap or next-key. Rolled back.
@@ -105,12 +106,13 @@ func (e *Explainer) args(q Query, text string, params []Param) []any {
 }
 
 // lockValues are the arguments of the MySQL-mode set statements whose JSON documents no column value stands for
-// (locks only; their plans read no table): one new item in lane 1, and lane 1's allocator and head as they are.
+// (locks only): one new item in lane 1, lane 1's allocator and head as they are, and one new key.
 var lockValues = map[string]map[string]any{
 	"WorkItemInsertMany": {"count": 1, "items": `[{"w": "` + freshInsertValues["work_id"].(string) + `", "l": "key-new", "n": "` +
 		seedLane + `", "s": 11, "k": "` + seedKind + `", "v": 1, "c": "` + base64.StdEncoding.EncodeToString([]byte(seedScope)) +
 		`", "p": "e30=", "m": 1}]`},
 	"WorkLaneUpdateMany": {"lanes": `{"` + seedLane + `": [11, 4]}`},
+	"WorkKeyInsertMany":  {"count": 1, "keys": `[["key-new", "` + freshInsertValues["work_id"].(string) + `", "` + seedLane + `"]]`},
 }
 
 // pgHints names PostgreSQL's composite and set parameters by the column they carry: the statements of a composite
@@ -228,10 +230,6 @@ func (e *Explainer) rowLocksPostgres(ctx context.Context, text string, args []an
 	}
 	// No savepoint: a row locked in a subtransaction carries the subtransaction's id, which pgrowlocks does not
 	// map to the session. A failing statement aborts the transaction, which locksPostgres rolls back anyway.
-	before, err := e.xactCounts(ctx)
-	if err != nil {
-		return "not read: " + firstLine(err.Error())
-	}
 	rows, err := e.conn.QueryContext(ctx, text, args...)
 	if err == nil {
 		for rows.Next() {
@@ -269,52 +267,10 @@ func (e *Explainer) rowLocksPostgres(ctx context.Context, text string, args []an
 			return "not read: " + firstLine(err.Error())
 		}
 	}
-	locked := "none"
-	if len(out) > 0 {
-		locked = strings.Join(out, ", ")
+	if len(out) == 0 {
+		return "none"
 	}
-	after, err := e.xactCounts(ctx)
-	if err != nil {
-		return locked + "; written: not read: " + firstLine(err.Error())
-	}
-	var w []string
-	for _, rel := range ledgerTables {
-		var parts []string
-		for i, verb := range []string{"inserted", "updated", "deleted"} {
-			if n := after[rel][i] - before[rel][i]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", n, verb))
-			}
-		}
-		if len(parts) > 0 {
-			w = append(w, rel+" "+strings.Join(parts, " "))
-		}
-	}
-	if len(w) == 0 {
-		return locked + "; written: none"
-	}
-	return locked + "; written: " + strings.Join(w, ", ")
-}
-
-// xactCounts reads the session's row counts of the ledger tables not yet flushed to the shared statistics
-// (pg_stat_xact_user_tables: this transaction's, and earlier ones' the backend still holds), as inserted, updated,
-// deleted. The difference around a statement is what it wrote, inserted rows included (as MariaDB's undo entries).
-func (e *Explainer) xactCounts(ctx context.Context) (map[string][3]int64, error) {
-	rows, err := e.conn.QueryContext(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_del
-		FROM pg_stat_xact_user_tables WHERE relname LIKE 'pc\_work\_%' OR relname = 'pc_scheduler_leases'`)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = rows.Close() }()
-	out := map[string][3]int64{}
-	for rows.Next() {
-		var rel string
-		var c [3]int64
-		if err := rows.Scan(&rel, &c[0], &c[1], &c[2]); err != nil {
-			return nil, err
-		}
-		out[rel] = c
-	}
-	return out, rows.Err()
+	return strings.Join(out, ", ")
 }
 
 // ledgerTables are the tables whose rows the PostgreSQL lock lines list, in the lock order.

@@ -130,8 +130,7 @@ var lockNote = map[db.Engine]string{
 		"representative parameters (the running head item of lane 1, its key and lane; a new row for an INSERT), then,\n" +
 		"per ledger table it names, the rows its transaction holds locked, updated or deleted and their modes\n" +
 		"(pgrowlocks, read from another session: a row lock is kept in the row, not in pg_locks); rows it inserted are\n" +
-		"not listed (no other transaction can see them yet). Written: the rows it inserted, updated and deleted\n" +
-		"(pg_stat_xact_user_tables before and after). For a claim pass, lane 1's head is made due (queued, committed)\n" +
+		"not listed (no other transaction can see them yet). For a claim pass, lane 1's head is made due (queued, committed)\n" +
 		"for the time of the reading, so that the pass has one head to claim; it is put back after.",
 	db.EngineMySQL: "Locks (ledger statements of the work_* files that write or lock rows): the statement run with the\n" +
 		"representative parameters (the running head item of lane 1, its key and lane; a succeeded item where the\n" +
