@@ -317,8 +317,9 @@ var ErrStale = errors.New("skills: publication changed since it was read")
 
 // PublishAt is Publish as one guarded write of the publication at the generation the caller was shown (0: the
 // target had no publication of the skill): when the publication has moved on it writes nothing and returns
-// ErrStale with the publication as it is now (the zero value when there is none). It does not retry: a dashboard
-// page that went stale must say so instead of acting on a state its operator did not see.
+// ErrStale with the publication as it is now (the zero value when there is none). It does not retry at another
+// generation: a dashboard page that went stale must say so instead of acting on a state its operator did not see (a
+// new revision that left this publication as it was only makes it read the skill again).
 func (s Service) PublishAt(ctx context.Context, targetID, name string, revision int64, unpublish bool, generation int64) (db.SkillPublication, error) {
 	if generation < 0 {
 		return db.SkillPublication{}, &sources.ValidationError{Field: "generation", Message: "must be >= 0"}
@@ -326,8 +327,17 @@ func (s Service) PublishAt(ctx context.Context, targetID, name string, revision 
 	return s.publish(ctx, targetID, name, revision, unpublish, &generation)
 }
 
+// errSkillMoved means a new revision became the skill's current one after publish read it; publish reads again.
+var errSkillMoved = errors.New("skills: skill moved on while publishing")
+
 // publish is Publish (expected nil: a lost compare-and-set re-reads and tries again) and PublishAt (expected: the
-// generation the caller saw, one attempt).
+// generation the caller saw, one attempt at it).
+//
+// The write is one transaction that first rewrites the skill's row unchanged where it is still at the current
+// revision read (SkillUpdateRevision, a compare-and-set whose row lock lasts until the commit): a packaging commit
+// moves the skill before it moves the publications that followed the old revision, so a new revision either
+// committed before (the compare-and-set fails, nothing is written, publish reads the skill again) or waits for this
+// write and then sees it — a publication that follows the current revision is never left behind looking pinned.
 func (s Service) publish(ctx context.Context, targetID, name string, revision int64, unpublish bool, expected *int64) (db.SkillPublication, error) {
 	t, err := s.Target(ctx, targetID)
 	if err != nil {
@@ -342,78 +352,92 @@ func (s Service) publish(ctx context.Context, targetID, name string, revision in
 	if revision < 0 {
 		return db.SkillPublication{}, &sources.ValidationError{Field: "revision", Message: "must be >= 1 when given"}
 	}
-	sk, err := s.Store.SkillGet(ctx, db.SkillGetParams{ScopeID: t.ScopeID, SkillName: name})
-	if err != nil {
-		return db.SkillPublication{}, err
-	}
-	if revision == 0 {
-		revision = sk.CurrentRevision
-	}
-	rev, err := s.Store.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: t.ScopeID, SkillName: name, Revision: revision})
-	if errors.Is(err, db.ErrNotFound) {
-		return db.SkillPublication{}, &sources.ValidationError{Field: "revision", Message: "no such revision"}
-	}
-	if err != nil {
-		return db.SkillPublication{}, err
-	}
 	desired := DesiredPublished
 	if unpublish {
 		desired = DesiredUnpublished
 	}
 	key := db.SkillPublicationGetParams{TargetID: targetID, SkillName: name}
-	stale := func() (db.SkillPublication, error) {
-		p, err := s.Store.SkillPublicationGet(ctx, key)
-		if errors.Is(err, db.ErrNotFound) {
-			return db.SkillPublication{}, ErrStale
-		}
-		if err != nil {
-			return db.SkillPublication{}, err
-		}
-		return p, ErrStale
-	}
 	for range writeAttempts {
-		now, err := s.Store.DBNow(ctx)
+		// Read outside the transaction (the archive stays out of it); the transaction checks what was read.
+		sk, err := s.Store.SkillGet(ctx, db.SkillGetParams{ScopeID: t.ScopeID, SkillName: name})
 		if err != nil {
 			return db.SkillPublication{}, err
 		}
-		p, err := s.Store.SkillPublicationGet(ctx, key)
+		want := revision
+		if want == 0 {
+			want = sk.CurrentRevision
+		}
+		rev, err := s.Store.SkillRevisionGet(ctx, db.SkillRevisionGetParams{ScopeID: t.ScopeID, SkillName: name, Revision: want})
 		if errors.Is(err, db.ErrNotFound) {
-			if expected != nil && *expected != 0 {
-				return db.SkillPublication{}, ErrStale
-			}
-			if unpublish {
-				return db.SkillPublication{}, db.ErrNotFound
-			}
-			p = db.SkillPublication{TargetID: targetID, SkillName: name, ScopeID: t.ScopeID, DesiredState: desired,
-				DesiredRevision: revision, State: StatePending, Generation: 1, CreatedAt: now, UpdatedAt: now}
-			err = s.Store.SkillPublicationInsert(ctx, p)
-			if errors.Is(err, db.ErrConflict) {
-				if expected != nil {
-					return stale()
-				}
-				continue
-			}
-			return p, err
+			return db.SkillPublication{}, &sources.ValidationError{Field: "revision", Message: "no such revision"}
 		}
 		if err != nil {
 			return db.SkillPublication{}, err
 		}
-		if expected != nil && p.Generation != *expected {
-			return p, ErrStale
-		}
-		err = setDesired(ctx, s.Store, p, desired, revision, rev.TreeDigest, now)
-		if errors.Is(err, ErrConflict) {
+		var seen db.SkillPublication // the publication as it is when the write is refused (ErrStale)
+		err = s.Store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+			n, err := q.SkillUpdateRevision(ctx, db.SkillUpdateRevisionParams{CurrentRevision: sk.CurrentRevision, UpdatedAt: sk.UpdatedAt,
+				ScopeID: t.ScopeID, SkillName: name, ExpectedRevision: sk.CurrentRevision})
+			if err != nil {
+				return err
+			}
+			if n != 1 {
+				return errSkillMoved
+			}
+			now, err := q.DBNow(ctx)
+			if err != nil {
+				return err
+			}
+			p, err := q.SkillPublicationGet(ctx, key)
+			if errors.Is(err, db.ErrNotFound) {
+				if expected != nil && *expected != 0 {
+					return ErrStale
+				}
+				if unpublish {
+					return db.ErrNotFound
+				}
+				p = db.SkillPublication{TargetID: targetID, SkillName: name, ScopeID: t.ScopeID, DesiredState: desired,
+					DesiredRevision: want, State: StatePending, Generation: 1, CreatedAt: now, UpdatedAt: now}
+				return q.SkillPublicationInsert(ctx, p)
+			}
+			if err != nil {
+				return err
+			}
+			if expected != nil && p.Generation != *expected {
+				seen = p
+				return ErrStale
+			}
+			return setDesired(ctx, q, p, desired, want, rev.TreeDigest, now)
+		})
+		switch {
+		case err == nil:
+			return s.Store.SkillPublicationGet(ctx, key)
+		case errors.Is(err, errSkillMoved):
+			continue // a new revision came first: read the skill again
+		case errors.Is(err, ErrStale):
+			return seen, ErrStale
+		case errors.Is(err, db.ErrConflict) || errors.Is(err, ErrConflict): // a concurrent first publication, or a lost compare-and-set
 			if expected != nil {
-				return stale()
+				return s.stale(ctx, key)
 			}
 			continue
-		}
-		if err != nil {
+		default:
 			return db.SkillPublication{}, err
 		}
-		return s.Store.SkillPublicationGet(ctx, key)
 	}
 	return db.SkillPublication{}, ErrConflict
+}
+
+// stale is PublishAt's answer when its write lost to another: ErrStale with the publication as it is now.
+func (s Service) stale(ctx context.Context, key db.SkillPublicationGetParams) (db.SkillPublication, error) {
+	p, err := s.Store.SkillPublicationGet(ctx, key)
+	if errors.Is(err, db.ErrNotFound) {
+		return db.SkillPublication{}, ErrStale
+	}
+	if err != nil {
+		return db.SkillPublication{}, err
+	}
+	return p, ErrStale
 }
 
 // Publications lists a target's publications.
