@@ -2,7 +2,6 @@ package skills_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -30,8 +29,7 @@ func (r *revisionGetHook) SkillRevisionGet(ctx context.Context, p db.SkillRevisi
 	return r.Store.SkillRevisionGet(ctx, p)
 }
 
-// packageLesson approves a new lesson of the skill title names and runs its packaging item's handler and commit
-// directly (the commit in a transaction of its own, as the ledger's final transaction would), returning the
+// packageLesson approves a new lesson of the skill title names and packages it (packageCandidate), returning the
 // skill's revision afterwards.
 func packageLesson(t *testing.T, s db.Store, scope, title, lesson string) int64 {
 	t.Helper()
@@ -51,23 +49,8 @@ func packageLessonErr(ctx context.Context, s db.Store, scope, title, lesson stri
 	if err := s.ExperienceCandidateInsert(ctx, c); err != nil {
 		return 0, err
 	}
-	payload, err := json.Marshal(skills.Payload{CandidateID: c.CandidateID})
-	if err != nil {
-		return 0, err
-	}
-	item := db.WorkItem{WorkID: uuid.NewString(), Kind: skills.Kind, PayloadVersion: skills.PayloadVersion, ScopeID: scope, Payload: payload}
-	p, err := (&skills.Handler{Store: s}).Prepare(ctx, item)
-	if err != nil {
-		return 0, err
-	}
-	if p.Result.Code != "packaged" {
-		return 0, fmt.Errorf("packaging ended %s", p.Result.Code)
-	}
-	if err := s.InTx(ctx, func(ctx context.Context, q db.Queries) error { return p.Commit(ctx, q, item, now) }); err != nil {
-		return 0, err
-	}
-	sk, err := s.SkillGet(ctx, db.SkillGetParams{ScopeID: scope, SkillName: skills.Name(title)})
-	return sk.CurrentRevision, err
+	rev, _, err := packageCandidateErr(ctx, s, scope, c.CandidateID, now)
+	return rev, err
 }
 
 // TestPublishCurrentRacingAPackage: a new revision committed between Publish reading the skill's current revision

@@ -134,8 +134,8 @@ func (d Discoverer) Page(ctx context.Context, continuation string, size int) ([]
 	return reqs, next, nil
 }
 
-// maxLessons bounds the approved candidates read for one skill.
-const maxLessons = 500
+// candidatePage is how many of a scope's candidates packaging reads at a time; it reads every page.
+const candidatePage = 500
 
 // Handler runs skill_package items. Prepare reads the scope's approved candidates whose title names the same skill
 // and builds the package outside any transaction; the commit (the ledger's final, fenced transaction, in the skills
@@ -167,18 +167,12 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 		return coordinator.Prepared{}, err
 	}
 	name := Name(c.Title)
-	approved, err := h.Store.ExperienceCandidateList(ctx, db.ExperienceCandidateListParams{ScopeID: item.ScopeID,
-		Status: experience.StatusApproved, Limit: maxLessons})
+	lessons, ids, err := h.approvedLessons(ctx, item.ScopeID, name)
 	if err != nil {
 		return coordinator.Prepared{}, err
 	}
-	var lessons []Lesson
-	var ids []string
-	for _, a := range approved {
-		if Name(a.Title) == name {
-			lessons = append(lessons, LessonOf(a))
-			ids = append(ids, a.CandidateID)
-		}
+	if len(lessons) == 0 { // approved when read above, no longer approved now
+		return coordinator.Prepared{Result: coordinator.Result{Code: "not_approved", Payload: Result{Type: PublicKind}}}, nil
 	}
 	pkg, err := Build(name, lessons)
 	if err != nil {
@@ -191,6 +185,32 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 		return err
 	}
 	return coordinator.Prepared{Result: coordinator.Result{Code: "packaged", Payload: res}, Commit: commit}, nil
+}
+
+// approvedLessons reads every approved candidate of the scope whose title names the skill, with their ids: all of
+// the scope's candidates, page by page in candidate id order (a keyset, so each page is one bounded statement and
+// none is missed, however many candidates the scope holds or when each was approved).
+func (h *Handler) approvedLessons(ctx context.Context, scope, name string) ([]Lesson, []string, error) {
+	var lessons []Lesson
+	var ids []string
+	after := db.NilUUID
+	for {
+		page, err := h.Store.ExperienceCandidateListByScopeAfter(ctx, db.ExperienceCandidateListByScopeAfterParams{ScopeID: scope,
+			AfterCandidateID: after, Limit: candidatePage})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range page {
+			if c.Status == experience.StatusApproved && Name(c.Title) == name {
+				lessons = append(lessons, LessonOf(c))
+				ids = append(ids, c.CandidateID)
+			}
+		}
+		if len(page) < candidatePage {
+			return lessons, ids, nil
+		}
+		after = page[len(page)-1].CandidateID
+	}
 }
 
 // commitRevision stores pkg as the skill's next revision (or nothing when its tree is the current one) and moves
