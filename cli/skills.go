@@ -115,7 +115,9 @@ func newSkillsSyncCommand(f *clientFlags) *cobra.Command {
 <dir>/<name> atomically (the archive's digest and the tree digest are checked in a temporary folder, which then
 replaces the old one); an unpublished one is removed. Only folders this sync created (listed in ` + StateFile + `) are
 ever changed or removed: a folder edited since the sync wrote it is left as it is and reported as conflict, and a
-folder of the same name the sync did not create is never touched. What was observed is reported for every skill.
+folder of the same name the sync did not create is never touched — unless it holds exactly the desired revision,
+which the sync then records as its own (as after a sync that stopped before writing its state file). What was
+observed is reported for every skill.
 An https:// server is checked against --ca-file, else $` + EnvCAFile + `, else the CA bundle enroll was given, else
 the system's certificate authorities. With --watch the sync repeats every --interval until interrupted.`,
 		Example: `  powercontext skills sync --dir ~/.claude/skills
@@ -366,6 +368,16 @@ func syncOne(ctx context.Context, c SkillsAgent, dir string, st *skillsState, d 
 		delete(st.Skills, name)
 		return "removed", client.SkillReport{}, nil
 	}
+	if exists && d.TreeDigest != nil && client.SkillTreeDigest(files) == *d.TreeDigest {
+		// The folder holds exactly the desired revision. When the state does not say so, a sync stopped after renaming
+		// it into place and before recording it (or the folder is byte for byte what a sync would write): adopt it.
+		line := fmt.Sprintf("current at revision %d", d.Revision)
+		if !ours || mine.Revision != d.Revision || mine.TreeDigest != *d.TreeDigest {
+			line = fmt.Sprintf("installed revision %d (the folder already held it)", d.Revision)
+		}
+		st.Skills[name] = skillsStateEntry{Revision: d.Revision, TreeDigest: *d.TreeDigest}
+		return line, client.SkillReport{ObservedRevision: d.Revision, ObservedTreeDigest: *d.TreeDigest}, nil
+	}
 	switch {
 	case exists && !ours:
 		return "conflict: a folder of that name exists that this sync did not create; left untouched",
@@ -374,8 +386,6 @@ func syncOne(ctx context.Context, c SkillsAgent, dir string, st *skillsState, d 
 		return "conflict: edited locally, not overwritten", client.SkillReport{ErrorCode: "conflict"}, nil
 	case d.TreeDigest == nil || d.ArchiveDigest == nil:
 		return "delivery failed: no digest", client.SkillReport{ErrorCode: "missing_digest"}, nil
-	case ours && mine.Revision == d.Revision && mine.TreeDigest == *d.TreeDigest:
-		return fmt.Sprintf("current at revision %d", d.Revision), client.SkillReport{ObservedRevision: mine.Revision, ObservedTreeDigest: mine.TreeDigest}, nil
 	}
 	archive, err := c.SkillArchive(ctx, name, d.Revision, *d.ArchiveDigest)
 	if err != nil {
