@@ -41,8 +41,9 @@ type Options struct {
 // Exporter writes scopes as export streams.
 type Exporter struct{ Store db.Store }
 
-// state is what Export compares before and after it reads: a commit of a flush, capture, forget or review in
-// between changes one of these.
+// state is what Export compares before and after it reads: a commit of a flush, capture or redaction in between
+// changes one of these. A forget does not (it only turns a Source into a tombstone): Export reads the Sources again
+// for that.
 type state struct {
 	head      int64
 	cursors   [2]db.SourceCursor
@@ -112,8 +113,9 @@ func positions(b []byte) ([]int64, error) {
 // Export writes scope to w: the header, the journal head, the cursors, the Sources in journal order (forgotten
 // ones as tombstones), every Memory revision followed by its entries (and, with opts.Embeddings, their vectors), the
 // Experience candidates, and the trailer. The reads are autocommitted pages, not one snapshot: Export compares the
-// scope's journal head, cursors and latest revision before and after, and returns ErrScopeChanged without writing
-// the trailer when they moved. The counts in the header are those of the first pass; a mismatch is the same error.
+// scope's journal head, cursors and latest revision before and after, counts its tombstones once more at the end,
+// and returns ErrScopeChanged without writing the trailer when any of them moved. The counts in the header are
+// those of the first pass; a mismatch is the same error.
 func (e Exporter) Export(ctx context.Context, scope string, w io.Writer, opts Options) (Counts, error) {
 	if err := sources.ValidateScope(scope); err != nil {
 		return Counts{}, err
@@ -246,11 +248,17 @@ func (e Exporter) Export(ctx context.Context, scope string, w io.Writer, opts Op
 		}
 	}
 	got.Cursors = counts.Cursors
+	// A Source written live and forgotten since is a tombstone now: erasing is one-way, so equal counts mean every
+	// Source is still what the stream says.
+	again, err := e.countSources(ctx, scope, before.head)
+	if err != nil {
+		return counts, err
+	}
 	afterState, err := e.state(ctx, scope)
 	if err != nil {
 		return counts, err
 	}
-	if afterState != before || got != counts {
+	if afterState != before || got != counts || again.Sources != got.Sources || again.Tombstones != got.Tombstones {
 		_ = lw.w.Flush()
 		return counts, ErrScopeChanged
 	}
@@ -276,26 +284,11 @@ func (e Exporter) count(ctx context.Context, scope string, st state, opts Option
 			c.Cursors++
 		}
 	}
-	for after := int64(0); after < st.head; {
-		batch, err := e.Store.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, AfterPosition: after, Limit: page})
-		if err != nil {
-			return c, nil, err
-		}
-		for _, s := range batch {
-			if s.JournalPosition > st.head {
-				break
-			}
-			after = s.JournalPosition
-			if s.ErasedAt.IsZero() {
-				c.Sources++
-			} else {
-				c.Tombstones++
-			}
-		}
-		if len(batch) < page {
-			break
-		}
+	srcs, err := e.countSources(ctx, scope, st.head)
+	if err != nil {
+		return c, nil, err
 	}
+	c.Sources, c.Tombstones = srcs.Sources, srcs.Tombstones
 	var revs []db.MemoryRevision
 	for before := st.latest + 1; st.latest > 0; {
 		batch, err := e.Store.MemoryRevisionList(ctx, db.MemoryRevisionListParams{ScopeID: scope, BeforeRevision: before, Limit: page})
@@ -335,4 +328,30 @@ func (e Exporter) count(ctx context.Context, scope string, st state, opts Option
 		after = batch[len(batch)-1].CandidateID
 	}
 	return c, revs, nil
+}
+
+// countSources counts the scope's Sources up to position head, live ones and tombstones.
+func (e Exporter) countSources(ctx context.Context, scope string, head int64) (Counts, error) {
+	var c Counts
+	for after := int64(0); after < head; {
+		batch, err := e.Store.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, AfterPosition: after, Limit: page})
+		if err != nil {
+			return c, err
+		}
+		for _, s := range batch {
+			if s.JournalPosition > head {
+				break
+			}
+			after = s.JournalPosition
+			if s.ErasedAt.IsZero() {
+				c.Sources++
+			} else {
+				c.Tombstones++
+			}
+		}
+		if len(batch) < page {
+			break
+		}
+	}
+	return c, nil
 }
