@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"time"
@@ -28,6 +29,36 @@ const page = 500
 // ErrScopeChanged means the scope was written to while it was being exported: the stream ends without its
 // trailer (an importer refuses it as truncated). Export again once the scope is quiet.
 var ErrScopeChanged = errors.New("portability: the scope changed during the export")
+
+// ErrRedactionPending means a memory_redact operation of the scope is not finished: its Memory may still hold text
+// taken from a forgotten Source, and an import does not carry the ledger, so nothing would ever redact the copy.
+// Export again once the workers have run it (docs/portability.md#guarantees).
+var ErrRedactionPending = errors.New("portability: a memory_redact operation of the scope has not finished")
+
+// redactKind is lifecycle.KindRedact, spelled out because lifecycle imports this package
+// (TestRedactKindIsLifecycles holds the two equal).
+const redactKind = "powercontext.memory.redact"
+
+// unfinished are the statuses of an operation that can still change the scope (failed: until retried or
+// cancelled).
+var unfinished = []string{db.StatusQueued, db.StatusRetryWait, db.StatusRunning, db.StatusCancelling, db.StatusFailed}
+
+// Exportable returns nil when scope may be exported now, and ErrRedactionPending, naming the operation, while a
+// memory_redact operation of the scope is unfinished. Plain reads; Export calls it before and after it reads the
+// scope.
+func Exportable(ctx context.Context, q db.Queries, scope string) error {
+	for _, status := range unfinished {
+		items, err := q.WorkItemList(ctx, db.WorkItemListParams{ScopeID: scope, Kinds: []string{redactKind}, Status: status, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(items) > 0 {
+			return fmt.Errorf("%w: operation %s is %s; the scope's Memory may still hold text of a forgotten Source: "+
+				"let the workers run it (retry it if it failed) and export again", ErrRedactionPending, items[0].WorkID, status)
+		}
+	}
+	return nil
+}
 
 // Options shape an export.
 type Options struct {
@@ -112,12 +143,16 @@ func positions(b []byte) ([]int64, error) {
 
 // Export writes scope to w: the header, the journal head, the cursors, the Sources in journal order (forgotten
 // ones as tombstones), every Memory revision followed by its entries (and, with opts.Embeddings, their vectors), the
-// Experience candidates, and the trailer. The reads are autocommitted pages, not one snapshot: Export compares the
-// scope's journal head, cursors and latest revision before and after, counts its tombstones once more at the end,
-// and returns ErrScopeChanged without writing the trailer when any of them moved. The counts in the header are
-// those of the first pass; a mismatch is the same error.
+// Experience candidates, and the trailer. It refuses, before writing anything, a scope Exportable refuses. The reads
+// are autocommitted pages, not one snapshot: Export compares the scope's journal head, cursors and latest revision
+// before and after, counts its tombstones once more at the end, and returns ErrScopeChanged without writing the
+// trailer when any of them moved; Exportable's error when the scope is no longer exportable. The counts in the
+// header are those of the first pass; a mismatch is the same error.
 func (e Exporter) Export(ctx context.Context, scope string, w io.Writer, opts Options) (Counts, error) {
 	if err := sources.ValidateScope(scope); err != nil {
+		return Counts{}, err
+	}
+	if err := Exportable(ctx, e.Store, scope); err != nil {
 		return Counts{}, err
 	}
 	before, err := e.state(ctx, scope)
@@ -261,6 +296,11 @@ func (e Exporter) Export(ctx context.Context, scope string, w io.Writer, opts Op
 	if afterState != before || got != counts || again.Sources != got.Sources || again.Tombstones != got.Tombstones {
 		_ = lw.w.Flush()
 		return counts, ErrScopeChanged
+	}
+	// Last: a redaction asked for while the scope was read (a Forget erases first and enqueues after).
+	if err := Exportable(ctx, e.Store, scope); err != nil {
+		_ = lw.w.Flush()
+		return counts, err
 	}
 	if err := lw.w.Flush(); err != nil {
 		return counts, err

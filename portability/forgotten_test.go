@@ -3,6 +3,7 @@ package portability_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,6 +46,18 @@ func captureSecret(t *testing.T, s db.Store, scope string) {
 	}
 }
 
+// memoryTexts is every entry text of every Memory revision of scope.
+func memoryTexts(t *testing.T, s db.Store, scope string) string {
+	t.Helper()
+	entries, err := s.MemoryEntryListByScopeAfter(context.Background(), db.MemoryEntryListByScopeAfterParams{ScopeID: scope, Limit: 1000})
+	require.NoError(t, err)
+	var b strings.Builder
+	for _, e := range entries {
+		b.WriteString(e.Content + "\n")
+	}
+	return b.String()
+}
+
 // requireStopped: the export failed with want and wrote no trailer, and an import refuses what it wrote.
 func requireStopped(t *testing.T, s db.Store, err error, want error, out []byte) {
 	t.Helper()
@@ -84,4 +97,74 @@ func TestExportDetectsAForget(t *testing.T) {
 			requireStopped(t, s, err, portability.ErrScopeChanged, out.Bytes())
 		}
 	})
+}
+
+// TestExportRefusesWhileARedactionIsPending: after a Forget, Memory still holds text derived from the forgotten
+// Source until its memory_redact operation has run, and an import does not carry the ledger, so nothing would ever
+// redact a copy. The export refuses before it writes anything while the redaction is queued, and once the workers
+// have run it, the export and its import hold none of that text.
+func TestExportRefusesWhileARedactionIsPending(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		captureSecret(t, s, "origin")
+		stop := runAll(t, l, s)
+		flush(t, l, "origin", memory.Consumer(3))
+		stop()
+		require.Contains(t, memoryTexts(t, s, "origin"), "hunter2", "Memory read the secret")
+		res, err := (&lifecycle.Forgetter{Ledger: l, MaxAttempts: 3}).Forget(ctx, "origin", "secret")
+		require.NoError(t, err)
+		require.NotNil(t, res.Redaction)
+
+		var out bytes.Buffer
+		_, err = portability.Exporter{Store: s}.Export(ctx, "origin", &out, portability.Options{Embeddings: true})
+		require.ErrorIs(t, err, portability.ErrRedactionPending)
+		require.ErrorContains(t, err, res.Redaction.WorkID, "the error names the operation to wait for")
+		require.Zero(t, out.Len(), "refused before anything is written")
+
+		stop = runAll(t, l, s)
+		defer func() { stop() }()
+		waitStatus(t, l, res.Redaction.WorkID, db.StatusSucceeded)
+		stream := export(t, s, "origin", portability.Options{Embeddings: true})
+		require.NotContains(t, string(stream), "hunter2")
+		_, err = portability.Importer{Store: s}.Import(ctx, bytes.NewReader(stream), portability.ImportOptions{AsScope: "copy"})
+		require.NoError(t, err)
+		require.NotContains(t, memoryTexts(t, s, "copy"), "hunter2")
+		m, err := memory.Reader{Store: s}.Current(ctx, "copy")
+		require.NoError(t, err)
+		require.NotEmpty(t, m.Entries, "the other Source's entry was copied")
+	})
+}
+
+// TestExportStopsWhenARedactionArrives: a Forget erases the Source first and enqueues its redaction after; when the
+// redaction arrives only while the scope is being read (the export started between the two), the export still
+// stops without its trailer, and the stream is never a complete export of Memory that cites the forgotten text.
+func TestExportStopsWhenARedactionArrives(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		captureSecret(t, s, "origin")
+		stop := runAll(t, l, s)
+		flush(t, l, "origin", memory.Consumer(3))
+		stop()
+		src, err := s.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: "origin", SourceID: "secret"})
+		require.NoError(t, err)
+		_, err = s.SourceErase(ctx, db.SourceEraseParams{ScopeID: "origin", SourceID: "secret"}) // the Forget's first step
+		require.NoError(t, err)
+		hs := &hookStore{Store: s, hook: func() { // and its second
+			res, err := l.Enqueue(ctx, lifecycle.RedactRequest("origin", src.JournalPosition, 3))
+			require.NoError(t, err)
+			require.False(t, res.Idle)
+		}}
+		var out bytes.Buffer
+		_, err = portability.Exporter{Store: hs}.Export(ctx, "origin", &out, portability.Options{})
+		require.GreaterOrEqual(t, hs.calls, 2)
+		requireStopped(t, s, err, portability.ErrRedactionPending, out.Bytes())
+	})
+}
+
+// TestRedactKindIsLifecycles: Exportable looks for unfinished operations of lifecycle's redaction kind, spelled out
+// in this package (lifecycle imports it), and of no other.
+func TestRedactKindIsLifecycles(t *testing.T) {
+	require.Equal(t, lifecycle.KindRedact, portability.RedactKind)
 }

@@ -1,0 +1,4 @@
+package portability
+
+// RedactKind exposes redactKind to the external tests.
+const RedactKind = redactKind
