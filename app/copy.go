@@ -14,6 +14,7 @@ import (
 	"github.com/powercontext/powercontext/db/dburl"
 	"github.com/powercontext/powercontext/db/migrate"
 	"github.com/powercontext/powercontext/portability"
+	"github.com/powercontext/powercontext/sources"
 )
 
 func newCopyCommand() *cobra.Command {
@@ -25,8 +26,10 @@ func newCopyCommand() *cobra.Command {
 each scope is exported (vectors included) and imported under its own id in one transaction, then exported again
 from the target and compared with the source record by record (counts and a SHA-256 per scope). The target must be
 migrated to this binary's schema ("server migrate") and hold no scope. The operation ledger (operations, lanes,
-rate limits, sessions, members) is not copied. Stop the source deployment's writers first: a scope that changes
-while it is read fails the copy. Exits 1 on any mismatch.
+rate limits, sessions, members) is not copied. A scope being erased (its scope_erase operation queued, running or
+failed) is skipped and listed; a scope with an unfinished memory_redact operation fails the copy before anything is
+written (run the source's workers until it has finished). Stop the source deployment's writers first: a scope that
+changes while it is read fails the copy. Exits 1 on any mismatch.
 
 Database URLs: sqlite://PATH, postgres://user:pass@host:port/db?sslmode=disable, mysql://user:pass@host:port/db.`,
 		Example: `  powercontext server copy --from sqlite:///var/lib/powercontext/pc.db --to postgres://pc@db:5432/pc`,
@@ -50,8 +53,18 @@ Database URLs: sqlite://PATH, postgres://user:pass@host:port/db?sslmode=disable,
 						return werr
 					}
 				}
+				for _, s := range rep.Skipped {
+					if _, werr := fmt.Fprintf(cmd.OutOrStdout(), "skipped scope %s: %s\n", s.ScopeID, s.Reason); werr != nil {
+						return werr
+					}
+				}
 				if err == nil {
-					if _, werr := fmt.Fprintf(cmd.OutOrStdout(), "copied %d scopes from %s to %s; every scope verified\n", len(rep.Scopes), rep.From, rep.To); werr != nil {
+					skipped := ""
+					if len(rep.Skipped) > 0 {
+						skipped = fmt.Sprintf("; %d skipped (listed above)", len(rep.Skipped))
+					}
+					if _, werr := fmt.Fprintf(cmd.OutOrStdout(), "copied %d scopes from %s to %s; every scope verified%s\n",
+						len(rep.Scopes), rep.From, rep.To, skipped); werr != nil {
 						return werr
 					}
 				}
@@ -69,11 +82,21 @@ Database URLs: sqlite://PATH, postgres://user:pass@host:port/db?sslmode=disable,
 // CopyReport is what `server copy` did: per scope, the counts and the SHA-256 of its records (header and trailer
 // apart), equal on both sides.
 type CopyReport struct {
-	From   string      `json:"from"`
-	To     string      `json:"to"`
-	Scopes []CopyScope `json:"scopes"`
-	Error  string      `json:"error,omitempty"`
+	From    string        `json:"from"`
+	To      string        `json:"to"`
+	Scopes  []CopyScope   `json:"scopes"`
+	Skipped []SkippedCopy `json:"skipped"`
+	Error   string        `json:"error,omitempty"`
 }
+
+// SkippedCopy is a scope of the source that was not copied, and why.
+type SkippedCopy struct {
+	ScopeID string `json:"scope_id"`
+	Reason  string `json:"reason"`
+}
+
+// skipErasing is the reason a scope being erased is not copied: the erase would remove it, a copy would keep it live.
+const skipErasing = "being erased (its scope_erase operation is queued, running or failed); not copied — cancel the erase to keep and copy it"
 
 // CopyScope is one copied scope.
 type CopyScope struct {
@@ -171,9 +194,26 @@ func runCopy(ctx context.Context, from, to string) (CopyReport, error) {
 	if err != nil {
 		return fail(err)
 	}
+	// Every scope is looked at before anything is written, so a refusal leaves the target empty.
+	var copyable []string
 	for _, scope := range scopes {
+		err := portability.Exportable(ctx, src, scope)
+		switch {
+		case errors.Is(err, sources.ErrScopeErasing):
+			rep.Skipped = append(rep.Skipped, SkippedCopy{ScopeID: scope, Reason: skipErasing})
+		case err != nil:
+			return fail(fmt.Errorf("scope %q cannot be copied: %w", scope, err))
+		default:
+			copyable = append(copyable, scope)
+		}
+	}
+	for _, scope := range copyable {
 		var out bytes.Buffer
 		counts, err := portability.Exporter{Store: src}.Export(ctx, scope, &out, portability.Options{Embeddings: true})
+		if errors.Is(err, sources.ErrScopeErasing) { // asked for since the check; nothing of it was imported
+			rep.Skipped = append(rep.Skipped, SkippedCopy{ScopeID: scope, Reason: skipErasing})
+			continue
+		}
 		if err != nil {
 			return fail(fmt.Errorf("export of scope %q: %w", scope, err))
 		}
@@ -195,8 +235,8 @@ func runCopy(ctx context.Context, from, to string) (CopyReport, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if len(copied) != len(scopes) {
-		return fail(fmt.Errorf("the target holds %d scopes, the source %d", len(copied), len(scopes)))
+	if len(copied) != len(rep.Scopes) || len(rep.Scopes)+len(rep.Skipped) != len(scopes) {
+		return fail(fmt.Errorf("the target holds %d scopes, the source %d (%d skipped)", len(copied), len(scopes), len(rep.Skipped)))
 	}
 	return rep, nil
 }

@@ -3,13 +3,16 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/db/enginetest"
 	"github.com/powercontext/powercontext/experience"
+	"github.com/powercontext/powercontext/lifecycle"
 	"github.com/powercontext/powercontext/memory"
 	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/sources"
@@ -77,5 +80,80 @@ func TestServerCopyEngineToEngine(t *testing.T) {
 		}
 		_, err = runRoot(t, "server", "copy", "--from", from, "--to", to)
 		require.ErrorContains(t, err, "is not empty")
+	})
+}
+
+// migratedCopySource is a migrated SQLite deployment filled by fillForCopy: its URL and store.
+func migratedCopySource(t *testing.T) (string, db.Store) {
+	t.Helper()
+	from := enginetest.NewDatabase(t, db.EngineSQLite)
+	_, err := runRoot(t, "server", "migrate", "--database-url", from)
+	require.NoError(t, err)
+	src := enginetest.OpenStore(t, enginetest.ParseURL(t, from))
+	fillForCopy(t, src)
+	return from, src
+}
+
+// TestServerCopySkipsScopesBeingErased: a scope whose erase is queued (no worker runs it) is not copied — the erase
+// would remove it, a copy would keep it live — and the copy lists it, as text and in the JSON report; the other
+// scopes are copied.
+func TestServerCopySkipsScopesBeingErased(t *testing.T) {
+	from, src := migratedCopySource(t)
+	_, err := (&lifecycle.Eraser{Ledger: coordinator.NewLedger(src), MaxAttempts: 3}).Erase(context.Background(), "team/b", "tester")
+	require.NoError(t, err)
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		to := enginetest.NewDatabase(t, engine)
+		_, err := runRoot(t, "server", "migrate", "--database-url", to)
+		require.NoError(t, err)
+		out, err := runRoot(t, "server", "copy", "--from", from, "--to", to)
+		require.NoError(t, err, out)
+		require.Contains(t, out, "copied scope team/a:")
+		require.Contains(t, out, "skipped scope team/b: being erased")
+		require.Contains(t, out, "copied 1 scopes")
+		require.Contains(t, out, "1 skipped")
+		dst := enginetest.OpenStore(t, enginetest.ParseURL(t, to))
+		scopes, err := listScopes(context.Background(), dst, 0)
+		require.NoError(t, err)
+		require.Equal(t, []string{"team/a"}, scopes, "the scope being erased is not in the target")
+
+		again := enginetest.NewDatabase(t, engine)
+		_, err = runRoot(t, "server", "migrate", "--database-url", again)
+		require.NoError(t, err)
+		out, err = runRoot(t, "server", "copy", "--from", from, "--to", again, "-o", "json")
+		require.NoError(t, err, out)
+		var rep CopyReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+		require.Len(t, rep.Scopes, 1)
+		require.Equal(t, "team/a", rep.Scopes[0].ScopeID)
+		require.Equal(t, []SkippedCopy{{ScopeID: "team/b", Reason: skipErasing}}, rep.Skipped)
+	})
+}
+
+// TestServerCopyRefusesAPendingRedaction: a scope with an unfinished memory_redact operation (its Memory may still
+// hold text of a forgotten Source, and the ledger is not copied) fails the copy before anything is written, with
+// an error that names the operation.
+func TestServerCopyRefusesAPendingRedaction(t *testing.T) {
+	ctx := context.Background()
+	from, src := migratedCopySource(t)
+	// The second scope in copy order, so a copy that checked scope by scope would have written the first. Memory has
+	// read its Source, so forgetting it queues a redaction; no worker runs it.
+	now, err := src.DBNow(ctx)
+	require.NoError(t, err)
+	require.NoError(t, src.SourceCursorInsert(ctx, db.SourceCursor{ScopeID: "team/b", CursorName: memory.CursorName, Position: 1,
+		Generation: 1, UpdatedAt: now}))
+	res, err := (&lifecycle.Forgetter{Ledger: coordinator.NewLedger(src), MaxAttempts: 3}).Forget(ctx, "team/b", "s1")
+	require.NoError(t, err)
+	require.NotNil(t, res.Redaction)
+	enginetest.Run(t, func(t *testing.T, engine db.Engine) {
+		to := enginetest.NewDatabase(t, engine)
+		_, err := runRoot(t, "server", "migrate", "--database-url", to)
+		require.NoError(t, err)
+		out, err := runRoot(t, "server", "copy", "--from", from, "--to", to)
+		require.ErrorIs(t, err, portability.ErrRedactionPending, out)
+		require.ErrorContains(t, err, res.Redaction.WorkID)
+		dst := enginetest.OpenStore(t, enginetest.ParseURL(t, to))
+		scopes, err := listScopes(ctx, dst, 0)
+		require.NoError(t, err)
+		require.Empty(t, scopes, "nothing was written")
 	})
 }

@@ -43,10 +43,17 @@ const redactKind = "powercontext.memory.redact"
 // cancelled).
 var unfinished = []string{db.StatusQueued, db.StatusRetryWait, db.StatusRunning, db.StatusCancelling, db.StatusFailed}
 
-// Exportable returns nil when scope may be exported now, and ErrRedactionPending, naming the operation, while a
-// memory_redact operation of the scope is unfinished. Plain reads; Export calls it before and after it reads the
-// scope.
+// Exportable returns nil when scope may be exported now: sources.ErrScopeErasing while its erase is live (a copy
+// would keep what the erase removes), and ErrRedactionPending, naming the operation, while a memory_redact
+// operation of the scope is unfinished. Plain reads; Export calls it before and after it reads the scope.
 func Exportable(ctx context.Context, q db.Queries, scope string) error {
+	if erasing, err := sources.Erasing(ctx, q, scope); err != nil || erasing {
+		if err == nil {
+			err = fmt.Errorf("portability: scope %q cannot be exported: %w (its scope_erase operation is queued, running or failed)",
+				scope, sources.ErrScopeErasing)
+		}
+		return err
+	}
 	for _, status := range unfinished {
 		items, err := q.WorkItemList(ctx, db.WorkItemListParams{ScopeID: scope, Kinds: []string{redactKind}, Status: status, Limit: 1})
 		if err != nil {
@@ -297,7 +304,7 @@ func (e Exporter) Export(ctx context.Context, scope string, w io.Writer, opts Op
 		_ = lw.w.Flush()
 		return counts, ErrScopeChanged
 	}
-	// Last: a redaction asked for while the scope was read (a Forget erases first and enqueues after).
+	// Last: a redaction or an erase asked for while the scope was read (a Forget erases first and enqueues after).
 	if err := Exportable(ctx, e.Store, scope); err != nil {
 		_ = lw.w.Flush()
 		return counts, err

@@ -163,6 +163,34 @@ func TestExportStopsWhenARedactionArrives(t *testing.T) {
 	})
 }
 
+// TestExportRefusesAScopeBeingErased: a scope whose erase is queued (no worker runs it) is refused before anything
+// is written, and an erase requested while the scope is being read stops the export without its trailer: the
+// scope would otherwise live on, whole, wherever the stream is imported.
+func TestExportRefusesAScopeBeingErased(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		eraser := &lifecycle.Eraser{Ledger: l, MaxAttempts: 3}
+		captureSecret(t, s, "queued")
+		_, err := eraser.Erase(ctx, "queued", "tester")
+		require.NoError(t, err)
+		var out bytes.Buffer
+		_, err = portability.Exporter{Store: s}.Export(ctx, "queued", &out, portability.Options{})
+		require.ErrorIs(t, err, sources.ErrScopeErasing)
+		require.Zero(t, out.Len(), "refused before anything is written")
+
+		captureSecret(t, s, "during")
+		hs := &hookStore{Store: s, hook: func() {
+			_, err := eraser.Erase(ctx, "during", "tester")
+			require.NoError(t, err)
+		}}
+		out.Reset()
+		_, err = portability.Exporter{Store: hs}.Export(ctx, "during", &out, portability.Options{})
+		require.GreaterOrEqual(t, hs.calls, 2)
+		requireStopped(t, s, err, sources.ErrScopeErasing, out.Bytes())
+	})
+}
+
 // TestRedactKindIsLifecycles: Exportable looks for unfinished operations of lifecycle's redaction kind, spelled out
 // in this package (lifecycle imports it), and of no other.
 func TestRedactKindIsLifecycles(t *testing.T) {
