@@ -26,10 +26,12 @@ func newCopyCommand() *cobra.Command {
 each scope is exported (vectors included) and imported under its own id in one transaction, then exported again
 from the target and compared with the source record by record (counts and a SHA-256 per scope). The target must be
 migrated to this binary's schema ("server migrate") and hold no scope. The operation ledger (operations, lanes,
-rate limits, sessions, members) is not copied. A scope being erased (its scope_erase operation queued, running or
-failed) is skipped and listed; a scope with an unfinished memory_redact operation fails the copy before anything is
-written (run the source's workers until it has finished). Stop the source deployment's writers first: a scope that
-changes while it is read fails the copy. Exits 1 on any mismatch.
+rate limits, sessions, members) and the skills (revisions, targets, publications) are not copied: the target's
+packaging discoverer builds each skill again from its approved candidates; register the targets again. A scope
+being erased (its scope_erase operation queued, running or failed) is skipped and listed; a scope with an
+unfinished memory_redact operation fails the copy before anything is written (run the source's workers until it
+has finished). Stop the source deployment's writers first: a scope that changes while it is read fails the copy.
+Exits 1 on any mismatch.
 
 Database URLs: sqlite://PATH, postgres://user:pass@host:port/db?sslmode=disable, mysql://user:pass@host:port/db.`,
 		Example: `  powercontext server copy --from sqlite:///var/lib/powercontext/pc.db --to postgres://pc@db:5432/pc`,
@@ -63,8 +65,8 @@ Database URLs: sqlite://PATH, postgres://user:pass@host:port/db?sslmode=disable,
 					if len(rep.Skipped) > 0 {
 						skipped = fmt.Sprintf("; %d skipped (listed above)", len(rep.Skipped))
 					}
-					if _, werr := fmt.Fprintf(cmd.OutOrStdout(), "copied %d scopes from %s to %s; every scope verified%s\n",
-						len(rep.Scopes), rep.From, rep.To, skipped); werr != nil {
+					if _, werr := fmt.Fprintf(cmd.OutOrStdout(), "copied %d scopes from %s to %s; every scope verified%s\nnot copied: %s\n",
+						len(rep.Scopes), rep.From, rep.To, skipped, rep.NotCopied); werr != nil {
 						return werr
 					}
 				}
@@ -80,14 +82,21 @@ Database URLs: sqlite://PATH, postgres://user:pass@host:port/db?sslmode=disable,
 }
 
 // CopyReport is what `server copy` did: per scope, the counts and the SHA-256 of its records (header and trailer
-// apart), equal on both sides.
+// apart), equal on both sides; the scopes it skipped, and why; and what no copy carries.
 type CopyReport struct {
 	From    string        `json:"from"`
 	To      string        `json:"to"`
 	Scopes  []CopyScope   `json:"scopes"`
 	Skipped []SkippedCopy `json:"skipped"`
-	Error   string        `json:"error,omitempty"`
+	// NotCopied says what a copy never carries (notCopied).
+	NotCopied string `json:"not_copied"`
+	Error     string `json:"error,omitempty"`
 }
+
+// notCopied is what no copy carries, and what becomes of it in the target (docs/portability.md#format).
+const notCopied = "the operation ledger (operations, lanes, rate limits, sessions, members) and the skills (revisions, " +
+	"targets, publications); the target's packaging discoverer builds each skill again from its approved candidates, " +
+	"and every skill target must be registered, enrolled and published to again"
 
 // SkippedCopy is a scope of the source that was not copied, and why.
 type SkippedCopy struct {
@@ -180,7 +189,7 @@ func runCopy(ctx context.Context, from, to string) (CopyReport, error) {
 		return rep, err
 	}
 	defer dst.Close()
-	rep.From, rep.To = fu.Redacted, tu.Redacted
+	rep.From, rep.To, rep.NotCopied = fu.Redacted, tu.Redacted, notCopied
 	fail := func(err error) (CopyReport, error) {
 		rep.Error = err.Error()
 		return rep, err

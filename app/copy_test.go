@@ -57,7 +57,7 @@ func exported(t *testing.T, store db.Store, scope string) []byte {
 }
 
 // TestServerCopyEngineToEngine: `server copy` moves every scope of a SQLite deployment into each engine, verified
-// record by record; a second copy into the now non-empty target and a copy into an unmigrated database are refused.
+// record by record, and says what it does not carry (the ledger, the skills); a second copy into the now non-empty target and a copy into an unmigrated database are refused.
 func TestServerCopyEngineToEngine(t *testing.T) {
 	from := enginetest.NewDatabase(t, db.EngineSQLite)
 	_, err := runRoot(t, "server", "migrate", "--database-url", from)
@@ -74,6 +74,9 @@ func TestServerCopyEngineToEngine(t *testing.T) {
 		require.NoError(t, err, out)
 		require.Contains(t, out, "copied scope team/a: 1 sources, 1 tombstones, 1 revisions, 1 entries, 1 candidates")
 		require.Contains(t, out, "copied 2 scopes")
+		require.Contains(t, out, "not copied: the operation ledger", "the copy says what it leaves behind")
+		require.Contains(t, out, "the skills (revisions, targets, publications)")
+		require.Contains(t, out, "must be registered, enrolled and published to again")
 		dst := enginetest.OpenStore(t, enginetest.ParseURL(t, to))
 		for _, scope := range []string{"team/a", "team/b"} {
 			require.Equal(t, recordsDigest(exported(t, src, scope)), recordsDigest(exported(t, dst, scope)), scope)
@@ -126,6 +129,7 @@ func TestServerCopySkipsScopesBeingErased(t *testing.T) {
 		require.Len(t, rep.Scopes, 1)
 		require.Equal(t, "team/a", rep.Scopes[0].ScopeID)
 		require.Equal(t, []SkippedCopy{{ScopeID: "team/b", Reason: skipErasing}}, rep.Skipped)
+		require.Equal(t, notCopied, rep.NotCopied)
 	})
 }
 
