@@ -577,6 +577,11 @@ func parse(r io.Reader) (*parsed, error) {
 			if err := p.closeRevision(ln); err != nil {
 				return nil, err
 			}
+			for _, pos := range v.CitedPositions {
+				if pos > p.head {
+					return nil, bad("cited position beyond the journal head")
+				}
+			}
 			if !text(v.Title, v.Lesson) {
 				return nil, bad("title or lesson: not UTF-8 without NUL")
 			}

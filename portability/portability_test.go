@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -350,6 +351,23 @@ func TestImportRefusesBadInput(t *testing.T) {
 		pe = importErr(t, s, reseal(nul), "target")
 		require.Equal(t, portability.CodeInvalidRecord, pe.Code)
 		require.EqualValues(t, idx+1, pe.Line)
+		unchanged("target", empty)
+
+		// A candidate citing a position beyond the journal head, like an entry would: a lesson from no Source.
+		cited := append([]string(nil), body...)
+		cidx := -1
+		for i, line := range cited {
+			if strings.Contains(line, `"type":"candidate"`) {
+				cidx = i
+				break
+			}
+		}
+		require.GreaterOrEqual(t, cidx, 0)
+		cited[cidx] = regexp.MustCompile(`"cited_positions":\[[^\]]*\]`).ReplaceAllString(cited[cidx], `"cited_positions":[999999]`)
+		require.Contains(t, cited[cidx], `"cited_positions":[999999]`)
+		pe = importErr(t, s, reseal(cited), "target")
+		require.Equal(t, portability.CodeInvalidRecord, pe.Code)
+		require.EqualValues(t, cidx+1, pe.Line)
 		unchanged("target", empty)
 
 		// The same stream under its own scope id where that scope is taken.
