@@ -133,6 +133,21 @@ func TestExportRefusesWhileARedactionIsPending(t *testing.T) {
 		m, err := memory.Reader{Store: s}.Current(ctx, "copy")
 		require.NoError(t, err)
 		require.NotEmpty(t, m.Entries, "the other Source's entry was copied")
+
+		// A failed redaction holds the memory lane until an operator retries or cancels it: refused too.
+		captureSecret(t, s, "broken")
+		bad, err := l.Enqueue(ctx, coordinator.EnqueueRequest{LaneKey: memory.Consumer(3).LaneKey("broken"),
+			Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+				return &coordinator.EnqueueSpec{Kind: lifecycle.KindRedact, PayloadVersion: lifecycle.RedactPayloadVersion, ScopeID: "broken",
+					LogicalKey: lifecycle.RedactLogicalKey("broken", 0), Payload: lifecycle.RedactPayload{}, MaxAttempts: 1}, nil
+			}})
+		require.NoError(t, err)
+		waitStatus(t, l, bad.Item.WorkID, db.StatusFailed)
+		out.Reset()
+		_, err = portability.Exporter{Store: s}.Export(ctx, "broken", &out, portability.Options{})
+		require.ErrorIs(t, err, portability.ErrRedactionPending)
+		require.ErrorContains(t, err, bad.Item.WorkID+" is failed")
+		require.Zero(t, out.Len())
 	})
 }
 
