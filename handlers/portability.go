@@ -24,6 +24,7 @@ const (
 	CodeImportInvalidRecord     = "import_invalid_record"
 	CodeImportIDCollision       = "import_id_collision"
 	CodeScopeNotEmpty           = "scope_not_empty"
+	CodeRedactionPending        = "redaction_pending"
 )
 
 const (
@@ -81,7 +82,8 @@ func (w *streamWriter) Write(b []byte) (int, error) {
 
 // exportScope is GET /v1/scopes/{scope_id}/export[?embeddings=true]: the scope's export stream
 // (application/x-ndjson), recorded as a scope_export operation. A scope that changes while it is read ends the
-// stream without its trailer.
+// stream without its trailer; one being erased is 409 scope_erasing, one with an unfinished redaction 409
+// redaction_pending (docs/portability.md).
 func (s *server) exportScope(c echo.Context) error {
 	if s.d.Portability == nil {
 		return notReady("the operation ledger")
@@ -108,8 +110,12 @@ func (s *server) exportScope(c echo.Context) error {
 			Msg("scope export ended early")
 		return nil
 	}
+	if errors.Is(err, portability.ErrRedactionPending) {
+		return apiErr(http.StatusConflict, CodeRedactionPending, "a memory_redact operation of the scope has not finished: "+
+			"let the workers run it (retry it if it failed), then export again", nil)
+	}
 	if err != nil {
-		return err
+		return err // a scope being erased: 409 scope_erasing (errors.go)
 	}
 	if !w.started { // unreachable: a finished export always writes its header and trailer
 		return c.NoContent(http.StatusOK)

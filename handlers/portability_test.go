@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/powercontext/powercontext/api"
 	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/auth"
+	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/portability"
 )
 
@@ -205,4 +207,31 @@ func TestImportOverTheCapImportsNothing(t *testing.T) {
 	require.Zero(t, header.Counts.Sources)
 	in := e.do(http.MethodPost, "/v1/scopes/target/import", bytes.NewReader(small.Body), ndjson)
 	require.Equal(t, http.StatusCreated, in.Code, "the target is still empty; body: %s", in.Body)
+}
+
+// TestExportRefusedWhileRedactingOrErasing: an export of a scope whose forgotten Source's redaction has not run is
+// 409 redaction_pending (its Memory may still hold the forgotten text); once the workers ran it the export goes
+// through; a scope being erased is 409 scope_erasing.
+func TestExportRefusedWhileRedactingOrErasing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withPortability)
+	e.captureDirect("team-a/x", "The root password is hunter2.")
+	e.captureDirect("team-a/x", "Releases ship on Tuesdays.")
+	e.enqueueMemory("team-a/x")
+	e.step(nil)
+	list, err := e.store.SourceListAfter(context.Background(), db.SourceListAfterParams{ScopeID: "team-a/x", Limit: 10})
+	require.NoError(t, err)
+	res, err := e.deps.Forgetter.Forget(context.Background(), "team-a/x", list[0].SourceID)
+	require.NoError(t, err)
+	require.NotNil(t, res.Redaction, "the Memory cites the forgotten Source: a redaction is queued")
+	path := "/v1/scopes/" + url.PathEscape("team-a/x") + "/export"
+	e.get(path).requireError(t, http.StatusConflict, CodeRedactionPending)
+	e.step(nil)
+	out := e.get(path)
+	require.Equal(t, http.StatusOK, out.Code, "body: %s", out.Body)
+	require.NotContains(t, string(out.Body), "hunter2")
+
+	_, err = e.deps.Eraser.Erase(context.Background(), "team-a/x", "ops")
+	require.NoError(t, err)
+	e.get(path).requireError(t, http.StatusConflict, CodeScopeErasing)
 }

@@ -1,11 +1,13 @@
 package ui
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
+	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -76,7 +78,14 @@ func (u *ui) exportScope(w http.ResponseWriter, r *http.Request) {
 		u.log.Warn().Str("error_class", coordinator.ErrorClass(err)).Str("operation_id", item.WorkID).Msg("dashboard scope export ended early")
 		return
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, sources.ErrScopeErasing):
+		u.render(w, r, http.StatusConflict, "error", errorView{Title: "Scope being erased",
+			Message: "This scope is being erased; it cannot be exported."})
+	case errors.Is(err, portability.ErrRedactionPending):
+		u.render(w, r, http.StatusConflict, "error", errorView{Title: "Redaction pending",
+			Message: "A memory_redact operation of this scope has not finished: let the workers run it (retry it if it failed), then export again."})
+	case err != nil:
 		status, name, data := u.fail(r, err)
 		u.render(w, r, status, name, data)
 	}
