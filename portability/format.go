@@ -6,6 +6,7 @@ package portability
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -187,7 +188,8 @@ var schemas = sync.OnceValues(func() (map[string]*jsonschema.Resolved, error) {
 func Validate(line []byte) (string, error) {
 	var v any
 	if err := json.Unmarshal(line, &v); err != nil {
-		return "", fmt.Errorf("not a JSON value: %w", err)
+		// A fixed sentence, not the decoder's text (which names Go types).
+		return "", errors.New("not a JSON value, or a number beyond the range of a double")
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {

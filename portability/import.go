@@ -17,6 +17,7 @@ import (
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/provider"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -427,7 +428,7 @@ func parse(r io.Reader) (*parsed, error) {
 		switch t {
 		case TypeHeader:
 			if err := dec.Decode(&p.header); err != nil {
-				return nil, bad("%v", err)
+				return nil, bad("does not fit its record type")
 			}
 		case TypeJournalHead:
 			var v JournalHead
@@ -438,7 +439,7 @@ func parse(r io.Reader) (*parsed, error) {
 		case TypeCursor:
 			var v Cursor
 			if err := dec.Decode(&v); err != nil {
-				return nil, bad("%v", err)
+				return nil, bad("does not fit its record type")
 			}
 			if !slices.Contains(CursorNames, v.CursorName) || cursorSeen[v.CursorName] { // known names only: valid text
 				return nil, bad("unknown or repeated cursor %q", v.CursorName)
@@ -458,7 +459,7 @@ func parse(r io.Reader) (*parsed, error) {
 			if t == TypeSource {
 				var v Source
 				if err := dec.Decode(&v); err != nil {
-					return nil, bad("%v", err)
+					return nil, bad("does not fit its record type")
 				}
 				meta, err := coordinator.CanonicalJSON([]byte(v.Metadata))
 				if err != nil || len(v.Metadata) > sources.MaxMetadataBytes {
@@ -474,7 +475,7 @@ func parse(r io.Reader) (*parsed, error) {
 			} else {
 				var v Tombstone
 				if err := dec.Decode(&v); err != nil {
-					return nil, bad("%v", err)
+					return nil, bad("does not fit its record type")
 				}
 				if !text(v.SourceID, v.SourceType) {
 					return nil, bad("source_id or source_type: not UTF-8 without NUL")
@@ -501,7 +502,7 @@ func parse(r io.Reader) (*parsed, error) {
 		case TypeRevision:
 			var v Revision
 			if err := dec.Decode(&v); err != nil {
-				return nil, bad("%v", err)
+				return nil, bad("does not fit its record type")
 			}
 			if len(p.candidates) > 0 || v.Revision <= lastRev || v.WindowThrough > p.head || v.WindowAfter > v.WindowThrough {
 				return nil, bad("revision not ascending, after the candidates, or its window beyond the journal head")
@@ -526,7 +527,7 @@ func parse(r io.Reader) (*parsed, error) {
 		case TypeEntry:
 			var v Entry
 			if err := dec.Decode(&v); err != nil {
-				return nil, bad("%v", err)
+				return nil, bad("does not fit its record type")
 			}
 			if len(p.revisions) == 0 || v.Revision != lastRev || v.EntryNo <= lastEntryNo || len(p.embeddings[lastRev]) > 0 {
 				return nil, bad("an entry not of the revision before it, or not in entry order")
@@ -538,6 +539,13 @@ func parse(r io.Reader) (*parsed, error) {
 			}
 			if !text(v.Content) {
 				return nil, bad("content: not UTF-8 without NUL")
+			}
+			// The bounds every other writer of Memory keeps (a revision's search reads all of it).
+			if len(v.Content) > provider.MaxEntryBytes {
+				return nil, bad("content: more than %d bytes", provider.MaxEntryBytes)
+			}
+			if len(p.entries[lastRev]) >= provider.MaxMemoryEntries {
+				return nil, bad("a revision of more than %d entries", provider.MaxMemoryEntries)
 			}
 			e := db.MemoryEntry{Revision: v.Revision, EntryNo: v.EntryNo, Content: v.Content, SourcePositions: jsonArray(v.SourcePositions)}
 			if v.EntryID != nil {
@@ -552,7 +560,7 @@ func parse(r io.Reader) (*parsed, error) {
 		case TypeEmbedding:
 			var v Embedding
 			if err := dec.Decode(&v); err != nil {
-				return nil, bad("%v", err)
+				return nil, bad("does not fit its record type")
 			}
 			if len(p.revisions) == 0 || v.Revision != lastRev || int64(len(v.Vector)) != 4*int64(v.Dimensions) {
 				return nil, bad("an embedding not of the revision before it, or its vector not 4 bytes per dimension")
@@ -572,7 +580,7 @@ func parse(r io.Reader) (*parsed, error) {
 		case TypeCandidate:
 			var v Candidate
 			if err := dec.Decode(&v); err != nil {
-				return nil, bad("%v", err)
+				return nil, bad("does not fit its record type")
 			}
 			if err := p.closeRevision(ln); err != nil {
 				return nil, err
@@ -584,6 +592,9 @@ func parse(r io.Reader) (*parsed, error) {
 			}
 			if !text(v.Title, v.Lesson) {
 				return nil, bad("title or lesson: not UTF-8 without NUL")
+			}
+			if len(v.Title) > provider.MaxTitleBytes || len(v.Lesson) > provider.MaxLessonBytes {
+				return nil, bad("title or lesson: more than %d or %d bytes", provider.MaxTitleBytes, provider.MaxLessonBytes)
 			}
 			if candidateIDs[v.CandidateID] {
 				return nil, bad("a repeated candidate_id")

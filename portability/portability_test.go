@@ -370,6 +370,42 @@ func TestImportRefusesBadInput(t *testing.T) {
 		require.EqualValues(t, cidx+1, pe.Line)
 		unchanged("target", empty)
 
+		// Memory and lessons beyond the bounds every other writer keeps (an entry of 1000 bytes, 500 entries per
+		// revision, a lesson of 2000 bytes): refused, so an import cannot make a scope's reads unbounded.
+		eidx := -1
+		for i, line := range body {
+			if strings.Contains(line, `"type":"entry"`) {
+				eidx = i
+				break
+			}
+		}
+		require.GreaterOrEqual(t, eidx, 0)
+		content := regexp.MustCompile(`"content":"[^"]*"`)
+		long := append([]string(nil), body...)
+		long[eidx] = content.ReplaceAllString(long[eidx], `"content":"`+strings.Repeat("x", 1001)+`"`)
+		pe = importErr(t, s, reseal(long), "target")
+		require.Equal(t, portability.CodeInvalidRecord, pe.Code)
+		require.EqualValues(t, eidx+1, pe.Line)
+		require.Contains(t, pe.Error(), "more than 1000 bytes")
+		unchanged("target", empty)
+		lesson := append([]string(nil), body...)
+		lesson[cidx] = regexp.MustCompile(`"lesson":"[^"]*"`).ReplaceAllString(lesson[cidx], `"lesson":"`+strings.Repeat("l", 2001)+`"`)
+		pe = importErr(t, s, reseal(lesson), "target")
+		require.Equal(t, portability.CodeInvalidRecord, pe.Code)
+		require.EqualValues(t, cidx+1, pe.Line)
+		unchanged("target", empty)
+		many := append([]string(nil), body[:eidx]...)
+		entryNo := regexp.MustCompile(`"entry_no":\d+`)
+		for i := range 501 {
+			e := entryNo.ReplaceAllString(body[eidx], fmt.Sprintf(`"entry_no":%d`, i))
+			many = append(many, regexp.MustCompile(`"entry_id":"[^"]*"`).ReplaceAllString(e, fmt.Sprintf(`"entry_id":"e%d"`, i)))
+		}
+		pe = importErr(t, s, reseal(many), "target")
+		require.Equal(t, portability.CodeInvalidRecord, pe.Code)
+		require.EqualValues(t, eidx+501, pe.Line, "the 501st entry of the revision")
+		require.Contains(t, pe.Error(), "more than 500 entries")
+		unchanged("target", empty)
+
 		// The same stream under its own scope id where that scope is taken.
 		originView := normalise(read(t, s, "origin"))
 		pe = importErr(t, s, stream, "")
