@@ -61,6 +61,7 @@ func TestSkillsRoutes(t *testing.T) {
 	target := reg["target"].(map[string]any)["target_id"].(string)
 	require.Equal(t, false, reg["target"].(map[string]any)["enrolled"])
 	e.post("/v1/skill-targets", `{"scope_id":"s","agent_kind":"Claude Code","display_name":"x"}`).requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
+	e.post("/v1/skill-targets", `{"scope_id":"s","agent_kind":"claude_code","display_name":"a\u0000b"}`).requireError(t, http.StatusUnprocessableEntity, CodeInvalidRequest)
 
 	e.post("/v1/skill-agent/enroll", `{"enrollment_token":"pcse_nope"}`).requireError(t, http.StatusUnauthorized, CodeUnauthorized)
 	r = e.post("/v1/skill-agent/enroll", `{"enrollment_token":"`+token+`"}`)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"regexp"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -155,8 +156,8 @@ func (s Service) RegisterTarget(ctx context.Context, scope, agentKind, displayNa
 	if !agentKindRe.MatchString(agentKind) {
 		return db.SkillTarget{}, "", &sources.ValidationError{Field: "agent_kind", Message: "must be 1..32 of a-z, 0-9 and _"}
 	}
-	if n := utf8.RuneCountInString(displayName); n < 1 || n > 128 || !utf8.ValidString(displayName) {
-		return db.SkillTarget{}, "", &sources.ValidationError{Field: "display_name", Message: "must be 1..128 characters"}
+	if n := utf8.RuneCountInString(displayName); n < 1 || n > 128 || !utf8.ValidString(displayName) || strings.IndexByte(displayName, 0) >= 0 {
+		return db.SkillTarget{}, "", &sources.ValidationError{Field: "display_name", Message: "must be 1..128 characters of UTF-8 without NUL"}
 	}
 	now, err := s.Store.DBNow(ctx)
 	if err != nil {
