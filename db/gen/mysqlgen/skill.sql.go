@@ -1019,7 +1019,7 @@ type SkillUpdateRevisionParams struct {
 	ExpectedRevision int64
 }
 
-// Guard: current_revision equals the expected revision (compare-and-set); runs in the package item's commit.
+// Guard: current_revision equals the expected revision (compare-and-set), and its row lock lasts until the commit: runs in the package item's commit, and in a publication's write (an unchanged rewrite that orders it against packaging commits).
 func (q *Queries) SkillUpdateRevision(ctx context.Context, arg SkillUpdateRevisionParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, skillUpdateRevision,
 		arg.CurrentRevision,

@@ -218,7 +218,7 @@ SET revoked_at = sqlc.arg('revoked_at'),
 WHERE target_id = sqlc.arg('target_id')
   AND revoked_at IS NULL;
 
--- Guard: current_revision equals the expected revision (compare-and-set); runs in the package item's commit.
+-- Guard: current_revision equals the expected revision (compare-and-set), and its row lock lasts until the commit: runs in the package item's commit, and in a publication's write (an unchanged rewrite that orders it against packaging commits).
 -- name: SkillUpdateRevision :execrows
 UPDATE pc_skills
 SET current_revision = sqlc.arg('current_revision'),
