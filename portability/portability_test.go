@@ -506,3 +506,38 @@ func TestExportOfAChangingScopeHasNoTrailer(t *testing.T) {
 		require.Equal(t, portability.CodeTruncated, pe.Code)
 	})
 }
+
+// cancelAfterCommit is a store whose transactions cancel the caller's request once they committed: the client
+// that leaves just after its import was written.
+type cancelAfterCommit struct {
+	db.Store
+	cancel context.CancelFunc
+}
+
+func (c cancelAfterCommit) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) error {
+	err := c.Store.InTx(ctx, fn)
+	if err == nil {
+		c.cancel()
+	}
+	return err
+}
+
+// TestImportRecordSurvivesTheClientLeaving: the import's record (who asked) is written even when the request's
+// context ends right after the import committed.
+func TestImportRecordSurvivesTheClientLeaving(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		l := coordinator.NewLedger(s)
+		_, err := sources.NewJournal(s).Capture(context.Background(), sources.CaptureRequest{ScopeID: "a", Content: "Releases ship on Tuesdays."})
+		require.NoError(t, err)
+		stream := export(t, s, "a", portability.Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		svc := &portability.Service{Store: cancelAfterCommit{Store: s, cancel: cancel}, Ledger: l, MaxAttempts: 3}
+		_, item, err := svc.Import(ctx, bytes.NewReader(stream), "b", "alice")
+		require.NoError(t, err)
+		rec, err := s.WorkItemGet(context.Background(), item.WorkID)
+		require.NoError(t, err)
+		require.Equal(t, "b", rec.ScopeID)
+		require.Contains(t, string(rec.Payload), "alice")
+	})
+}

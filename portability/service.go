@@ -3,6 +3,7 @@ package portability
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
@@ -45,6 +46,9 @@ func (s *Service) Export(ctx context.Context, scope, principal string, embedding
 	return item, err
 }
 
+// recordTimeout bounds the write of an import's record once the import committed.
+const recordTimeout = 30 * time.Second
+
 // Import imports the stream r into the empty scope target and records it (a scope_import operation with the
 // counts) once it committed.
 func (s *Service) Import(ctx context.Context, r io.Reader, target, principal string) (ImportResult, db.WorkItem, error) {
@@ -55,7 +59,11 @@ func (s *Service) Import(ctx context.Context, r io.Reader, target, principal str
 	if err != nil {
 		return res, db.WorkItem{}, err
 	}
-	item, err := s.record(ctx, KindImport, target, ImportRecord{Type: PublicKindImport, RequestedBy: principal,
+	// The scope is written: its record must not be lost to a client that leaves now (the request's context ends
+	// with it). A database failure here still leaves the import without its record; the error says so to the caller.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	item, err := s.record(rctx, KindImport, target, ImportRecord{Type: PublicKindImport, RequestedBy: principal,
 		SourceScopeID: res.SourceScopeID, Counts: res.Counts})
 	return res, item, err
 }
