@@ -17,8 +17,12 @@ import (
 // the items inserted in one, each per 1,000 rows (setRows: the statements number their rows from a 10 × 10 × 10
 // derived table, since sqlc's MySQL parser has no JSON_TABLE). OceanBase keeps the per-row chains.
 
-// setRows is the most rows one INSERT … SELECT of a JSON array writes (the size of its row-number table).
-const setRows = 1000
+// setRows is the most rows one set statement writes. Its row-number table holds 1,000, but MariaDB's JSON functions
+// parse their document from the start on every call, so taking row k out of the array costs a pass over the rows
+// before it: a statement's cost grows with the square of its rows. Measured for 1,000 items on existing lanes
+// (docs/protocol.md#set-based-steps-in-mysql-mode): 12–16 s in statements of 1,000 rows, about 0.6 s of 100,
+// 0.35–0.45 s of 32.
+const setRows = 32
 
 // setBytes bounds the JSON one statement carries, well under max_allowed_packet's default (16 MiB on MariaDB, 64 MiB
 // on MySQL 8): items carry payloads of up to 16 KiB, base64-encoded. A statement names its JSON argument once per
@@ -28,9 +32,9 @@ const setBytes = 4 << 20
 
 // The copies of the JSON argument in each set statement's text (sqlc.arg('…') per use in sql/queries/mysql).
 const (
-	keyCopies     = 3 // WorkKeyInsertMany: keys
+	keyCopies     = 1 // WorkKeyInsertMany: keys
 	laneCopies    = 3 // WorkLaneUpdateMany: lanes twice, and the same keys in its IN list
-	itemCopies    = 9 // WorkItemInsertMany: items
+	itemCopies    = 1 // WorkItemInsertMany: items
 	succeedCopies = 3 // WorkItemAttemptSucceedMany: results
 )
 

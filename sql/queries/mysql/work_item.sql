@@ -255,7 +255,7 @@ VALUES (sqlc.arg('work_id'), sqlc.arg('logical_key'), sqlc.arg('lane_key'), sqlc
         sqlc.narg('result_payload'), sqlc.narg('error_category'), sqlc.narg('error_code'),
         sqlc.arg('state_version'), sqlc.arg('created_at'), sqlc.arg('updated_at'), sqlc.narg('completed_at'));
 
--- Engine-only (mysql): Requires the batch's lane locks and its keys inserted by this transaction; guard: primary key and unique (lane_key, lane_sequence); inserts up to 1,000 items as an enqueue creates them (queued, due now, no lease, state_version 1) from a JSON array (bytes as base64; the adapter splits larger batches) (docs/protocol.md#enqueue-many).
+-- Engine-only (mysql): Requires the batch's lane locks and its keys inserted by this transaction; guard: primary key and unique (lane_key, lane_sequence); inserts up to 1,000 items as an enqueue creates them (queued, due now, no lease, state_version 1) from a JSON array of objects (bytes as base64; the adapter sends 32 per statement). Each row's object is taken out of the array once, in a derived table its LIMIT keeps materialized: a JSON path into the whole argument parses it from its start, so one path per column and row cost nine passes over the array per row (docs/protocol.md#set-based-steps-in-mysql-mode).
 -- name: WorkItemInsertMany :execrows
 INSERT INTO pc_work_items (
     work_id, logical_key, lane_key, lane_sequence, kind, payload_version, scope_id, payload, status, available_at,
@@ -263,25 +263,27 @@ INSERT INTO pc_work_items (
     max_attempts, cancel_requested, result_code, result_payload, error_category, error_code, state_version,
     created_at, updated_at, completed_at
 )
-SELECT JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, '].w'))),
-       JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, '].l'))),
-       JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, '].n'))),
-       CAST(JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, '].s')) AS SIGNED),
-       JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, '].k'))),
-       CAST(JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, '].v')) AS SIGNED),
-       FROM_BASE64(JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, '].c')))),
-       FROM_BASE64(JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, '].p')))),
+SELECT JSON_UNQUOTE(JSON_EXTRACT(r.o, '$.w')),
+       JSON_UNQUOTE(JSON_EXTRACT(r.o, '$.l')),
+       JSON_UNQUOTE(JSON_EXTRACT(r.o, '$.n')),
+       CAST(JSON_EXTRACT(r.o, '$.s') AS SIGNED),
+       JSON_UNQUOTE(JSON_EXTRACT(r.o, '$.k')),
+       CAST(JSON_EXTRACT(r.o, '$.v') AS SIGNED),
+       FROM_BASE64(JSON_UNQUOTE(JSON_EXTRACT(r.o, '$.c'))),
+       FROM_BASE64(JSON_UNQUOTE(JSON_EXTRACT(r.o, '$.p'))),
        'queued', CAST(sqlc.arg('now') AS DATETIME(6)), NULL, 0, NULL, 0, 0, 0,
-       CAST(JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, '].m')) AS SIGNED),
+       CAST(JSON_EXTRACT(r.o, '$.m') AS SIGNED),
        FALSE, NULL, NULL, NULL, NULL, 1, CAST(sqlc.arg('now') AS DATETIME(6)), CAST(sqlc.arg('now') AS DATETIME(6)), NULL
-FROM (SELECT a.d + 10 * b.d + 100 * c.d AS k
-      FROM (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
-            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) a
-      CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
-            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) b
-      CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
-            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) c
-      WHERE a.d + 10 * b.d + 100 * c.d < CAST(sqlc.arg('count') AS SIGNED)) AS n;
+FROM (SELECT JSON_EXTRACT(sqlc.arg('items'), CONCAT('$[', n.k, ']')) AS o
+      FROM (SELECT a.d + 10 * b.d + 100 * c.d AS k
+            FROM (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) a
+            CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) b
+            CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) c
+            WHERE a.d + 10 * b.d + 100 * c.d < CAST(sqlc.arg('count') AS SIGNED)) AS n
+      LIMIT 1000) AS r;
 
 -- No lock; newest first with optional scope/status filters and a (created_at, work_id) keyset.
 -- name: WorkItemList :many

@@ -29,21 +29,23 @@ SELECT CAST(sqlc.arg('logical_key') AS CHAR), CAST(sqlc.arg('work_id') AS CHAR),
 FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM pc_work_keys k WHERE k.logical_key = sqlc.arg('logical_key'));
 
--- Engine-only (postgres, mysql): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that no committed row has, from a JSON array of [logical_key, work_id, lane_key] of at most 1,000 distinct keys (the adapter splits larger batches). Under READ COMMITTED the NOT EXISTS is a consistent read, so an existing key takes no lock here (INSERT IGNORE would take a shared one, and a completion deleting that key under its lane lock could deadlock with this batch's later WorkKeyLock) — as WorkKeyInsertIfAbsentUnlocked; a key another transaction inserted and has not committed makes the insert wait, then fail as a duplicate, and the adapter then inserts that chunk key by key; MariaDB and MySQL 8 (docs/protocol.md#enqueue-many).
+-- Engine-only (postgres, mysql): Guard: primary key and unique work_id, under the batch's lane locks: inserts the keys that no committed row has, from a JSON array of [logical_key, work_id, lane_key] of at most 1,000 distinct keys (the adapter sends 32 per statement; each row taken out of the array once, in a derived table its LIMIT keeps materialized, as WorkItemInsertMany). Under READ COMMITTED the NOT EXISTS is a consistent read, so an existing key takes no lock here (INSERT IGNORE would take a shared one, and a completion deleting that key under its lane lock could deadlock with this batch's later WorkKeyLock) — as WorkKeyInsertIfAbsentUnlocked; a key another transaction inserted and has not committed makes the insert wait, then fail as a duplicate, and the adapter then inserts that chunk key by key; MariaDB and MySQL 8 (docs/protocol.md#enqueue-many).
 -- name: WorkKeyInsertMany :execrows
 INSERT INTO pc_work_keys (logical_key, work_id, lane_key, created_at)
 SELECT j.logical_key, j.work_id, j.lane_key, CAST(sqlc.arg('created_at') AS DATETIME(6))
-FROM (SELECT JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('keys'), CONCAT('$[', n.k, '][0]'))) AS logical_key,
-             JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('keys'), CONCAT('$[', n.k, '][1]'))) AS work_id,
-             JSON_UNQUOTE(JSON_EXTRACT(sqlc.arg('keys'), CONCAT('$[', n.k, '][2]'))) AS lane_key
-      FROM (SELECT a.d + 10 * b.d + 100 * c.d AS k
-            FROM (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+FROM (SELECT JSON_UNQUOTE(JSON_EXTRACT(r.o, '$[0]')) AS logical_key,
+             JSON_UNQUOTE(JSON_EXTRACT(r.o, '$[1]')) AS work_id,
+             JSON_UNQUOTE(JSON_EXTRACT(r.o, '$[2]')) AS lane_key
+      FROM (SELECT JSON_EXTRACT(sqlc.arg('keys'), CONCAT('$[', n.k, ']')) AS o
+            FROM (SELECT a.d + 10 * b.d + 100 * c.d AS k
+                  FROM (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
                   UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) a
-            CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
                   UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) b
-            CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+                  CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
                   UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) c
-            WHERE a.d + 10 * b.d + 100 * c.d < CAST(sqlc.arg('count') AS SIGNED)) AS n) AS j
+                  WHERE a.d + 10 * b.d + 100 * c.d < CAST(sqlc.arg('count') AS SIGNED)) AS n
+            LIMIT 1000) AS r) AS j
 -- The key compared as the column's ASCII, so the lookup uses the primary key (JSON text is utf8mb4).
 WHERE NOT EXISTS (SELECT 1 FROM pc_work_keys k WHERE k.logical_key = CONVERT(j.logical_key USING ascii) COLLATE ascii_bin);
 
