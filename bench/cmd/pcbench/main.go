@@ -237,6 +237,9 @@ func run(ctx context.Context, o options, args []string) error {
 		if has(o.engines, db.EnginePostgres) {
 			runLedger(db.EnginePostgres, c)
 		}
+		if has(o.engines, db.EngineMySQL) { // MySQL mode's set-based bulk path (no River there: same-server ratios are PostgreSQL's)
+			runLedger(db.EngineMySQL, c)
+		}
 	}
 	peerBulks := []int{0} // the peers' runs: one item per transaction, and bulk
 	if o.bulk > 0 {
