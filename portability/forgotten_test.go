@@ -107,10 +107,7 @@ func TestExportRefusesWhileARedactionIsPending(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
 		ctx := context.Background()
 		l := coordinator.NewLedger(s)
-		captureSecret(t, s, "origin")
-		stop := runAll(t, l, s)
-		flush(t, l, "origin", memory.Consumer(3))
-		stop()
+		secretInMemory(t, l, s, "origin")
 		require.Contains(t, memoryTexts(t, s, "origin"), "hunter2", "Memory read the secret")
 		res, err := (&lifecycle.Forgetter{Ledger: l, MaxAttempts: 3}).Forget(ctx, "origin", "secret")
 		require.NoError(t, err)
@@ -122,7 +119,7 @@ func TestExportRefusesWhileARedactionIsPending(t *testing.T) {
 		require.ErrorContains(t, err, res.Redaction.WorkID, "the error names the operation to wait for")
 		require.Zero(t, out.Len(), "refused before anything is written")
 
-		stop = runAll(t, l, s)
+		stop := runAll(t, l, s)
 		defer func() { stop() }()
 		waitStatus(t, l, res.Redaction.WorkID, db.StatusSucceeded)
 		stream := export(t, s, "origin", portability.Options{Embeddings: true})
@@ -158,10 +155,7 @@ func TestExportStopsWhenARedactionArrives(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
 		ctx := context.Background()
 		l := coordinator.NewLedger(s)
-		captureSecret(t, s, "origin")
-		stop := runAll(t, l, s)
-		flush(t, l, "origin", memory.Consumer(3))
-		stop()
+		secretInMemory(t, l, s, "origin")
 		src, err := s.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: "origin", SourceID: "secret"})
 		require.NoError(t, err)
 		_, err = s.SourceErase(ctx, db.SourceEraseParams{ScopeID: "origin", SourceID: "secret"}) // the Forget's first step
@@ -210,4 +204,13 @@ func TestExportRefusesAScopeBeingErased(t *testing.T) {
 // in this package (lifecycle imports it), and of no other.
 func TestRedactKindIsLifecycles(t *testing.T) {
 	require.Equal(t, lifecycle.KindRedact, portability.RedactKind)
+}
+
+// secretInMemory captures the secret into scope and flushes it into the scope's Memory, workers stopped after.
+func secretInMemory(t *testing.T, l *coordinator.Ledger, s db.Store, scope string) {
+	t.Helper()
+	captureSecret(t, s, scope)
+	stop := runAll(t, l, s)
+	flush(t, l, scope, memory.Consumer(3))
+	stop()
 }

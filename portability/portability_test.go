@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -331,13 +332,7 @@ func TestImportRefusesBadInput(t *testing.T) {
 
 		// A schema violation in a resealed stream: the line is named.
 		bad := append([]string(nil), body...)
-		idx := -1
-		for i, line := range bad {
-			if strings.Contains(line, `"type":"source"`) {
-				idx = i
-				break
-			}
-		}
+		idx := firstOfType(bad, "source")
 		require.GreaterOrEqual(t, idx, 0)
 		bad[idx] = strings.Replace(bad[idx], `"journal_position":`, `"journal_position":-`, 1)
 		pe = importErr(t, s, reseal(bad), "target")
@@ -355,13 +350,7 @@ func TestImportRefusesBadInput(t *testing.T) {
 
 		// A candidate citing a position beyond the journal head, like an entry would: a lesson from no Source.
 		cited := append([]string(nil), body...)
-		cidx := -1
-		for i, line := range cited {
-			if strings.Contains(line, `"type":"candidate"`) {
-				cidx = i
-				break
-			}
-		}
+		cidx := firstOfType(cited, "candidate")
 		require.GreaterOrEqual(t, cidx, 0)
 		cited[cidx] = regexp.MustCompile(`"cited_positions":\[[^\]]*\]`).ReplaceAllString(cited[cidx], `"cited_positions":[999999]`)
 		require.Contains(t, cited[cidx], `"cited_positions":[999999]`)
@@ -372,13 +361,7 @@ func TestImportRefusesBadInput(t *testing.T) {
 
 		// Memory and lessons beyond the bounds every other writer keeps (an entry of 1000 bytes, 500 entries per
 		// revision, a lesson of 2000 bytes): refused, so an import cannot make a scope's reads unbounded.
-		eidx := -1
-		for i, line := range body {
-			if strings.Contains(line, `"type":"entry"`) {
-				eidx = i
-				break
-			}
-		}
+		eidx := firstOfType(body, "entry")
 		require.GreaterOrEqual(t, eidx, 0)
 		content := regexp.MustCompile(`"content":"[^"]*"`)
 		long := append([]string(nil), body...)
@@ -540,4 +523,9 @@ func TestImportRecordSurvivesTheClientLeaving(t *testing.T) {
 		require.Equal(t, "b", rec.ScopeID)
 		require.Contains(t, string(rec.Payload), "alice")
 	})
+}
+
+// firstOfType is the index of the first line of lines that is a record of type typ, or -1.
+func firstOfType(lines []string, typ string) int {
+	return slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, `"type":"`+typ+`"`) })
 }
