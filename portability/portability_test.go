@@ -33,7 +33,9 @@ func runAll(t *testing.T, l *coordinator.Ledger, s db.Store) (stop func()) {
 	t.Helper()
 	p := provider.NewLocal()
 	w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w-all", Concurrency: 3, Poll: 10 * time.Millisecond,
-		RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, Logger: zerolog.Nop()},
+		RetryBase: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond,
+		// Warnings and errors (a lost claim, a deadlock in complete) go to the test log: they explain a wait that never ends.
+		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)},
 		&memory.Handler{Store: s, Provider: p, Embedder: provider.NewLocalEmbedder()}, &experience.Handler{Store: s, Provider: p},
 		&memory.EmbedHandler{Ledger: l, Embedder: provider.NewLocalEmbedder()},
 		&lifecycle.RedactHandler{Ledger: l}, &lifecycle.EraseHandler{Ledger: l, Poll: 10 * time.Millisecond},
@@ -65,7 +67,8 @@ func waitStatus(t *testing.T, l *coordinator.Ledger, id string, status string) d
 		case <-time.After(50 * time.Millisecond):
 		case <-deadline:
 			stop()
-			t.Fatalf("operation %s is %s, not %s", id, item.Status, status)
+			t.Fatalf("operation %s is %s, not %s (attempt %d, lease owner %q fence %d expiring %s, error %s/%s)", id, item.Status, status,
+				item.AttemptCount, item.LeaseOwner, item.LeaseFence, item.LeaseExpiresAt.Format(time.RFC3339Nano), item.ErrorCategory, item.ErrorCode)
 		}
 		stop()
 	}
