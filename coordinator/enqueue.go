@@ -25,7 +25,10 @@ type EnqueueSpec struct {
 }
 
 // SpecFunc computes the window under the lane lock (docs/protocol.md#enqueue): it may read the domain cursor and journal
-// head through q. It returns nil when there is no window (idle). It must not call the Store outside q.
+// head through q, and write domain rows that must commit with the window (a Forget's tombstone), locking only what
+// sits below the lane in the lock order. It may run more than once (the enqueue goes round when the lane row is
+// missing or the key turned out to exist), so such writes must be idempotent. It returns nil when there is no window
+// (idle; its writes still commit). It must not call the Store outside q.
 type SpecFunc func(ctx context.Context, q db.Queries) (*EnqueueSpec, error)
 
 // EnqueueRequest is one enqueue.

@@ -57,15 +57,17 @@ type Forgetter struct {
 	Wake        func() // wakes an in-process worker after an enqueue; optional
 }
 
-// Forget erases one Source's content at once and removes it from Memory through the ledger:
-//  1. one transaction: lock the scope's experience-incubation cursor (when it exists, so an incubation committing
-//     concurrently either sees the tombstone or is seen by step 1c), (b) erase the Source to a tombstone
-//     (SourceErase; a no-op when it already is one), (c) withdraw every Experience candidate citing its position;
-//  2. enqueue (or join) a memory_redact item in the scope's memory lane, after every flush already in it, unless
-//     Memory cannot have seen the position.
+// Forget erases one Source's content at once and removes it from Memory through the ledger, in one transaction: the
+// enqueue (or join) of a memory_redact item in the scope's memory lane, after every flush already in it, whose spec
+// (under the memory lane lock) (a) locks the scope's experience-incubation cursor (when it exists, so an incubation
+// committing concurrently either sees the tombstone or is seen by step c), (b) erases the Source to a tombstone
+// (SourceErase; a no-op when it already is one), (c) withdraws every Experience candidate citing its position, and
+// then (d) decides whether Memory can have seen the position (no redaction when it cannot). One transaction, so no
+// crash leaves a tombstone whose text Memory still holds with no redaction queued.
 //
 // Forgetting is idempotent: a repeated call finds the tombstone, withdraws nothing new and joins the pending
-// redaction (or finds none needed).
+// redaction (or finds none needed). The spec may run more than once (the enqueue goes round when the lane row is
+// missing or the key turned out to exist), which is why each of its writes is idempotent.
 func (f *Forgetter) Forget(ctx context.Context, scope, sourceID string) (ForgetResult, error) {
 	if err := sources.ValidateScope(scope); err != nil {
 		return ForgetResult{}, err
@@ -82,20 +84,24 @@ func (f *Forgetter) Forget(ctx context.Context, scope, sourceID string) (ForgetR
 		return ForgetResult{}, err
 	}
 	pos := src.JournalPosition
-	err = store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	req := RedactRequest(scope, pos, max(f.MaxAttempts, 1))
+	redact := req.Spec
+	req.Spec = func(ctx context.Context, q db.Queries) (*coordinator.EnqueueSpec, error) {
+		// Below the memory lane in the lock order (docs/protocol.md#lock-order): no path holding the experience cursor
+		// or a Source row waits for a memory lane.
 		if _, err := q.SourceCursorLock(ctx, db.SourceCursorLockParams{ScopeID: scope, CursorName: experience.CursorName}); err != nil && !errors.Is(err, db.ErrNotFound) {
-			return err
+			return nil, err
 		}
 		if _, err := q.SourceErase(ctx, db.SourceEraseParams{ScopeID: scope, SourceID: sourceID}); err != nil {
-			return err
+			return nil, err
 		}
-		return withdrawCiting(ctx, q, scope, pos)
-	})
-	if err != nil {
-		return ForgetResult{}, err
+		if err := withdrawCiting(ctx, q, scope, pos); err != nil {
+			return nil, err
+		}
+		return redact(ctx, q)
 	}
 	res := ForgetResult{ScopeID: scope, SourceID: sourceID, JournalPosition: pos}
-	enq, err := f.Ledger.Enqueue(ctx, RedactRequest(scope, pos, max(f.MaxAttempts, 1)))
+	enq, err := f.Ledger.Enqueue(ctx, req)
 	if err != nil {
 		return ForgetResult{}, err
 	}

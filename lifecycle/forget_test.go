@@ -3,6 +3,7 @@ package lifecycle_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -205,5 +206,64 @@ func TestForgetSourceRedactsMemory(t *testing.T) {
 		again2, err := j.Capture(ctx, sources.CaptureRequest{ScopeID: "team", SourceID: "e", Content: "new text"})
 		require.NoError(t, err)
 		require.False(t, again2.Created, "a forgotten source id is not reused")
+	})
+}
+
+// failingKeyInsert is a store whose transactions fail where an enqueue writes its key, lane and item: after the
+// enqueue's spec ran.
+type failingKeyInsert struct{ db.Store }
+
+type failingKeyInsertTx struct{ db.Queries }
+
+var errKeyInsert = errors.New("test: the key insert failed")
+
+func (f failingKeyInsert) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) error {
+	return f.Store.InTx(ctx, func(ctx context.Context, q db.Queries) error { return fn(ctx, failingKeyInsertTx{q}) })
+}
+
+func (failingKeyInsertTx) WorkKeyItemInsert(context.Context, db.WorkKeyItemInsertParams) (bool, error) {
+	return false, errKeyInsert
+}
+
+func (failingKeyInsertTx) WorkKeyItemInsertAtCommit(context.Context, db.WorkKeyItemInsertParams, *bool) error {
+	return errKeyInsert
+}
+
+// TestForgetIsOneTransaction: the tombstone, the withdrawn candidates and the redaction commit together. When the
+// redaction's enqueue fails (a crash at that point does the same), the Source is still whole and no candidate is
+// withdrawn, so the caller's retry does it all; never a tombstone whose text Memory holds with no redaction queued.
+func TestForgetIsOneTransaction(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		_, err := sources.NewJournal(s).Capture(ctx, sources.CaptureRequest{ScopeID: "team", SourceID: "d",
+			Content: "Always run the smoke tests before a release.", Metadata: json.RawMessage(`{"kind":"task-outcome"}`)})
+		require.NoError(t, err)
+		stop := runAll(t, l, s)
+		flushBoth(t, l, "team")
+		stop()
+		cands, err := s.ExperienceCandidateList(ctx, db.ExperienceCandidateListParams{ScopeID: "team", Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, cands, 1)
+
+		_, err = (&lifecycle.Forgetter{Ledger: coordinator.NewLedger(failingKeyInsert{s}), MaxAttempts: 3}).Forget(ctx, "team", "d")
+		require.ErrorIs(t, err, errKeyInsert)
+		src, err := s.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: "team", SourceID: "d"})
+		require.NoError(t, err)
+		require.True(t, src.ErasedAt.IsZero(), "the erase rolled back with the enqueue")
+		require.Equal(t, "Always run the smoke tests before a release.", src.Content)
+		cand, err := s.ExperienceCandidateGet(ctx, cands[0].CandidateID)
+		require.NoError(t, err)
+		require.Equal(t, cands[0].Status, cand.Status, "nothing withdrawn")
+
+		res, err := (&lifecycle.Forgetter{Ledger: l, MaxAttempts: 3}).Forget(ctx, "team", "d")
+		require.NoError(t, err)
+		require.NotNil(t, res.Redaction, "the retry queues the redaction")
+		src, err = s.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: "team", SourceID: "d"})
+		require.NoError(t, err)
+		require.False(t, src.ErasedAt.IsZero())
+		cand, err = s.ExperienceCandidateGet(ctx, cands[0].CandidateID)
+		require.NoError(t, err)
+		require.Equal(t, experience.StatusWithdrawn, cand.Status)
 	})
 }

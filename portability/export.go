@@ -312,7 +312,8 @@ func (e Exporter) Export(ctx context.Context, scope string, w io.Writer, opts Op
 		_ = lw.w.Flush()
 		return counts, ErrScopeChanged
 	}
-	// Last: a redaction or an erase asked for while the scope was read (a Forget erases first and enqueues after).
+	// Last: a redaction or an erase asked for while the scope was read (forgetting a Source that is already a
+	// tombstone moves nothing the recount above sees).
 	if err := Exportable(ctx, e.Store, scope); err != nil {
 		_ = lw.w.Flush()
 		return counts, err

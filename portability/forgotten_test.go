@@ -148,9 +148,10 @@ func TestExportRefusesWhileARedactionIsPending(t *testing.T) {
 	})
 }
 
-// TestExportStopsWhenARedactionArrives: a Forget erases the Source first and enqueues its redaction after; when the
-// redaction arrives only while the scope is being read (the export started between the two), the export still
-// stops without its trailer, and the stream is never a complete export of Memory that cites the forgotten text.
+// TestExportStopsWhenARedactionArrives: a Source already a tombstone whose text Memory still holds (the retention
+// job erases consumed content and leaves Memory be) is forgotten while the scope is being read: its redaction
+// arrives with no change to the Sources, and the export still stops without its trailer, so the stream is never a
+// complete export of Memory that cites the forgotten text.
 func TestExportStopsWhenARedactionArrives(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
 		ctx := context.Background()
@@ -158,12 +159,13 @@ func TestExportStopsWhenARedactionArrives(t *testing.T) {
 		secretInMemory(t, l, s, "origin")
 		src, err := s.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: "origin", SourceID: "secret"})
 		require.NoError(t, err)
-		_, err = s.SourceErase(ctx, db.SourceEraseParams{ScopeID: "origin", SourceID: "secret"}) // the Forget's first step
+		_, err = s.SourceErase(ctx, db.SourceEraseParams{ScopeID: "origin", SourceID: "secret"}) // as the retention job does
 		require.NoError(t, err)
-		hs := &hookStore{Store: s, hook: func() { // and its second
-			res, err := l.Enqueue(ctx, lifecycle.RedactRequest("origin", src.JournalPosition, 3))
+		hs := &hookStore{Store: s, hook: func() { // then the Forget
+			res, err := (&lifecycle.Forgetter{Ledger: l, MaxAttempts: 3}).Forget(ctx, "origin", "secret")
 			require.NoError(t, err)
-			require.False(t, res.Idle)
+			require.NotNil(t, res.Redaction)
+			require.Equal(t, src.JournalPosition, res.JournalPosition)
 		}}
 		var out bytes.Buffer
 		_, err = portability.Exporter{Store: hs}.Export(ctx, "origin", &out, portability.Options{})
