@@ -77,6 +77,8 @@ func TestStartupRefusals(t *testing.T) {
 		{"tiny list pages", []string{"POWERCONTEXT_HTTP_MAX_LIST_BYTES=1000"}, nil, "POWERCONTEXT_HTTP_MAX_LIST_BYTES must be >= 65536"},
 		{"tiny import cap", []string{"POWERCONTEXT_HTTP_MAX_IMPORT_BYTES=4096"}, nil, "POWERCONTEXT_HTTP_MAX_IMPORT_BYTES must be between 1048576 (1 MiB) and 2147483648 (2 GiB)"},
 		{"huge import cap", nil, []string{"--http-max-import-bytes", "4294967296"}, "POWERCONTEXT_HTTP_MAX_IMPORT_BYTES must be between 1048576 (1 MiB) and 2147483648 (2 GiB)"},
+		{"no import at once", []string{"POWERCONTEXT_HTTP_IMPORTS_AT_ONCE=0"}, nil, "POWERCONTEXT_HTTP_IMPORTS_AT_ONCE must be between 1 and 64"},
+		{"too many imports at once", nil, []string{"--http-imports-at-once", "65"}, "POWERCONTEXT_HTTP_IMPORTS_AT_ONCE must be between 1 and 64"},
 		{"no mcp sessions", []string{"POWERCONTEXT_MCP_MAX_SESSIONS=0"}, nil, "POWERCONTEXT_MCP_MAX_SESSIONS must be >= 1"},
 		{"no mcp streams", []string{"POWERCONTEXT_MCP_MAX_STREAMS_PER_PRINCIPAL=0"}, nil, "POWERCONTEXT_MCP_MAX_STREAMS_PER_PRINCIPAL must be >= 1"},
 		{"no mcp stream idle", []string{"POWERCONTEXT_MCP_STREAM_IDLE_SECONDS=0"}, nil, "POWERCONTEXT_MCP_STREAM_IDLE_SECONDS must be > 0"},

@@ -33,6 +33,8 @@ type Edge struct {
 	// HTTPMaxImportBytes caps the body of a scope import (POST /v1/scopes/{id}/import, docs/portability.md); an
 	// import is held in memory while it is verified.
 	HTTPMaxImportBytes int
+	// HTTPImportsAtOnce bounds the imports one process verifies at once (each holds its body in memory).
+	HTTPImportsAtOnce int
 	// HTTPUnauthenticatedPerMinute is the per-address budget of requests without valid credentials (0 = off).
 	HTTPUnauthenticatedPerMinute int
 	MCPMaxSessions               int
@@ -53,8 +55,8 @@ func DefaultEdge() Edge {
 	return Edge{
 		HTTPReadHeaderTimeoutSeconds: 10, HTTPReadTimeoutSeconds: 30, HTTPWriteTimeoutSeconds: 60, HTTPIdleTimeoutSeconds: 90,
 		HTTPMaxConnections: 1024, HTTPMaxListBytes: 1 << 20, HTTPUnauthenticatedPerMinute: 60,
-		HTTPMaxImportBytes: int(handlers.DefaultImportBodyLimit),
-		MCPMaxSessions:     1000, MCPSessionIdleSeconds: 1800, UISessionTTLSeconds: 12 * 3600,
+		HTTPMaxImportBytes: int(handlers.DefaultImportBodyLimit), HTTPImportsAtOnce: handlers.DefaultImportsAtOnce,
+		MCPMaxSessions: 1000, MCPSessionIdleSeconds: 1800, UISessionTTLSeconds: 12 * 3600,
 		MCPMaxSessionsPerPrincipal: 100, MCPMaxStreams: 256, MCPMaxStreamsPerPrincipal: 16, MCPStreamIdleSeconds: 30,
 		HTTPAnonymousIdleTimeoutSeconds: DefaultAnonymousIdleTimeoutSeconds,
 	}
@@ -74,6 +76,7 @@ func (c *Config) edgeSettings() []setting {
 		{"http-max-connections", "POWERCONTEXT_HTTP_MAX_CONNECTIONS", "open connections served at once; more wait to be accepted", &c.HTTPMaxConnections},
 		{"http-max-list-bytes", "POWERCONTEXT_HTTP_MAX_LIST_BYTES", "byte cap of one list page; a fuller page ends early with its cursor (>= 65536)", &c.HTTPMaxListBytes},
 		{"http-max-import-bytes", "POWERCONTEXT_HTTP_MAX_IMPORT_BYTES", "byte cap of a scope import's body; a larger body is 413 payload_too_large and imports nothing (1 MiB to 2 GiB; the import is held in memory)", &c.HTTPMaxImportBytes},
+		{"http-imports-at-once", "POWERCONTEXT_HTTP_IMPORTS_AT_ONCE", "scope imports one process verifies at once, each holding its body in memory; another is 429 too_many_imports (1 to 64)", &c.HTTPImportsAtOnce},
 		{"http-unauthenticated-per-minute", "POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE", "requests without valid credentials per client address and minute, before auth (0 = off)", &c.HTTPUnauthenticatedPerMinute},
 		{"mcp-max-sessions", "POWERCONTEXT_MCP_MAX_SESSIONS", "MCP sessions kept in single_node, in total; beyond it the new session's principal gives up its least recently used idle one", &c.MCPMaxSessions},
 		{"mcp-session-idle-seconds", "POWERCONTEXT_MCP_SESSION_IDLE_SECONDS", "MCP session idle time before it is closed (single_node)", &c.MCPSessionIdleSeconds},
@@ -214,6 +217,8 @@ func (c *Config) validateEdge() error {
 		return refuse("POWERCONTEXT_HTTP_MAX_LIST_BYTES must be >= %d (one Source may be 64 KiB)", minListBytes)
 	case c.HTTPMaxImportBytes < minImportBytes || c.HTTPMaxImportBytes > maxImportBytes:
 		return refuse("POWERCONTEXT_HTTP_MAX_IMPORT_BYTES must be between %d (1 MiB) and %d (2 GiB): an import is held in memory while it is verified", minImportBytes, maxImportBytes)
+	case c.HTTPImportsAtOnce < 1 || c.HTTPImportsAtOnce > maxImportsAtOnce:
+		return refuse("POWERCONTEXT_HTTP_IMPORTS_AT_ONCE must be between 1 and %d: each import holds its body in memory while it is verified", maxImportsAtOnce)
 	case c.HTTPUnauthenticatedPerMinute < 0:
 		return refuse("POWERCONTEXT_HTTP_UNAUTHENTICATED_PER_MINUTE must be >= 0 (0 = off)")
 	case c.MCPMaxSessions < 1:
@@ -238,4 +243,7 @@ const (
 	// process should hold in memory for one request.
 	minImportBytes = 1 << 20
 	maxImportBytes = 2 << 30
+	// maxImportsAtOnce bounds POWERCONTEXT_HTTP_IMPORTS_AT_ONCE: at the largest body cap, 64 imports already ask
+	// for 128 GiB.
+	maxImportsAtOnce = 64
 )

@@ -77,7 +77,7 @@ func applyEdge(cfg Config, d *handlers.Deps) error {
 		return err
 	}
 	d.MaxListBytes = cfg.HTTPMaxListBytes
-	d.ImportBodyLimit = int64(cfg.HTTPMaxImportBytes)
+	d.ImportBodyLimit, d.ImportsAtOnce = int64(cfg.HTTPMaxImportBytes), cfg.HTTPImportsAtOnce
 	if d.UnauthenticatedPerMinute = cfg.HTTPUnauthenticatedPerMinute; d.UnauthenticatedPerMinute == 0 {
 		d.UnauthenticatedPerMinute = -1 // off
 	}

@@ -27,6 +27,7 @@ const (
 	CodeForbidden            = "forbidden"
 	CodeHostNotAllowed       = "host_not_allowed"
 	CodeRateLimited          = "rate_limited"
+	CodeTooManyImports       = "too_many_imports"
 	CodeRuntimeNotReady      = "runtime_not_ready"
 	CodeInternal             = "internal_error"
 	CodeOperationNotFound    = "operation_not_found"

@@ -16,6 +16,13 @@ import (
 // DefaultImportBodyLimit caps an import's body (Deps.ImportBodyLimit; docs/portability.md).
 const DefaultImportBodyLimit int64 = 256 << 20
 
+// DefaultImportsAtOnce is how many imports one process verifies at once (Deps.ImportsAtOnce): each may hold its
+// whole body, parsed, in memory.
+const DefaultImportsAtOnce = 2
+
+// importRetryAfterSeconds is the Retry-After of a 429 too_many_imports: about what a large import takes.
+const importRetryAfterSeconds = 10
+
 // Error codes of a refused import (docs/portability.md#errors), the portability package's codes.
 const (
 	CodeImportTruncated         = "import_truncated"
@@ -126,7 +133,8 @@ func (s *server) exportScope(c echo.Context) error {
 // importScope is POST /v1/scopes/{scope_id}/import with an export stream as the body (application/x-ndjson, at most
 // Deps.ImportBodyLimit bytes): 201 once the scope was written in one transaction; 409 scope_not_empty,
 // scope_erasing or import_id_collision, 422 for a stream that is refused (its line in details.line), 413 beyond the
-// limit. A refused import writes nothing.
+// limit, 429 too_many_imports when Deps.ImportsAtOnce imports are running in this process (refused before the body
+// is read, so a burst of imports cannot hold a body each in memory). A refused import writes nothing.
 func (s *server) importScope(c echo.Context) error {
 	if s.d.Portability == nil {
 		return notReady("the operation ledger")
@@ -138,6 +146,15 @@ func (s *server) importScope(c echo.Context) error {
 	ct := c.Request().Header.Get(echo.HeaderContentType)
 	if ct != "" && ct != "application/x-ndjson" && ct != "application/jsonl" && ct != "application/octet-stream" {
 		return apiErr(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "request body must be application/x-ndjson", nil)
+	}
+	select {
+	case s.imports <- struct{}{}:
+		defer func() { <-s.imports }()
+	default:
+		c.Response().Header().Set("Retry-After", strconv.Itoa(importRetryAfterSeconds))
+		return apiErr(http.StatusTooManyRequests, CodeTooManyImports,
+			"this server is verifying as many imports as it holds in memory at once; retry later",
+			map[string]any{"retry_after_seconds": importRetryAfterSeconds})
 	}
 	res, item, err := s.d.Portability.Import(c.Request().Context(), c.Request().Body, scope, principalName(c))
 	if err != nil {

@@ -235,3 +235,52 @@ func TestExportRefusedWhileRedactingOrErasing(t *testing.T) {
 	require.NoError(t, err)
 	e.get(path).requireError(t, http.StatusConflict, CodeScopeErasing)
 }
+
+// TestImportsAtOnceAreBounded: with Deps.ImportsAtOnce imports running (here one, still reading its body), another
+// import is 429 too_many_imports with Retry-After and the error body, before its body is read, and imports
+// nothing; once the running import ends, the next one goes through.
+func TestImportsAtOnceAreBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withPortability, func(d *Deps) { d.ImportsAtOnce = 1 })
+	e.captureDirect("origin", "Releases ship on Tuesdays.")
+	stream := e.get("/v1/scopes/origin/export")
+	require.Equal(t, http.StatusOK, stream.Code, "body: %s", stream.Body)
+
+	pr, pw := io.Pipe()
+	first := make(chan resp, 1)
+	// Served directly: the test helper would read the whole body before serving it.
+	go func() { first <- serveRequest(e.e, newRequest(http.MethodPost, "/v1/scopes/first/import", pr, ndjson)) }()
+	_, err := pw.Write(stream.Body[:10]) // returns once the import reads its body: it holds the slot
+	require.NoError(t, err)
+
+	// The second body is never read: a reader that fails the test if it is.
+	read := make(chan struct{}, 1)
+	req := newRequest(http.MethodPost, "/v1/scopes/second/import", readWatch{bytes.NewReader(stream.Body), read}, ndjson)
+	r := serveRequest(e.e, req)
+	checkContract(t, req, stream.Body, r)
+	r.requireError(t, http.StatusTooManyRequests, CodeTooManyImports)
+	require.Equal(t, "10", r.Header.Get("Retry-After"))
+	require.Empty(t, read, "the refused import's body was not read")
+
+	_, err = pw.Write(stream.Body[10:])
+	require.NoError(t, err)
+	require.NoError(t, pw.Close())
+	in := <-first
+	require.Equal(t, http.StatusCreated, in.Code, "body: %s", in.Body)
+	second := e.do(http.MethodPost, "/v1/scopes/second/import", bytes.NewReader(stream.Body), ndjson)
+	require.Equal(t, http.StatusCreated, second.Code, "the slot was given back; body: %s", second.Body)
+}
+
+// readWatch signals on read when its reader is first read.
+type readWatch struct {
+	io.Reader
+	read chan struct{}
+}
+
+func (r readWatch) Read(p []byte) (int, error) {
+	select {
+	case r.read <- struct{}{}:
+	default:
+	}
+	return r.Reader.Read(p)
+}

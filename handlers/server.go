@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"net/http"
@@ -95,6 +96,9 @@ type Deps struct {
 	BodyLimit int64
 	// ImportBodyLimit caps the body of POST /v1/scopes/{id}/import instead (default DefaultImportBodyLimit).
 	ImportBodyLimit int64
+	// ImportsAtOnce bounds the imports this process runs at once (default DefaultImportsAtOnce); another is 429
+	// too_many_imports before its body is read.
+	ImportsAtOnce int
 	// MaxListBytes caps the encoded items of one list page (default 1 MiB); a page that would exceed it ends early
 	// and its cursor continues after the last item it holds. One item larger than the cap still comes alone.
 	MaxListBytes int
@@ -161,6 +165,7 @@ type server struct {
 	rateWindow    time.Duration
 	bodyLimit     int64
 	importLimit   int64
+	imports       chan struct{} // one token per import running (ImportsAtOnce)
 	maxListBytes  int
 	opCursors     opCursors
 	defaultWait   time.Duration
@@ -178,6 +183,7 @@ func New(d Deps) *echo.Echo {
 	if s.importLimit = d.ImportBodyLimit; s.importLimit <= 0 {
 		s.importLimit = DefaultImportBodyLimit
 	}
+	s.imports = make(chan struct{}, cmp.Or(max(d.ImportsAtOnce, 0), DefaultImportsAtOnce))
 	if s.maxListBytes = d.MaxListBytes; s.maxListBytes <= 0 {
 		s.maxListBytes = DefaultMaxListBytes
 	}
