@@ -57,6 +57,10 @@ func fail(code string, line int64, format string, args ...any) *Error {
 type ImportOptions struct {
 	// AsScope imports under another scope id than the exported one ("": the exported one).
 	AsScope string
+	// InTx runs the import's write transaction fn (nil: the store's InTx). res is what the import reports once
+	// written. The service runs fn inside the enqueue of the import's record, so the scope and its record commit
+	// together. fn may be run more than once.
+	InTx func(ctx context.Context, res ImportResult, fn func(ctx context.Context, q db.Queries) error) error
 }
 
 // ImportResult reports an import.
@@ -99,8 +103,16 @@ func (im Importer) Import(ctx context.Context, r io.Reader, opts ImportOptions) 
 	}
 	p.retarget(target)
 	res := ImportResult{ScopeID: target, SourceScopeID: p.header.ScopeID, Counts: p.header.Counts}
+	inTx := opts.InTx
+	if inTx == nil {
+		inTx = func(ctx context.Context, _ ImportResult, fn func(context.Context, db.Queries) error) error {
+			return im.Store.InTx(ctx, fn)
+		}
+	}
 	for range 4 {
-		err = im.write(ctx, target, p)
+		err = im.write(ctx, target, p, func(ctx context.Context, fn func(context.Context, db.Queries) error) error {
+			return inTx(ctx, res, fn)
+		})
 		if !errors.Is(err, errHeadMissing) {
 			return res, err
 		}
@@ -112,14 +124,14 @@ var errHeadMissing = errors.New("portability: journal head missing")
 
 // write is the import's one transaction: the journal head is created first by an autocommitted insert-if-absent
 // (docs/protocol.md#creating-rows), like a capture's; then lock it, check the scope is empty and not being erased,
-// and insert every row.
-func (im Importer) write(ctx context.Context, scope string, p *parsed) error {
+// and insert every row, in the transaction inTx runs.
+func (im Importer) write(ctx context.Context, scope string, p *parsed, inTx func(context.Context, func(context.Context, db.Queries) error) error) error {
 	if err := coordinator.CreateRow(ctx, func(ctx context.Context) (bool, error) {
 		return im.Store.SourceJournalHeadInsertIfAbsent(ctx, scope)
 	}); err != nil {
 		return err
 	}
-	return im.Store.InTx(ctx, func(ctx context.Context, q db.Queries) error {
+	return inTx(ctx, func(ctx context.Context, q db.Queries) error {
 		head, err := q.SourceJournalHeadLock(ctx, scope)
 		if errors.Is(err, db.ErrNotFound) || errors.Is(err, db.ErrDeadlock) {
 			return errHeadMissing

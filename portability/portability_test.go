@@ -508,22 +508,54 @@ func (c cancelAfterCommit) InTx(ctx context.Context, fn func(ctx context.Context
 	return err
 }
 
-// TestImportRecordSurvivesTheClientLeaving: the import's record (who asked) is written even when the request's
-// context ends right after the import committed.
-func TestImportRecordSurvivesTheClientLeaving(t *testing.T) {
+// failingKeyInsert is a store whose transactions fail where an enqueue writes its key, lane and item: after the
+// enqueue's spec ran.
+type failingKeyInsert struct{ db.Store }
+
+type failingKeyInsertTx struct{ db.Queries }
+
+var errKeyInsert = errors.New("test: the key insert failed")
+
+func (f failingKeyInsert) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) error {
+	return f.Store.InTx(ctx, func(ctx context.Context, q db.Queries) error { return fn(ctx, failingKeyInsertTx{q}) })
+}
+
+func (failingKeyInsertTx) WorkKeyItemInsert(context.Context, db.WorkKeyItemInsertParams) (bool, error) {
+	return false, errKeyInsert
+}
+
+func (failingKeyInsertTx) WorkKeyItemInsertAtCommit(context.Context, db.WorkKeyItemInsertParams, *bool) error {
+	return errKeyInsert
+}
+
+// TestImportAndItsRecordCommitTogether: an import and its record (who asked) are one transaction. When the record
+// cannot be written, nothing is imported (the scope still takes the import afterwards); when the request's context
+// ends right after the commit, the record is there.
+func TestImportAndItsRecordCommitTogether(t *testing.T) {
 	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		l := coordinator.NewLedger(s)
 		_, err := sources.NewJournal(s).Capture(context.Background(), sources.CaptureRequest{ScopeID: "a", Content: "Releases ship on Tuesdays."})
 		require.NoError(t, err)
 		stream := export(t, s, "a", portability.Options{})
+
+		failing := &portability.Service{Store: s, Ledger: coordinator.NewLedger(failingKeyInsert{s}), MaxAttempts: 3}
+		_, _, err = failing.Import(context.Background(), bytes.NewReader(stream), "b", "alice")
+		require.ErrorIs(t, err, errKeyInsert)
+		list, err := s.SourceListAfter(context.Background(), db.SourceListAfterParams{ScopeID: "b", Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, list, "nothing imported without its record")
+
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		svc := &portability.Service{Store: cancelAfterCommit{Store: s, cancel: cancel}, Ledger: l, MaxAttempts: 3}
-		_, item, err := svc.Import(ctx, bytes.NewReader(stream), "b", "alice")
+		leaving := cancelAfterCommit{Store: s, cancel: cancel}
+		svc := &portability.Service{Store: leaving, Ledger: coordinator.NewLedger(leaving), MaxAttempts: 3}
+		res, item, err := svc.Import(ctx, bytes.NewReader(stream), "b", "alice")
 		require.NoError(t, err)
+		require.EqualValues(t, 1, res.Counts.Sources)
+		require.Error(t, ctx.Err(), "the context ended after the commit")
 		rec, err := s.WorkItemGet(context.Background(), item.WorkID)
 		require.NoError(t, err)
 		require.Equal(t, "b", rec.ScopeID)
+		require.Equal(t, portability.KindImport, rec.Kind)
 		require.Contains(t, string(rec.Payload), "alice")
 	})
 }

@@ -3,7 +3,6 @@ package portability
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
@@ -46,24 +45,38 @@ func (s *Service) Export(ctx context.Context, scope, principal string, embedding
 	return item, err
 }
 
-// recordTimeout bounds the write of an import's record once the import committed.
-const recordTimeout = 30 * time.Second
-
 // Import imports the stream r into the empty scope target and records it (a scope_import operation with the
-// counts) once it committed.
+// counts), in one transaction: the enqueue of the record, whose spec writes the scope (under the record lane's
+// lock, before the journal head: lanes come before the head in the lock order, docs/protocol.md#lock-order). So
+// there is never an imported scope without its record, nor a record of an import that did not commit.
 func (s *Service) Import(ctx context.Context, r io.Reader, target, principal string) (ImportResult, db.WorkItem, error) {
 	if err := sources.ValidateScope(target); err != nil {
 		return ImportResult{}, db.WorkItem{}, err
 	}
-	res, err := Importer{Store: s.Store}.Import(ctx, r, ImportOptions{AsScope: target})
+	var item db.WorkItem
+	inTx := func(ctx context.Context, res ImportResult, fn func(context.Context, db.Queries) error) error {
+		req := RecordRequest(KindImport, target, ImportRecord{Type: PublicKindImport, RequestedBy: principal,
+			SourceScopeID: res.SourceScopeID, Counts: res.Counts}, s.MaxAttempts)
+		record := req.Spec
+		req.Spec = func(ctx context.Context, q db.Queries) (*coordinator.EnqueueSpec, error) {
+			if err := fn(ctx, q); err != nil {
+				return nil, err
+			}
+			return record(ctx, q)
+		}
+		enq, err := s.Ledger.Enqueue(ctx, req)
+		if err != nil {
+			return err
+		}
+		item = enq.Item
+		if enq.Created && s.Wake != nil {
+			s.Wake()
+		}
+		return nil
+	}
+	res, err := Importer{Store: s.Store}.Import(ctx, r, ImportOptions{AsScope: target, InTx: inTx})
 	if err != nil {
 		return res, db.WorkItem{}, err
 	}
-	// The scope is written: its record must not be lost to a client that leaves now (the request's context ends
-	// with it). A database failure here still leaves the import without its record; the error says so to the caller.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	item, err := s.record(rctx, KindImport, target, ImportRecord{Type: PublicKindImport, RequestedBy: principal,
-		SourceScopeID: res.SourceScopeID, Counts: res.Counts})
-	return res, item, err
+	return res, item, nil
 }
