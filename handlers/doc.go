@@ -23,7 +23,7 @@ a 5xx never carries internal error text (it is logged with the request id instea
 
 # Kinds
 
-The Operation API shows the kinds of publicKindOf: memory_flush, experience_incubation and, to admins only (or on a
+The Operation API shows the kinds of internal/opkinds (shared with MCP and the dashboard): memory_flush, experience_incubation and, to admins only (or on a
 server without principals), the system kind maintenance. Any other kind answers 404 operation_not_found and is never
 listed.
 */

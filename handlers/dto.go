@@ -6,12 +6,8 @@ import (
 
 	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/auth"
-	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
-	"github.com/powercontext/powercontext/experience"
-	"github.com/powercontext/powercontext/lifecycle"
-	"github.com/powercontext/powercontext/memory"
-	"github.com/powercontext/powercontext/portability"
+	"github.com/powercontext/powercontext/internal/opkinds"
 )
 
 func apiTime(t time.Time) types.Time { return types.Time(t) }
@@ -33,32 +29,18 @@ func rawJSON(b []byte, fallback string) json.RawMessage {
 	return json.RawMessage(b)
 }
 
-// Operation kinds by their ledger kind and their public name. A kind not listed is never shown. System kinds (the
-// deployment's own upkeep, not any scope's work) are shown to admins only.
-var (
-	publicKindOf = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind,
-		coordinator.KindMaintenance: coordinator.PublicKindMaintenance, lifecycle.KindRedact: lifecycle.PublicKindRedact,
-		lifecycle.KindErase: lifecycle.PublicKindErase, memory.KindEmbed: memory.PublicKindEmbed,
-		portability.KindExport: portability.PublicKindExport, portability.KindImport: portability.PublicKindImport}
-	internalKind = map[string]string{memory.PublicKind: memory.Kind, experience.PublicKind: experience.Kind,
-		coordinator.PublicKindMaintenance: coordinator.KindMaintenance, lifecycle.PublicKindRedact: lifecycle.KindRedact,
-		lifecycle.PublicKindErase: lifecycle.KindErase, memory.PublicKindEmbed: memory.KindEmbed,
-		portability.PublicKindExport: portability.KindExport, portability.PublicKindImport: portability.KindImport}
-	systemKind = map[string]bool{coordinator.KindMaintenance: true}
-)
-
 // visibleOperation reports whether principal p may see item: a known kind, a scope p may use, and for a system kind
 // an admin (or a server without principals).
 func visibleOperation(p *auth.Principal, item db.WorkItem) bool {
-	if _, ok := publicKindOf[item.Kind]; !ok || !p.AllowsScope(item.ScopeID) {
+	if _, ok := opkinds.Public(item.Kind); !ok || !p.AllowsScope(item.ScopeID) {
 		return false
 	}
-	return !systemKind[item.Kind] || p == nil || p.Admin()
+	return !opkinds.System(item.Kind) || p == nil || p.Admin()
 }
 
 // operationRecord maps a work item of a public kind (ok false for any other kind).
 func operationRecord(w db.WorkItem) (types.OperationRecord, bool) {
-	kind, ok := publicKindOf[w.Kind]
+	kind, ok := opkinds.Public(w.Kind)
 	if !ok {
 		return types.OperationRecord{}, false
 	}

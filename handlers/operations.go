@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/powercontext/powercontext/auth"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
+	"github.com/powercontext/powercontext/internal/opkinds"
 	"github.com/powercontext/powercontext/sources"
 )
 
@@ -66,15 +68,13 @@ func (s *server) listOperations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	switch internal, ok := internalKind[kind]; {
+	switch internal, ok := opkinds.Ledger(kind); {
 	case kind == "":
-		for k := range publicKindOf {
-			p.Kinds = append(p.Kinds, k)
-		}
+		p.Kinds = opkinds.LedgerKinds()
 	case ok:
 		p.Kinds = []string{internal}
 	default:
-		return invalidField("kind", "must be memory_flush, experience_incubation, memory_redact, memory_embed, scope_erase, scope_export, scope_import or maintenance")
+		return invalidField("kind", "must be "+strings.Join(opkinds.PublicNames(), ", "))
 	}
 	status, err := queryString(c, "status")
 	if err != nil {
@@ -86,7 +86,7 @@ func (s *server) listOperations(c echo.Context) error {
 	p.Status = status
 	who := principalOf(c)
 	if who != nil && !who.Admin() { // system kinds are for admins: leave them out of the query
-		p.Kinds = slices.DeleteFunc(p.Kinds, func(k string) bool { return systemKind[k] })
+		p.Kinds = slices.DeleteFunc(p.Kinds, func(k string) bool { return opkinds.System(k) })
 	}
 	cursor, err := queryString(c, "cursor")
 	if err != nil {

@@ -11,10 +11,8 @@ import (
 	"github.com/powercontext/powercontext/api/types"
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
-	"github.com/powercontext/powercontext/experience"
-	"github.com/powercontext/powercontext/lifecycle"
+	"github.com/powercontext/powercontext/internal/opkinds"
 	"github.com/powercontext/powercontext/memory"
-	"github.com/powercontext/powercontext/portability"
 )
 
 // Names of the tools over operations and the journal.
@@ -32,13 +30,6 @@ const (
 	defaultSourceLimit = 100
 	maxSourceLimit     = 500
 )
-
-// publicKinds are the work kinds get_operation shows, by their public names: the same set as the HTTP operations
-// routes (handlers' publicKindOf; TestPublicKinds lists it).
-var publicKinds = map[string]string{memory.Kind: memory.PublicKind, experience.Kind: experience.PublicKind,
-	coordinator.KindMaintenance: coordinator.PublicKindMaintenance, lifecycle.KindRedact: lifecycle.PublicKindRedact,
-	lifecycle.KindErase: lifecycle.PublicKindErase, memory.KindEmbed: memory.PublicKindEmbed,
-	portability.KindExport: portability.PublicKindExport, portability.KindImport: portability.PublicKindImport}
 
 // FlushMemoryInput is the argument object of flush_memory.
 type FlushMemoryInput struct {
@@ -250,11 +241,11 @@ func (t *tools) getOperation(ctx context.Context, req *sdk.CallToolRequest, in G
 	if err != nil {
 		return nil, OperationOutput{}, t.toolError(ToolGetOperation, err)
 	}
-	kind, public := publicKinds[item.Kind]
+	kind, public := opkinds.Public(item.Kind)
 	p := callerOf(req.Extra)
 	// An operation outside the caller's scopes, of an internal kind, or a system one for a non-admin is "not found",
 	// exactly as over HTTP.
-	if !public || !p.AllowsScope(item.ScopeID) || (item.Kind == coordinator.KindMaintenance && p != nil && !p.Admin()) {
+	if !public || !p.AllowsScope(item.ScopeID) || (opkinds.System(item.Kind) && p != nil && !p.Admin()) {
 		return nil, OperationOutput{}, errOperationNotFound
 	}
 	out := OperationOutput{OperationID: item.WorkID, Kind: kind, ScopeID: item.ScopeID, Status: item.Status,

@@ -14,57 +14,10 @@ import (
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
 	"github.com/powercontext/powercontext/experience"
-	"github.com/powercontext/powercontext/lifecycle"
+	"github.com/powercontext/powercontext/internal/opkinds"
 	"github.com/powercontext/powercontext/memory"
-	"github.com/powercontext/powercontext/portability"
 	"github.com/powercontext/powercontext/sources"
 )
-
-// Shown kinds (ledger kind → public name) in display order, the Operation API's set. Every other kind is never shown.
-var publicKinds = []struct{ Internal, Public string }{
-	{memory.Kind, memory.PublicKind},
-	{experience.Kind, experience.PublicKind},
-	{coordinator.KindMaintenance, coordinator.PublicKindMaintenance},
-	{lifecycle.KindRedact, lifecycle.PublicKindRedact},
-	{memory.KindEmbed, memory.PublicKindEmbed},
-	{lifecycle.KindErase, lifecycle.PublicKindErase},
-	{portability.KindExport, portability.PublicKindExport},
-	{portability.KindImport, portability.PublicKindImport},
-}
-
-func publicOf(internal string) (string, bool) {
-	for _, k := range publicKinds {
-		if k.Internal == internal {
-			return k.Public, true
-		}
-	}
-	return "", false
-}
-
-func internalOf(public string) (string, bool) {
-	for _, k := range publicKinds {
-		if k.Public == public {
-			return k.Internal, true
-		}
-	}
-	return "", false
-}
-
-func allPublicInternal() []string {
-	out := make([]string, 0, len(publicKinds))
-	for _, k := range publicKinds {
-		out = append(out, k.Internal)
-	}
-	return out
-}
-
-func publicNames() []string {
-	out := make([]string, 0, len(publicKinds))
-	for _, k := range publicKinds {
-		out = append(out, k.Public)
-	}
-	return out
-}
 
 // statusOrder is the state machine's reading order (docs/protocol.md#state-machine).
 var statusOrder = map[string]int{db.StatusQueued: 0, db.StatusRunning: 1, db.StatusRetryWait: 2, db.StatusCancelling: 3,
@@ -141,7 +94,7 @@ func (u *ui) overview(_ http.ResponseWriter, r *http.Request) (int, string, any)
 		return u.fail(r, err)
 	}
 	for _, s := range stats {
-		kind, ok := publicOf(s.Kind)
+		kind, ok := opkinds.Public(s.Kind)
 		if !ok {
 			continue
 		}
@@ -304,7 +257,7 @@ func listURL(path string, f filters, cursor string) string {
 // loadList reads one keyset page. fixedStatus, when set, replaces the status filter (blocked lanes).
 func (u *ui) loadList(r *http.Request, path, fixedStatus string) (int, listView, error) {
 	q := r.URL.Query()
-	v := listView{Kinds: publicNames(), Statuses: statuses(),
+	v := listView{Kinds: opkinds.PublicNames(), Statuses: statuses(),
 		Filters: filters{Scope: q.Get("scope_id"), Kind: q.Get("kind"), Status: q.Get("status"), Limit: defaultLimit}}
 	if fixedStatus != "" {
 		v.Filters.Status = fixedStatus
@@ -316,13 +269,13 @@ func (u *ui) loadList(r *http.Request, path, fixedStatus string) (int, listView,
 			problems = append(problems, "scope must be 1..256 bytes of UTF-8 without NUL")
 		}
 	}
-	switch internal, ok := internalOf(v.Filters.Kind); {
+	switch internal, ok := opkinds.Ledger(v.Filters.Kind); {
 	case v.Filters.Kind == "":
-		p.Kinds = allPublicInternal()
+		p.Kinds = opkinds.LedgerKinds()
 	case ok:
 		p.Kinds = []string{internal}
 	default:
-		problems = append(problems, "kind must be one of "+strings.Join(publicNames(), ", "))
+		problems = append(problems, "kind must be one of "+strings.Join(opkinds.PublicNames(), ", "))
 	}
 	if _, ok := statusOrder[v.Filters.Status]; v.Filters.Status != "" && !ok {
 		problems = append(problems, "status must be one of "+strings.Join(statuses(), ", "))
@@ -367,7 +320,7 @@ func (u *ui) loadList(r *http.Request, path, fixedStatus string) (int, listView,
 			v.NextURL = listURL(path, listFilters, coordinator.EncodeListCursor(items[i-1]))
 			break
 		}
-		if kind, ok := publicOf(w.Kind); ok {
+		if kind, ok := opkinds.Public(w.Kind); ok {
 			v.Items = append(v.Items, toRow(w, kind))
 		}
 	}
@@ -450,7 +403,7 @@ func (u *ui) operation(_ http.ResponseWriter, r *http.Request) (int, string, any
 	if err != nil {
 		return u.fail(r, err)
 	}
-	kind, ok := publicOf(w.Kind)
+	kind, ok := opkinds.Public(w.Kind)
 	if !ok {
 		return http.StatusNotFound, "notfound", nil // internal work is not shown, like the Operation API
 	}
@@ -536,7 +489,7 @@ func summarizeResult(b []byte) []resultField {
 			case nil:
 				out = append(out, resultField{Name: name, Value: "null"})
 			case string:
-				if _, ok := internalOf(t); ok && name == "type" {
+				if _, ok := opkinds.Ledger(t); ok && name == "type" {
 					out = append(out, resultField{Name: name, Value: t})
 				}
 			case map[string]any:
