@@ -36,7 +36,15 @@ type skillsState struct {
 type skillsStateEntry struct {
 	Revision   int64  `json:"revision"`
 	TreeDigest string `json:"tree_digest"`
+	// Installing is the tree digest (and InstallingRevision the revision) of a folder this sync is moving into
+	// place, recorded before the rename: a sync that stops after the rename and before recording the result leaves
+	// a folder the next sync still knows as its own, whatever was published since.
+	Installing         string `json:"installing,omitempty"`
+	InstallingRevision int64  `json:"installing_revision,omitempty"`
 }
+
+// afterInstall runs once a folder is renamed into place, before the state records it (tests stop a sync there).
+var afterInstall = func(string) error { return nil }
 
 func newSkillsCommand() *cobra.Command {
 	f := &clientFlags{}
@@ -350,6 +358,14 @@ func syncOne(ctx context.Context, c SkillsAgent, dir string, st *skillsState, d 
 		return "", client.SkillReport{}, err
 	}
 	mine, ours := st.Skills[name]
+	if ours && mine.Installing != "" { // the last sync stopped during an install: did the rename happen?
+		if exists && client.SkillTreeDigest(files) == mine.Installing {
+			mine = skillsStateEntry{Revision: mine.InstallingRevision, TreeDigest: mine.Installing}
+		} else {
+			mine.Installing, mine.InstallingRevision = "", 0
+		}
+		st.Skills[name] = mine
+	}
 	if ours && !exists {
 		delete(st.Skills, name) // removed by hand: the sync no longer owns a folder there
 		ours = false
@@ -399,8 +415,19 @@ func syncOne(ctx context.Context, c SkillsAgent, dir string, st *skillsState, d 
 	if err != nil {
 		return "delivery failed: " + err.Error(), client.SkillReport{ErrorCode: "invalid_archive"}, nil
 	}
+	// The intent first (docs/skills.md#syncing-a-skills-folder): a folder of this digest is ours even if the sync stops right after
+	// the rename.
+	intent := mine
+	intent.Installing, intent.InstallingRevision = *d.TreeDigest, d.Revision
+	st.Skills[name] = intent
+	if err := writeSkillsState(dir, *st); err != nil {
+		return "", client.SkillReport{}, err
+	}
 	if err := install(dir, name, pkg, *d.TreeDigest); err != nil {
 		return "delivery failed: " + err.Error(), client.SkillReport{ErrorCode: "write_failed"}, nil
+	}
+	if err := afterInstall(name); err != nil {
+		return "", client.SkillReport{}, err
 	}
 	st.Skills[name] = skillsStateEntry{Revision: d.Revision, TreeDigest: *d.TreeDigest}
 	return fmt.Sprintf("installed revision %d", d.Revision), client.SkillReport{ObservedRevision: d.Revision, ObservedTreeDigest: *d.TreeDigest}, nil

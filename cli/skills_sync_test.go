@@ -3,6 +3,8 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -133,4 +135,48 @@ func TestSkillsSyncAdoptsAFolderThatHoldsTheDesiredRevision(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, files[0].Content, got, "left untouched")
 	})
+}
+
+// TestSkillsSyncKnowsAFolderItStoppedInstalling: a sync stopped after renaming revision 2's folder into place and
+// before recording it, and revision 3 was published before the next sync. The folder then matches neither the
+// recorded revision nor the desired one; the state file's record of the install in progress says it is the sync's
+// own, so the next sync replaces it with revision 3 instead of reporting conflict forever. A folder edited after
+// such a stop is still a conflict.
+func TestSkillsSyncKnowsAFolderItStoppedInstalling(t *testing.T) {
+	const name = "pin-the-base-image"
+	p1 := buildSkill(t, name, "Pinning the base image fixed the drifting build.")
+	p2 := buildSkill(t, name, "Pin it by digest, not by tag.")
+	p3 := buildSkill(t, name, "Renovate bumps the digest.")
+	errStop := errors.New("the sync stopped")
+
+	for _, edit := range []bool{false, true} {
+		dir := t.TempDir()
+		agent := &fakeSkillsAgent{name: name}
+		agent.publish(1, p1)
+		require.Contains(t, syncFolder(t, agent, dir), name+": installed revision 1")
+
+		agent.publish(2, p2)
+		restore := cli.SetAfterInstall(func(string) error { return errStop })
+		require.ErrorIs(t, cli.SyncSkillsFolder(context.Background(), agent, dir, io.Discard), errStop)
+		restore()
+		got, err := os.ReadFile(filepath.Join(dir, name, skills.SkillFile))
+		require.NoError(t, err)
+		require.Contains(t, string(got), "Pin it by digest", "revision 2 was renamed into place")
+		if edit {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name, skills.SkillFile), []byte("mine now"), 0o600))
+		}
+
+		agent.publish(3, p3)
+		out := syncFolder(t, agent, dir)
+		if edit {
+			require.Contains(t, out, name+": conflict: edited locally")
+			got, err := os.ReadFile(filepath.Join(dir, name, skills.SkillFile))
+			require.NoError(t, err)
+			require.Equal(t, "mine now", string(got), "left untouched")
+			continue
+		}
+		require.Contains(t, out, name+": installed revision 3")
+		require.Equal(t, client.SkillReport{ObservedRevision: 3, ObservedTreeDigest: p3.TreeDigest}, agent.last())
+		require.Contains(t, syncFolder(t, agent, dir), name+": current at revision 3")
+	}
 }
