@@ -209,25 +209,7 @@ func TestForgetSourceRedactsMemory(t *testing.T) {
 	})
 }
 
-// failingKeyInsert is a store whose transactions fail where an enqueue writes its key, lane and item: after the
-// enqueue's spec ran.
-type failingKeyInsert struct{ db.Store }
-
-type failingKeyInsertTx struct{ db.Queries }
-
 var errKeyInsert = errors.New("test: the key insert failed")
-
-func (f failingKeyInsert) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) error {
-	return f.Store.InTx(ctx, func(ctx context.Context, q db.Queries) error { return fn(ctx, failingKeyInsertTx{q}) })
-}
-
-func (failingKeyInsertTx) WorkKeyItemInsert(context.Context, db.WorkKeyItemInsertParams) (bool, error) {
-	return false, errKeyInsert
-}
-
-func (failingKeyInsertTx) WorkKeyItemInsertAtCommit(context.Context, db.WorkKeyItemInsertParams, *bool) error {
-	return errKeyInsert
-}
 
 // TestForgetIsOneTransaction: the tombstone, the withdrawn candidates and the redaction commit together. When the
 // redaction's enqueue fails (a crash at that point does the same), the Source is still whole and no candidate is
@@ -246,7 +228,7 @@ func TestForgetIsOneTransaction(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, cands, 1)
 
-		_, err = (&lifecycle.Forgetter{Ledger: coordinator.NewLedger(failingKeyInsert{s}), MaxAttempts: 3}).Forget(ctx, "team", "d")
+		_, err = (&lifecycle.Forgetter{Ledger: coordinator.NewLedger(enginetest.FailEnqueueWrites(s, errKeyInsert)), MaxAttempts: 3}).Forget(ctx, "team", "d")
 		require.ErrorIs(t, err, errKeyInsert)
 		src, err := s.SourceGetByID(ctx, db.SourceGetByIDParams{ScopeID: "team", SourceID: "d"})
 		require.NoError(t, err)

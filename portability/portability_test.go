@@ -508,25 +508,7 @@ func (c cancelAfterCommit) InTx(ctx context.Context, fn func(ctx context.Context
 	return err
 }
 
-// failingKeyInsert is a store whose transactions fail where an enqueue writes its key, lane and item: after the
-// enqueue's spec ran.
-type failingKeyInsert struct{ db.Store }
-
-type failingKeyInsertTx struct{ db.Queries }
-
 var errKeyInsert = errors.New("test: the key insert failed")
-
-func (f failingKeyInsert) InTx(ctx context.Context, fn func(ctx context.Context, q db.Queries) error) error {
-	return f.Store.InTx(ctx, func(ctx context.Context, q db.Queries) error { return fn(ctx, failingKeyInsertTx{q}) })
-}
-
-func (failingKeyInsertTx) WorkKeyItemInsert(context.Context, db.WorkKeyItemInsertParams) (bool, error) {
-	return false, errKeyInsert
-}
-
-func (failingKeyInsertTx) WorkKeyItemInsertAtCommit(context.Context, db.WorkKeyItemInsertParams, *bool) error {
-	return errKeyInsert
-}
 
 // TestImportAndItsRecordCommitTogether: an import and its record (who asked) are one transaction. When the record
 // cannot be written, nothing is imported (the scope still takes the import afterwards); when the request's context
@@ -537,7 +519,7 @@ func TestImportAndItsRecordCommitTogether(t *testing.T) {
 		require.NoError(t, err)
 		stream := export(t, s, "a", portability.Options{})
 
-		failing := &portability.Service{Store: s, Ledger: coordinator.NewLedger(failingKeyInsert{s}), MaxAttempts: 3}
+		failing := &portability.Service{Store: s, Ledger: coordinator.NewLedger(enginetest.FailEnqueueWrites(s, errKeyInsert)), MaxAttempts: 3}
 		_, _, err = failing.Import(context.Background(), bytes.NewReader(stream), "b", "alice")
 		require.ErrorIs(t, err, errKeyInsert)
 		list, err := s.SourceListAfter(context.Background(), db.SourceListAfterParams{ScopeID: "b", Limit: 10})
