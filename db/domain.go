@@ -24,6 +24,12 @@ type SourceListRangeParams struct {
 	ThroughPosition int64
 }
 
+// SourceCountErasedParams bounds the count of one scope's tombstones by a journal position.
+type SourceCountErasedParams struct {
+	ScopeID         string
+	ThroughPosition int64
+}
+
 // SourceListAfterParams pages one scope's journal.
 type SourceListAfterParams struct {
 	ScopeID       string

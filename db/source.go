@@ -22,6 +22,8 @@ type SourceJournalHeadQueries interface {
 // SourceQueries are the statements of pc_sources: the journal of captured Sources (sql/queries/<engine>/source.sql). A method with more than one argument
 // besides ctx takes a <Method>Params struct.
 type SourceQueries interface {
+	// SourceCountErased counts the scope's tombstones with journal_position <= p.ThroughPosition.
+	SourceCountErased(ctx context.Context, p SourceCountErasedParams) (int64, error)
 	SourceDeleteBatch(ctx context.Context, p ScopeBatchParams) (int64, error)
 
 	// SourceErase forgets one Source: content '' and metadata {} with erased_at set on the database clock, once

@@ -343,6 +343,10 @@ func (q queries) SkillUpdateRevision(ctx context.Context, p db.SkillUpdateRevisi
 	return errs.Rows(q.q.SkillUpdateRevision(ctx, conv.SkillUpdateRevisionToGen[postgresgen.SkillUpdateRevisionParams](p)))
 }
 
+func (q queries) SourceCountErased(ctx context.Context, p db.SourceCountErasedParams) (int64, error) {
+	return errs.Rows(q.q.SourceCountErased(ctx, postgresgen.SourceCountErasedParams(p)))
+}
+
 func (q queries) SourceCursorAdvance(ctx context.Context, p db.SourceCursorAdvanceParams) (int64, error) {
 	return errs.Rows(q.q.SourceCursorAdvance(ctx, conv.SourceCursorAdvanceToGen[postgresgen.SourceCursorAdvanceParams](p)))
 }

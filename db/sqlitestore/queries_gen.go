@@ -347,6 +347,10 @@ func (q *queries) SkillUpdateRevision(ctx context.Context, p db.SkillUpdateRevis
 	return errs.Rows(q.w.SkillUpdateRevision(ctx, conv.SkillUpdateRevisionToGen[sqlitegen.SkillUpdateRevisionParams](p)))
 }
 
+func (q *queries) SourceCountErased(ctx context.Context, p db.SourceCountErasedParams) (int64, error) {
+	return errs.Rows(q.r.SourceCountErased(ctx, sqlitegen.SourceCountErasedParams(p)))
+}
+
 func (q *queries) SourceCursorAdvance(ctx context.Context, p db.SourceCursorAdvanceParams) (int64, error) {
 	return errs.Rows(q.w.SourceCursorAdvance(ctx, conv.SourceCursorAdvanceToGen[sqlitegen.SourceCursorAdvanceParams](p)))
 }

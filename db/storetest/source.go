@@ -18,6 +18,35 @@ var sourceCases = []storeCase{
 	{"SourceInsert/UniqueKeysGetAndList", testSource},
 	{"SourceInsertMany/LiveAndTombstonesByteExact", testSourceInsertMany},
 	{"SourceInsertMany/ConflictWritesNothing", testSourceInsertManyConflict},
+	{"SourceCountErased/TombstonesThroughAPosition", testSourceCountErased},
+}
+
+// testSourceCountErased: the count takes the scope's tombstones at or before the position, not live Sources, not
+// later ones and not another scope's; an empty or unknown scope counts 0.
+func testSourceCountErased(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	scope, other := "scope-"+randHex(t, 8), "scope-"+randHex(t, 8)
+	now := us(dbNow(t, s))
+	var batch []db.Source
+	for pos := int64(1); pos <= 6; pos++ {
+		src := newSource(scope, pos, now)
+		if pos%2 == 0 { // 2, 4 and 6 are tombstones
+			src.ErasedAt = now
+		}
+		batch = append(batch, src)
+	}
+	require.NoError(t, s.SourceInsertMany(ctx, batch))
+	o := newSource(other, 1, now)
+	o.ErasedAt = now
+	require.NoError(t, s.SourceInsertMany(ctx, []db.Source{o}))
+	for through, want := range map[int64]int64{0: 0, 1: 0, 2: 1, 5: 2, 6: 3, 100: 3} {
+		n, err := s.SourceCountErased(ctx, db.SourceCountErasedParams{ScopeID: scope, ThroughPosition: through})
+		require.NoError(t, err)
+		require.Equal(t, want, n, "through %d", through)
+	}
+	n, err := s.SourceCountErased(ctx, db.SourceCountErasedParams{ScopeID: "scope-" + randHex(t, 8), ThroughPosition: 10})
+	require.NoError(t, err)
+	require.Zero(t, n)
 }
 
 // testSourceInsertMany: one statement writes live Sources byte-exact (text that JSON and SQL escape, metadata

@@ -10,6 +10,28 @@ import (
 	"time"
 )
 
+const sourceCountErased = `-- name: SourceCountErased :one
+SELECT COUNT(*)
+FROM pc_sources
+WHERE scope_id = $1
+  AND journal_position <= $2
+  AND erased_at IS NOT NULL
+`
+
+type SourceCountErasedParams struct {
+	ScopeID         string
+	ThroughPosition int64
+}
+
+// No lock; how many of the scope's Sources up to a journal position are tombstones, through the primary key (an
+// export's closing check: as many as the stream holds means none was forgotten after it was read).
+func (q *Queries) SourceCountErased(ctx context.Context, arg SourceCountErasedParams) (int64, error) {
+	row := q.db.QueryRow(ctx, sourceCountErased, arg.ScopeID, arg.ThroughPosition)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const sourceErase = `-- name: SourceErase :execrows
 UPDATE pc_sources
 SET content = '',

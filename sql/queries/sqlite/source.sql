@@ -1,3 +1,12 @@
+-- No lock; how many of the scope's Sources up to a journal position are tombstones, through the primary key (an
+-- export's closing check: as many as the stream holds means none was forgotten after it was read).
+-- name: SourceCountErased :one
+SELECT COUNT(*)
+FROM pc_sources
+WHERE scope_id = sqlc.arg('scope_id')
+  AND journal_position <= sqlc.arg('through_position')
+  AND erased_at IS NOT NULL;
+
 -- Guard: not erased yet (erased_at IS NULL); no lock (content is never read under one); erased_at on the database clock.
 -- Forgets the Source: its row stays as a tombstone holding the journal position.
 -- name: SourceErase :execrows
