@@ -341,11 +341,26 @@ func (e Exporter) count(ctx context.Context, scope string, st state, opts Option
 			c.Cursors++
 		}
 	}
-	srcs, err := e.countSources(ctx, scope, st.head)
-	if err != nil {
-		return c, nil, err
+	for after := int64(0); after < st.head; {
+		batch, err := e.Store.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, AfterPosition: after, Limit: page})
+		if err != nil {
+			return c, nil, err
+		}
+		for _, s := range batch {
+			if s.JournalPosition > st.head {
+				break
+			}
+			after = s.JournalPosition
+			if s.ErasedAt.IsZero() {
+				c.Sources++
+			} else {
+				c.Tombstones++
+			}
+		}
+		if len(batch) < page {
+			break
+		}
 	}
-	c.Sources, c.Tombstones = srcs.Sources, srcs.Tombstones
 	var revs []db.MemoryRevision
 	for before := st.latest + 1; st.latest > 0; {
 		batch, err := e.Store.MemoryRevisionList(ctx, db.MemoryRevisionListParams{ScopeID: scope, BeforeRevision: before, Limit: page})
@@ -385,30 +400,4 @@ func (e Exporter) count(ctx context.Context, scope string, st state, opts Option
 		after = batch[len(batch)-1].CandidateID
 	}
 	return c, revs, nil
-}
-
-// countSources counts the scope's Sources up to position head, live ones and tombstones.
-func (e Exporter) countSources(ctx context.Context, scope string, head int64) (Counts, error) {
-	var c Counts
-	for after := int64(0); after < head; {
-		batch, err := e.Store.SourceListAfter(ctx, db.SourceListAfterParams{ScopeID: scope, AfterPosition: after, Limit: page})
-		if err != nil {
-			return c, err
-		}
-		for _, s := range batch {
-			if s.JournalPosition > head {
-				break
-			}
-			after = s.JournalPosition
-			if s.ErasedAt.IsZero() {
-				c.Sources++
-			} else {
-				c.Tombstones++
-			}
-		}
-		if len(batch) < page {
-			break
-		}
-	}
-	return c, nil
 }

@@ -216,3 +216,22 @@ func secretInMemory(t *testing.T, l *coordinator.Ledger, s db.Store, scope strin
 	flush(t, l, scope, memory.Consumer(3))
 	stop()
 }
+
+// TestRefusedExportIsNotRecorded: an export the service refuses (here a scope being erased) writes no scope_export
+// operation: the audit trail lists only exports that ran.
+func TestRefusedExportIsNotRecorded(t *testing.T) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
+		ctx := context.Background()
+		l := coordinator.NewLedger(s)
+		captureSecret(t, s, "erasing")
+		_, err := (&lifecycle.Eraser{Ledger: l, MaxAttempts: 3}).Erase(ctx, "erasing", "tester")
+		require.NoError(t, err)
+		var out bytes.Buffer
+		_, err = (&portability.Service{Store: s, Ledger: l, MaxAttempts: 3}).Export(ctx, "erasing", "alice", false, &out)
+		require.ErrorIs(t, err, sources.ErrScopeErasing)
+		require.Zero(t, out.Len())
+		recs, err := s.WorkItemList(ctx, db.WorkItemListParams{ScopeID: "erasing", Kinds: []string{portability.KindExport}, Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, recs, "no record of an export that did not run")
+	})
+}

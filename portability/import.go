@@ -103,16 +103,14 @@ func (im Importer) Import(ctx context.Context, r io.Reader, opts ImportOptions) 
 	}
 	p.retarget(target)
 	res := ImportResult{ScopeID: target, SourceScopeID: p.header.ScopeID, Counts: p.header.Counts}
-	inTx := opts.InTx
-	if inTx == nil {
-		inTx = func(ctx context.Context, _ ImportResult, fn func(context.Context, db.Queries) error) error {
-			return im.Store.InTx(ctx, fn)
+	inTx := im.Store.InTx
+	if opts.InTx != nil {
+		inTx = func(ctx context.Context, fn func(context.Context, db.Queries) error) error {
+			return opts.InTx(ctx, res, fn)
 		}
 	}
 	for range 4 {
-		err = im.write(ctx, target, p, func(ctx context.Context, fn func(context.Context, db.Queries) error) error {
-			return inTx(ctx, res, fn)
-		})
+		err = im.write(ctx, target, p, inTx)
 		if !errors.Is(err, errHeadMissing) {
 			return res, err
 		}

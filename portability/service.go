@@ -32,9 +32,13 @@ func (s *Service) record(ctx context.Context, kind, scope string, payload any) (
 	return res.Item, nil
 }
 
-// Export records the export of scope by principal (a scope_export operation) and then writes the stream to w.
+// Export records the export of scope by principal (a scope_export operation) and then writes the stream to w. A
+// scope Exportable refuses is refused before the record, so no operation claims an export that never ran.
 func (s *Service) Export(ctx context.Context, scope, principal string, embeddings bool, w io.Writer) (db.WorkItem, error) {
 	if err := sources.ValidateScope(scope); err != nil {
+		return db.WorkItem{}, err
+	}
+	if err := Exportable(ctx, s.Store, scope); err != nil {
 		return db.WorkItem{}, err
 	}
 	item, err := s.record(ctx, KindExport, scope, ExportRecord{Type: PublicKindExport, RequestedBy: principal, Embeddings: embeddings})
