@@ -13,7 +13,6 @@ import (
 
 	"github.com/powercontext/powercontext/coordinator"
 	"github.com/powercontext/powercontext/db"
-	"github.com/powercontext/powercontext/db/enginetest"
 )
 
 var errDomainRefused = errors.New("domain refused")
@@ -57,6 +56,18 @@ func newHeldHandler(n int, refuse string) *heldHandler {
 		refuse: refuse, commits: map[string]int{}}
 }
 
+// heldLanes enqueues one item on each of n lanes "lane-00", "lane-01", … and returns their work ids by lane, with a
+// held handler for them that refuses the domain commit of lane refuse.
+func heldLanes(t *testing.T, l *coordinator.Ledger, n int, refuse string) (map[string]string, *heldHandler) {
+	t.Helper()
+	ids := map[string]string{}
+	for i := range n {
+		lane := fmt.Sprintf("lane-%02d", i)
+		ids[lane] = enqueue(t, l, lane, "w", 5).Item.WorkID
+	}
+	return ids, newHeldHandler(n, refuse)
+}
+
 // batchSizes records the completer's transactions.
 type batchSizes struct {
 	mu    sync.Mutex
@@ -74,17 +85,11 @@ func (b *batchSizes) get() []int {
 // them in shared transactions, and inside a batch a cancelled item and an item whose domain commit refuses end on
 // their own paths (cancelled; retry_wait with its error pair) while the others succeed once each.
 func TestWorkerCompleterCommitsReadyCompletionsTogether(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx, cancel := context.WithCancel(context.Background())
+	const n = 12
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		l := coordinator.NewLedger(s)
-		const n = 12
-		ids := map[string]string{}
-		for i := range n {
-			lane := fmt.Sprintf("lane-%02d", i)
-			ids[lane] = enqueue(t, l, lane, "w", 5).Item.WorkID
-		}
-		h := newHeldHandler(n, "lane-03")
+		ids, h := heldLanes(t, l, n, "lane-03")
 		var batches batchSizes
 		ended := make(chan string, n)
 		w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w1", Concurrency: n, Poll: 20 * time.Millisecond,
@@ -157,16 +162,11 @@ func TestWorkerCompleterCommitsReadyCompletionsTogether(t *testing.T) {
 // TestWorkerCompleterFlushesOnShutdown: a completion waiting in a long window commits as soon as the worker is told
 // to stop, instead of waiting out the window (or the shutdown grace, which would abandon it).
 func TestWorkerCompleterFlushesOnShutdown(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx, cancel := context.WithCancel(context.Background())
+	eachLedger(t, func(t *testing.T, ctx context.Context, _ db.Store, l *coordinator.Ledger) {
+		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		l := coordinator.NewLedger(s)
 		const n = 3
-		var ids []string
-		for i := range n {
-			ids = append(ids, enqueue(t, l, fmt.Sprintf("lane-%d", i), "w", 5).Item.WorkID)
-		}
-		h := newHeldHandler(n, "")
+		ids, h := heldLanes(t, l, n, "")
 		w, err := coordinator.NewWorker(l, coordinator.WorkerConfig{Owner: "w1", Concurrency: n, Poll: 20 * time.Millisecond,
 			Lease: time.Minute, Heartbeat: 15 * time.Second, ShutdownGrace: 50 * time.Second,
 			CompleteDelay: time.Hour, Logger: zerolog.Nop()}, h)

@@ -41,35 +41,35 @@ func invalidArgument(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
 }
 
+// errorClasses are the sentinels ErrorClass names, in the order it tests them.
+var errorClasses = []struct {
+	err  error
+	name string
+}{
+	{ErrStaleWorkClaim, "stale_work_claim"},
+	{ErrCancelRequested, "cancel_requested"},
+	{ErrStaleCoordinatorLease, "stale_coordinator_lease"},
+	{ErrInvalidArgument, "invalid_argument"},
+	{ErrKeyIdentityMismatch, "key_identity_mismatch"},
+	{db.ErrNotFound, "not_found"},
+	{db.ErrConflict, "conflict"},
+	{db.ErrDeadlock, "deadlock"},
+	{db.ErrUnavailable, "database_unavailable"},
+	{context.Canceled, "canceled"},
+	{context.DeadlineExceeded, "deadline_exceeded"},
+}
+
 // ErrorClass names err for logs and spans without its text (which may quote database values): the protocol's
 // sentinel or the classified handler pair when err is one, the context error, else the Go type of the innermost
 // wrapped error. The result is drawn from a bounded set (sentinels and types compiled into the binary).
 func ErrorClass(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return ""
-	case errors.Is(err, ErrStaleWorkClaim):
-		return "stale_work_claim"
-	case errors.Is(err, ErrCancelRequested):
-		return "cancel_requested"
-	case errors.Is(err, ErrStaleCoordinatorLease):
-		return "stale_coordinator_lease"
-	case errors.Is(err, ErrInvalidArgument):
-		return "invalid_argument"
-	case errors.Is(err, ErrKeyIdentityMismatch):
-		return "key_identity_mismatch"
-	case errors.Is(err, db.ErrNotFound):
-		return "not_found"
-	case errors.Is(err, db.ErrConflict):
-		return "conflict"
-	case errors.Is(err, db.ErrDeadlock):
-		return "deadlock"
-	case errors.Is(err, db.ErrUnavailable):
-		return "database_unavailable"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline_exceeded"
+	}
+	for _, c := range errorClasses {
+		if errors.Is(err, c.err) {
+			return c.name
+		}
 	}
 	var he *HandlerError
 	if errors.As(err, &he) {

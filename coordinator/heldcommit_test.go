@@ -18,9 +18,7 @@ import (
 // recovers the item meanwhile: a claim pass on another pool either skips the locked lane or waits for it, then finds
 // the item succeeded. The domain rows carry the verified time, which is before the expiry; the commit lands after.
 func TestCommitHeldPastItsLeaseIsSafe(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		other := l
 		if s.Engine() != db.EngineSQLite { // one process owns an embedded database
 			other = coordinator.NewLedger(enginetest.OpenStore(t, enginetest.URLOf(t, s)))

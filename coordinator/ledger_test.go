@@ -26,6 +26,11 @@ func hash(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
+// eachLedger runs fn on every engine under test, with a ledger over that engine's store.
+func eachLedger(t *testing.T, fn func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger)) {
+	enginetest.ForEach(t, func(t *testing.T, s db.Store) { fn(t, context.Background(), s, coordinator.NewLedger(s)) })
+}
+
 // enqueue creates (or joins) the item for window name in lane.
 func enqueue(t *testing.T, l *coordinator.Ledger, lane, window string, maxAttempts int32) coordinator.EnqueueResult {
 	t.Helper()
@@ -112,9 +117,7 @@ func TestEnqueueJoinsByLogicalKey(t *testing.T) {
 }
 
 func TestOnlyLaneHeadIsClaimable(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		a := enqueue(t, l, "lane", "w1", 5)
 		b := enqueue(t, l, "lane", "w2", 5)
 
@@ -150,9 +153,7 @@ func TestOnlyLaneHeadIsClaimable(t *testing.T) {
 }
 
 func TestLeaseTakeoverFencesTheOldWorker(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		old, fresh := takenOver(t, s, l)
 		require.Equal(t, old[0].Fence+1, fresh[0].Fence)
 
@@ -187,9 +188,7 @@ func TestLeaseTakeoverFencesTheOldWorker(t *testing.T) {
 }
 
 func TestPoisonWindowBlocksLaneUntilRetry(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		first := enqueue(t, l, "lane", "w1", 1)
 		enqueue(t, l, "lane", "w2", 1)
 		c := claim(t, l, "worker", 1, time.Minute)
@@ -229,9 +228,7 @@ func TestPoisonWindowBlocksLaneUntilRetry(t *testing.T) {
 }
 
 func TestCancelWhileRunning(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		enqueue(t, l, "lane", "w1", 5)
 		second := enqueue(t, l, "lane", "w2", 5)
 		c := claim(t, l, "worker", 1, 300*time.Millisecond)
@@ -286,9 +283,7 @@ func TestCancelWhileRunning(t *testing.T) {
 }
 
 func TestRetriedClaimCarriesPreviousTraceAndPurge(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		enqueue(t, l, "lane", "w1", 5)
 		n := 0
 		req := coordinator.ClaimRequest{Owner: "worker", Supported: supported, Slots: 1, Lease: time.Minute,
@@ -342,9 +337,7 @@ func TestRetriedClaimCarriesPreviousTraceAndPurge(t *testing.T) {
 }
 
 func TestUnsupportedHeadsWait(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		_, err := l.Enqueue(ctx, coordinator.EnqueueRequest{LaneKey: hash("lane"),
 			Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
 				return &coordinator.EnqueueSpec{Kind: testKind, PayloadVersion: 2, ScopeID: "lane", LogicalKey: hash("v2"),

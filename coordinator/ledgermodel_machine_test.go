@@ -326,9 +326,7 @@ func (mc *machine) complete(rt *rapid.T) {
 	fails := rapid.IntRange(0, 5).Draw(rt, "commitFails") == 0
 	_, err := mc.r.ledgers[0].Complete(mc.ctx, c.real, coordinator.Result{Code: "processed"}, domainCommit(fails))
 	want := mc.m.complete(c.model, "processed", fails)
-	rt.Logf("complete %s commitFails=%v → err=%v", c.model, fails, err)
-	mc.expectErr(rt, "complete", err, want)
-	mc.r.steps++
+	mc.step(rt, "complete", err, want, "%s commitFails=%v", c.model, fails)
 }
 
 // completeMany completes a batch of held claims (valid, stale and cancelled ones, the same claim possibly twice).
@@ -367,9 +365,7 @@ func (mc *machine) fail(rt *rapid.T) {
 	delay := int64(rapid.IntRange(0, 5).Draw(rt, "delayMinutes"))
 	_, err := mc.r.ledgers[0].Fail(mc.ctx, c.real, coordinator.Failure{Category: "provider", Code: "unavailable", Retryable: retryable}, time.Duration(delay)*time.Minute)
 	want := mc.m.fail(c.model, "provider", "unavailable", retryable, delay)
-	rt.Logf("fail %s retryable=%v delay=%dm → err=%v", c.model, retryable, delay, err)
-	mc.expectErr(rt, "fail", err, want)
-	mc.r.steps++
+	mc.step(rt, "fail", err, want, "%s retryable=%v delay=%dm", c.model, retryable, delay)
 }
 
 func (mc *machine) snooze(rt *rapid.T) {
@@ -378,18 +374,14 @@ func (mc *machine) snooze(rt *rapid.T) {
 	maxSnoozes := int32(rapid.IntRange(1, 2).Draw(rt, "maxSnoozes"))
 	_, err := mc.r.ledgers[0].Snooze(mc.ctx, c.real, coordinator.Failure{Category: "provider", Code: "rate_limited"}, time.Duration(delay)*time.Minute, maxSnoozes)
 	want := mc.m.snooze(c.model, "provider", "rate_limited", delay, maxSnoozes)
-	rt.Logf("snooze %s delay=%dm max=%d → err=%v", c.model, delay, maxSnoozes, err)
-	mc.expectErr(rt, "snooze", err, want)
-	mc.r.steps++
+	mc.step(rt, "snooze", err, want, "%s delay=%dm max=%d", c.model, delay, maxSnoozes)
 }
 
 func (mc *machine) confirmCancelled(rt *rapid.T) {
 	c := mc.pickClaim(rt, "claim")
 	_, err := mc.r.ledgers[0].ConfirmCancelled(mc.ctx, c.real)
 	want := mc.m.confirmCancelled(c.model)
-	rt.Logf("confirmCancelled %s → err=%v", c.model, err)
-	mc.expectErr(rt, "confirmCancelled", err, want)
-	mc.r.steps++
+	mc.step(rt, "confirmCancelled", err, want, "%s", c.model)
 }
 
 // operator runs Cancel, Retry or Skip on an item with its current version (or, sometimes, a stale one).
@@ -420,9 +412,7 @@ func (mc *machine) operator(op string) func(*rapid.T) {
 			})
 			want = mc.m.skip(id, version)
 		}
-		rt.Logf("%s %s version=%d → err=%v", op, mc.itemName(id), version, err)
-		mc.expectErr(rt, op, err, want)
-		mc.r.steps++
+		mc.step(rt, op, err, want, "%s version=%d", mc.itemName(id), version)
 	}
 }
 
@@ -507,9 +497,7 @@ func (mc *machine) leaseCall(rt *rapid.T, name string, call func(context.Context
 	tok := mc.tokens[rapid.IntRange(0, len(mc.tokens)-1).Draw(rt, "token")]
 	err := call(mc.ctx, tok)
 	want := model(modelLeaseToken{Name: tok.Name, Owner: tok.Owner, Fence: tok.Fence})
-	rt.Logf("%s %s fence=%d → err=%v", name, tok.Owner, tok.Fence, err)
-	mc.expectErr(rt, name, err, want)
-	mc.r.steps++
+	mc.step(rt, name, err, want, "%s fence=%d", tok.Owner, tok.Fence)
 }
 
 func (c modelClaim) String() string {
@@ -562,6 +550,14 @@ func errClass(err error) string {
 		return eConflict
 	}
 	return "unexpected error: " + err.Error()
+}
+
+// step logs one operation (its op name, what it was given, the ledger's error), holds the error to the model's and
+// counts the step.
+func (mc *machine) step(rt *rapid.T, op string, err error, want string, format string, args ...any) {
+	rt.Logf("%s %s → err=%v", op, fmt.Sprintf(format, args...), err)
+	mc.expectErr(rt, op, err, want)
+	mc.r.steps++
 }
 
 func (mc *machine) expectErr(rt *rapid.T, op string, err error, want string) {

@@ -476,32 +476,36 @@ func (m *ledgerModel) cancel(id string, version int64) string {
 	return eNone
 }
 
-// retry requeues a failed item in a new recovery generation with a fresh budget, errors cleared, available now.
-func (m *ledgerModel) retry(id string, version int64) string {
+// onFailed applies an operator's action (retry, skip) to an item that is failed at the expected version, and moves
+// its version; anything else is a conflict.
+func (m *ledgerModel) onFailed(id string, version int64, action func(it *modelItem)) string {
 	it := m.Items[id]
 	if it.Version != version || it.Status != db.StatusFailed {
 		return eConflict
 	}
-	it.Status = db.StatusQueued
-	it.GenAttempts = 0
-	it.Generation++
-	it.ErrCategory, it.ErrCode = "", ""
-	it.AvailableAt = m.Now
+	action(it)
 	it.Version++
 	return eNone
 }
 
+// retry requeues a failed item in a new recovery generation with a fresh budget, errors cleared, available now.
+func (m *ledgerModel) retry(id string, version int64) string {
+	return m.onFailed(id, version, func(it *modelItem) {
+		it.Status = db.StatusQueued
+		it.GenAttempts = 0
+		it.Generation++
+		it.ErrCategory, it.ErrCode = "", ""
+		it.AvailableAt = m.Now
+	})
+}
+
 // skip finishes a failed item as succeeded with result skipped (its failure stays on it): key deleted, head moved.
 func (m *ledgerModel) skip(id string, version int64) string {
-	it := m.Items[id]
-	if it.Version != version || it.Status != db.StatusFailed {
-		return eConflict
-	}
-	it.Status = db.StatusSucceeded
-	it.ResultCode = "skipped"
-	it.Version++
-	m.finishLane(it)
-	return eNone
+	return m.onFailed(id, version, func(it *modelItem) {
+		it.Status = db.StatusSucceeded
+		it.ResultCode = "skipped"
+		m.finishLane(it)
+	})
 }
 
 // modelLeaseToken is a held scheduler lease.

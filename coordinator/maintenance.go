@@ -130,33 +130,28 @@ func (h MaintenanceHandler) Prepare(ctx context.Context, _ db.WorkItem) (Prepare
 	if err != nil {
 		return Prepared{}, err
 	}
-	items, err := purgeInBatches(func() (int64, error) {
-		return h.Ledger.PurgeTerminal(ctx, now.Add(-retention), maintenanceBatch)
-	})
-	if err != nil {
-		return Prepared{}, err
+	// The ledger's own purges, each repeated until a batch comes back short, in this order.
+	purges := []MaintenanceTask{
+		{Name: "purged_items", Run: func(ctx context.Context, now time.Time) (int64, error) {
+			return h.Ledger.PurgeTerminal(ctx, now.Add(-retention), maintenanceBatch)
+		}},
+		{Name: "purged_rate_limit_windows", Run: func(ctx context.Context, now time.Time) (int64, error) {
+			return store.RateLimitWindowPurgeExpired(ctx, db.RateLimitWindowPurgeExpiredParams{ExpiredBefore: now, Limit: maintenanceBatch})
+		}},
+		{Name: "purged_runtime_members", Run: func(ctx context.Context, now time.Time) (int64, error) {
+			return store.RuntimeMemberPurgeExpired(ctx, db.RuntimeMemberPurgeExpiredParams{ExpiredBefore: now.Add(-memberRetention), Limit: maintenanceBatch})
+		}},
+		{Name: "purged_ui_sessions", Run: func(ctx context.Context, now time.Time) (int64, error) {
+			return store.UISessionPurgeExpired(ctx, db.UISessionPurgeExpiredParams{ExpiredBefore: now, Limit: maintenanceBatch})
+		}},
 	}
-	windows, err := purgeInBatches(func() (int64, error) {
-		return store.RateLimitWindowPurgeExpired(ctx, db.RateLimitWindowPurgeExpiredParams{ExpiredBefore: now, Limit: maintenanceBatch})
-	})
-	if err != nil {
-		return Prepared{}, err
-	}
-	members, err := purgeInBatches(func() (int64, error) {
-		return store.RuntimeMemberPurgeExpired(ctx, db.RuntimeMemberPurgeExpiredParams{ExpiredBefore: now.Add(-memberRetention), Limit: maintenanceBatch})
-	})
-	if err != nil {
-		return Prepared{}, err
-	}
-	sessions, err := purgeInBatches(func() (int64, error) {
-		return store.UISessionPurgeExpired(ctx, db.UISessionPurgeExpiredParams{ExpiredBefore: now, Limit: maintenanceBatch})
-	})
-	if err != nil {
-		return Prepared{}, err
-	}
-	result := map[string]any{"type": PublicKindMaintenance,
-		"purged_items": items, "purged_rate_limit_windows": windows, "purged_runtime_members": members,
-		"purged_ui_sessions": sessions,
+	result := map[string]any{"type": PublicKindMaintenance}
+	for _, p := range purges {
+		n, err := purgeInBatches(func() (int64, error) { return p.Run(ctx, now) })
+		if err != nil {
+			return Prepared{}, err
+		}
+		result[p.Name] = n
 	}
 	for _, task := range h.Tasks {
 		n, err := task.Run(ctx, now)

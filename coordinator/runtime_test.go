@@ -20,9 +20,7 @@ import (
 )
 
 func TestSchedulerLeaseFencing(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		a, err := l.AcquireLease(ctx, "test-lease", "owner-a", 300*time.Millisecond)
 		require.NoError(t, err)
 		require.True(t, a.Acquired)
@@ -86,9 +84,7 @@ func windowRequests(lane string, n int) []coordinator.EnqueueRequest {
 func countItems(t *testing.T, l *coordinator.Ledger) int { return len(listAll(t, l)) }
 
 func TestDeposedLeaderWritesNothing(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		entered, release := make(chan struct{}), make(chan struct{})
 		oldDisc := pageDiscoverer{name: "test", page: func(ctx context.Context, _ string) ([]coordinator.EnqueueRequest, string, error) {
 			close(entered)
@@ -342,9 +338,7 @@ func TestRateLimiterFixedWindow(t *testing.T) {
 }
 
 func TestSingleNodeRuntimeIsExclusive(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		first, err := l.AcquireSingleNode(ctx, "member-1", time.Minute)
 		require.NoError(t, err)
 		_, err = l.AcquireSingleNode(ctx, "member-2", time.Minute)
@@ -358,9 +352,7 @@ func TestSingleNodeRuntimeIsExclusive(t *testing.T) {
 }
 
 func TestMaintenancePurgesOldTerminalWorkOnly(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		enqueue(t, l, "ok", "w", 5)
 		c := claim(t, l, "w", 1, time.Minute)
 		require.Len(t, c, 1)
@@ -416,9 +408,7 @@ func TestMaintenancePurgesOldTerminalWorkOnly(t *testing.T) {
 // TestMaintenancePurgesLongExpiredMembers: member rows that expired more than MemberRetention ago (database time)
 // are purged, in batches (more rows than one batch), while recently expired and live rows stay.
 func TestMaintenancePurgesLongExpiredMembers(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		now, err := s.DBNow(ctx)
 		require.NoError(t, err)
 		member := func(id string, expires time.Time) db.RuntimeMember {

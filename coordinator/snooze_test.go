@@ -19,9 +19,7 @@ import (
 var rateLimited = coordinator.Failure{Category: coordinator.CategoryProvider, Code: coordinator.CodeRateLimited, Retryable: true}
 
 func TestSnoozeKeepsTheRetryBudget(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		res := enqueue(t, l, "lane", "w1", 2)
 		enqueue(t, l, "lane", "w2", 2)
 
@@ -86,9 +84,7 @@ func TestSnoozeKeepsTheRetryBudget(t *testing.T) {
 }
 
 func TestSnoozeIsFencedLikeFail(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		old, fresh := takenOver(t, s, l)
 
 		_, err := l.Snooze(ctx, old[0], rateLimited, 0, 5)

@@ -20,9 +20,7 @@ var maintenanceSupported = coordinator.Supported{coordinator.KindMaintenance: {M
 // the scheduler's next maintenance enqueue, which re-queues the same item in a new recovery generation instead of
 // joining it for good; a run that is not failed is joined as before.
 func TestFailedMaintenanceRetriesOnTheNextSchedule(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		sched, err := coordinator.NewScheduler(l, coordinator.SchedulerConfig{Owner: "s", Lease: time.Minute},
 			coordinator.MaintenanceDiscoverer{Every: 100 * time.Millisecond})
 		require.NoError(t, err)
@@ -107,9 +105,7 @@ func TestSchedulerReportsFailingTicks(t *testing.T) {
 // head succeeded (result skipped, the failure kept), so the lane's next item becomes claimable; it refuses other
 // statuses and stale versions, and a domain error changes nothing.
 func TestSkipFinishesAFailedItemAndUnblocksItsLane(t *testing.T) {
-	enginetest.ForEach(t, func(t *testing.T, s db.Store) {
-		ctx := context.Background()
-		l := coordinator.NewLedger(s)
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
 		first := enqueue(t, l, "lane", "w1", 1)
 		second := enqueue(t, l, "lane", "w2", 1)
 
