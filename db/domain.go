@@ -70,6 +70,16 @@ type ExperienceCandidateListParams struct {
 	Limit   int32
 }
 
+// ExperienceCandidateListByStatusAfterParams pages ExperienceCandidateListByStatusAfter; start with the zero
+// AfterCreatedAt and AfterCandidateID = NilUUID, then pass the last row's created_at and candidate_id.
+type ExperienceCandidateListByStatusAfterParams struct {
+	ScopeID          string
+	Status           string
+	AfterCreatedAt   time.Time
+	AfterCandidateID string
+	Limit            int32
+}
+
 // ExperienceCandidateUpdateStatusParams is a compare-and-set of a pending candidate's status.
 type ExperienceCandidateUpdateStatusParams struct {
 	CandidateID     string

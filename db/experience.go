@@ -18,6 +18,10 @@ type ExperienceCandidateQueries interface {
 	// ExperienceCandidateListByScopeAfter pages a scope's candidates by candidate_id (> p.AfterCandidateID).
 	ExperienceCandidateListByScopeAfter(ctx context.Context, p ExperienceCandidateListByScopeAfterParams) ([]ExperienceCandidate, error)
 
+	// ExperienceCandidateListByStatusAfter pages a scope's candidates in one status, oldest first: up to p.Limit
+	// after (p.AfterCreatedAt, p.AfterCandidateID) in (created_at, candidate_id) order.
+	ExperienceCandidateListByStatusAfter(ctx context.Context, p ExperienceCandidateListByStatusAfterParams) ([]ExperienceCandidate, error)
+
 	// ExperienceCandidateListUnpackaged is the skill packaging discoverer's keyset over scopes: up to p.Limit approved
 	// candidates of the scopes after p.AfterScopeID, by (scope_id, candidate_id) in byte order, whose id is in no
 	// current revision of their scope's skills (their packaging was never enqueued, or has not committed yet).

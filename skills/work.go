@@ -10,6 +10,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/powercontext/powercontext/coordinator"
@@ -134,7 +136,7 @@ func (d Discoverer) Page(ctx context.Context, continuation string, size int) ([]
 	return reqs, next, nil
 }
 
-// candidatePage is how many of a scope's candidates packaging reads at a time; it reads every page.
+// candidatePage is how many of a scope's approved candidates packaging reads at a time; it reads every page.
 const candidatePage = 500
 
 // Handler runs skill_package items. Prepare reads the scope's approved candidates whose title names the same skill
@@ -187,30 +189,36 @@ func (h *Handler) Prepare(ctx context.Context, item db.WorkItem) (coordinator.Pr
 	return coordinator.Prepared{Result: coordinator.Result{Code: "packaged", Payload: res}, Commit: commit}, nil
 }
 
-// approvedLessons reads every approved candidate of the scope whose title names the skill, with their ids: all of
-// the scope's candidates, page by page in candidate id order (a keyset, so each page is one bounded statement and
-// none is missed, however many candidates the scope holds or when each was approved).
+// approvedLessons reads every approved candidate of the scope whose title names the skill, and their ids in id
+// order (the order a revision records them in): a keyset over the scope's approved candidates only (by created_at,
+// then id), so each page is one bounded statement through the (scope, status, created_at) index and the scope's
+// other candidates are never read. Build orders the lessons itself.
 func (h *Handler) approvedLessons(ctx context.Context, scope, name string) ([]Lesson, []string, error) {
 	var lessons []Lesson
-	var ids []string
-	after := db.NilUUID
+	p := db.ExperienceCandidateListByStatusAfterParams{ScopeID: scope, Status: experience.StatusApproved,
+		AfterCandidateID: db.NilUUID, Limit: candidatePage}
 	for {
-		page, err := h.Store.ExperienceCandidateListByScopeAfter(ctx, db.ExperienceCandidateListByScopeAfterParams{ScopeID: scope,
-			AfterCandidateID: after, Limit: candidatePage})
+		page, err := h.Store.ExperienceCandidateListByStatusAfter(ctx, p)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, c := range page {
-			if c.Status == experience.StatusApproved && Name(c.Title) == name {
+			if Name(c.Title) == name {
 				lessons = append(lessons, LessonOf(c))
-				ids = append(ids, c.CandidateID)
 			}
 		}
 		if len(page) < candidatePage {
-			return lessons, ids, nil
+			break
 		}
-		after = page[len(page)-1].CandidateID
+		last := page[len(page)-1]
+		p.AfterCreatedAt, p.AfterCandidateID = last.CreatedAt, last.CandidateID
 	}
+	slices.SortFunc(lessons, func(a, b Lesson) int { return strings.Compare(a.CandidateID, b.CandidateID) })
+	ids := make([]string, len(lessons))
+	for i, l := range lessons {
+		ids[i] = l.CandidateID
+	}
+	return lessons, ids, nil
 }
 
 // commitRevision stores pkg as the skill's next revision (or nothing when its tree is the current one) and moves

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,6 +53,7 @@ func TestPackageReadsEveryApprovedLesson(t *testing.T) {
 		var ids []string
 		require.NoError(t, json.Unmarshal(rev.SourceCandidateIDs, &ids))
 		require.ElementsMatch(t, []string{older.CandidateID, late.CandidateID}, ids)
+		require.True(t, slices.IsSorted(ids), "a revision records its candidates in id order")
 		files, err := skills.Files(rev.Archive)
 		require.NoError(t, err)
 		md := string(files[0].Content)

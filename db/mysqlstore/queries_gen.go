@@ -39,6 +39,11 @@ func (q queries) ExperienceCandidateListByScopeAfter(ctx context.Context, p db.E
 	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)
 }
 
+func (q queries) ExperienceCandidateListByStatusAfter(ctx context.Context, p db.ExperienceCandidateListByStatusAfterParams) ([]db.ExperienceCandidate, error) {
+	rs, err := q.q.ExperienceCandidateListByStatusAfter(ctx, conv.ExperienceCandidateListByStatusAfterToGen[mysqlgen.ExperienceCandidateListByStatusAfterParams](p))
+	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)
+}
+
 func (q queries) ExperienceCandidateListUnpackaged(ctx context.Context, p db.ExperienceCandidateListUnpackagedParams) ([]db.ExperienceCandidate, error) {
 	rs, err := q.q.ExperienceCandidateListUnpackaged(ctx, mysqlgen.ExperienceCandidateListUnpackagedParams(p))
 	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)

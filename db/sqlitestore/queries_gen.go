@@ -39,6 +39,11 @@ func (q *queries) ExperienceCandidateListByScopeAfter(ctx context.Context, p db.
 	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)
 }
 
+func (q *queries) ExperienceCandidateListByStatusAfter(ctx context.Context, p db.ExperienceCandidateListByStatusAfterParams) ([]db.ExperienceCandidate, error) {
+	rs, err := q.r.ExperienceCandidateListByStatusAfter(ctx, conv.ExperienceCandidateListByStatusAfterToGen[sqlitegen.ExperienceCandidateListByStatusAfterParams](p))
+	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)
+}
+
 func (q *queries) ExperienceCandidateListUnpackaged(ctx context.Context, p db.ExperienceCandidateListUnpackagedParams) ([]db.ExperienceCandidate, error) {
 	rs, err := q.r.ExperienceCandidateListUnpackaged(ctx, sqlitegen.ExperienceCandidateListUnpackagedParams(p))
 	return conv.Many(errs, rs, err, conv.ExperienceCandidateFromGen)

@@ -17,6 +17,64 @@ import (
 var experienceCases = []storeCase{
 	{"ExperienceCandidateUpdateStatus/PendingCompareAndSet", testExperienceCandidate},
 	{"ExperienceCandidateListUnpackaged/ApprovedInNoCurrentRevision", testExperienceCandidateListUnpackaged},
+	{"ExperienceCandidateListByStatusAfter/KeysetOldestFirst", testExperienceCandidateListByStatusAfter},
+}
+
+// testExperienceCandidateListByStatusAfter: one status of one scope, oldest first by (created_at, candidate_id),
+// paged after the last row's pair; candidates sharing a created_at are ordered by id and none is skipped at a page
+// boundary between them; other statuses and scopes, an empty scope and a page past the end give nothing.
+func testExperienceCandidateListByStatusAfter(t *testing.T, s db.Store) {
+	ctx := context.Background()
+	now := us(dbNow(t, s))
+	scope, other := "keyset-"+randHex(t, 8), "keyset-"+randHex(t, 8)
+	candidate := func(scope, status string, at time.Time) db.ExperienceCandidate {
+		c := db.ExperienceCandidate{CandidateID: uuid.NewString(), ScopeID: scope, WorkID: uuid.NewString(),
+			Title: "t " + randHex(t, 4), Lesson: "l", CitedPositions: []byte(`[1]`), Status: status, StateVersion: 1,
+			CreatedAt: at, UpdatedAt: at}
+		require.NoError(t, s.ExperienceCandidateInsert(ctx, c))
+		return c
+	}
+	// Three approved at the same instant (ordered by id), one earlier and one later; others that must not show.
+	var want []db.ExperienceCandidate
+	want = append(want, candidate(scope, "approved", now.Add(-time.Second)))
+	tied := []db.ExperienceCandidate{candidate(scope, "approved", now), candidate(scope, "approved", now), candidate(scope, "approved", now)}
+	sort.Slice(tied, func(i, j int) bool { return tied[i].CandidateID < tied[j].CandidateID })
+	want = append(want, tied...)
+	want = append(want, candidate(scope, "approved", now.Add(time.Second+3*time.Microsecond)))
+	candidate(scope, "pending", now)
+	candidate(scope, "rejected", now.Add(-2*time.Second))
+	candidate(other, "approved", now)
+
+	page := func(scope, status string, after db.ExperienceCandidate, limit int32) []db.ExperienceCandidate {
+		t.Helper()
+		p := db.ExperienceCandidateListByStatusAfterParams{ScopeID: scope, Status: status, AfterCandidateID: db.NilUUID, Limit: limit}
+		if after.CandidateID != "" {
+			p.AfterCreatedAt, p.AfterCandidateID = after.CreatedAt, after.CandidateID
+		}
+		cs, err := s.ExperienceCandidateListByStatusAfter(ctx, p)
+		require.NoError(t, err)
+		for _, c := range cs {
+			requireUTC(t, c.CreatedAt)
+		}
+		return cs
+	}
+	require.Equal(t, want, page(scope, "approved", db.ExperienceCandidate{}, 10))
+	// Pages of two: the boundary falls between rows sharing a created_at.
+	var got []db.ExperienceCandidate
+	var last db.ExperienceCandidate
+	for range 10 {
+		p := page(scope, "approved", last, 2)
+		got = append(got, p...)
+		if len(p) < 2 {
+			break
+		}
+		last = p[len(p)-1]
+	}
+	require.Equal(t, want, got, "paging by two returns every row once, in order")
+	require.Empty(t, page(scope, "approved", want[len(want)-1], 10), "nothing after the last")
+	require.Len(t, page(scope, "pending", db.ExperienceCandidate{}, 10), 1)
+	require.Len(t, page(other, "approved", db.ExperienceCandidate{}, 10), 1)
+	require.Empty(t, page("keyset-"+randHex(t, 8), "approved", db.ExperienceCandidate{}, 10))
 }
 
 // testExperienceCandidateListUnpackaged: approved candidates that no current revision of their scope's skills holds,

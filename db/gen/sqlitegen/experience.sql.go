@@ -124,6 +124,67 @@ func (q *Queries) ExperienceCandidateList(ctx context.Context, arg ExperienceCan
 	return items, nil
 }
 
+const experienceCandidateListByStatusAfter = `-- name: ExperienceCandidateListByStatusAfter :many
+SELECT candidate_id, scope_id, work_id, title, lesson, cited_positions, status, state_version, created_at, updated_at
+FROM pc_experience_candidates
+WHERE scope_id = ?1
+  AND status = ?2
+  AND created_at >= ?3
+  AND (created_at > ?3 OR candidate_id > ?4)
+ORDER BY created_at, candidate_id
+LIMIT CAST(?5 AS INT32)
+`
+
+type ExperienceCandidateListByStatusAfterParams struct {
+	ScopeID          string
+	Status           string
+	AfterCreatedAt   int64
+	AfterCandidateID string
+	Limit            int32
+}
+
+// No lock; keyset page of a scope's candidates in one status, oldest first, after (after_created_at,
+// after_candidate_id) (pc_experience_candidates_scope_status_idx: scope, status, then the created_at range).
+func (q *Queries) ExperienceCandidateListByStatusAfter(ctx context.Context, arg ExperienceCandidateListByStatusAfterParams) ([]PcExperienceCandidate, error) {
+	rows, err := q.db.QueryContext(ctx, experienceCandidateListByStatusAfter,
+		arg.ScopeID,
+		arg.Status,
+		arg.AfterCreatedAt,
+		arg.AfterCandidateID,
+		arg.Limit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PcExperienceCandidate
+	for rows.Next() {
+		var i PcExperienceCandidate
+		if err := rows.Scan(
+			&i.CandidateID,
+			&i.ScopeID,
+			&i.WorkID,
+			&i.Title,
+			&i.Lesson,
+			&i.CitedPositions,
+			&i.Status,
+			&i.StateVersion,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const experienceCandidateListUnpackaged = `-- name: ExperienceCandidateListUnpackaged :many
 SELECT c.candidate_id, c.scope_id, c.work_id, c.title, c.lesson, c.cited_positions, c.status, c.state_version,
        c.created_at, c.updated_at

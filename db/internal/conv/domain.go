@@ -99,6 +99,14 @@ type experienceCandidateList = struct {
 	Limit   int32
 }
 
+type experienceCandidateListByStatusAfter[T Time] = struct {
+	ScopeID          string
+	Status           string
+	AfterCreatedAt   T
+	AfterCandidateID string
+	Limit            int32
+}
+
 type experienceCandidateUpdateStatus[T Time] = struct {
 	Status          string
 	UpdatedAt       T
@@ -289,6 +297,12 @@ func ExperienceCandidateToGen[P ~experienceCandidate[T], T Time](c db.Experience
 // ExperienceCandidateListToGen builds the parameters of ExperienceCandidateList (status "" = any = NULL).
 func ExperienceCandidateListToGen[P ~experienceCandidateList](p db.ExperienceCandidateListParams) P {
 	return P(experienceCandidateList{ScopeID: p.ScopeID, Status: TextToGen(p.Status), Limit: p.Limit})
+}
+
+// ExperienceCandidateListByStatusAfterToGen builds the parameters of ExperienceCandidateListByStatusAfter.
+func ExperienceCandidateListByStatusAfterToGen[P ~experienceCandidateListByStatusAfter[T], T Time](p db.ExperienceCandidateListByStatusAfterParams) P {
+	return P(experienceCandidateListByStatusAfter[T]{ScopeID: p.ScopeID, Status: p.Status, AfterCreatedAt: TimeToGen[T](p.AfterCreatedAt),
+		AfterCandidateID: p.AfterCandidateID, Limit: p.Limit})
 }
 
 // ExperienceCandidateUpdateStatusToGen builds the parameters of ExperienceCandidateUpdateStatus.

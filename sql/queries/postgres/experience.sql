@@ -23,6 +23,18 @@ WHERE scope_id = sqlc.arg('scope_id')
 ORDER BY created_at DESC, candidate_id DESC
 LIMIT sqlc.arg('limit');
 
+-- No lock; keyset page of a scope's candidates in one status, oldest first, after (after_created_at,
+-- after_candidate_id) (pc_experience_candidates_scope_status_idx: scope, status, then the created_at range).
+-- name: ExperienceCandidateListByStatusAfter :many
+SELECT *
+FROM pc_experience_candidates
+WHERE scope_id = sqlc.arg('scope_id')
+  AND status = sqlc.arg('status')
+  AND created_at >= sqlc.arg('after_created_at')::timestamptz
+  AND (created_at > sqlc.arg('after_created_at')::timestamptz OR candidate_id > sqlc.arg('after_candidate_id')::uuid)
+ORDER BY created_at, candidate_id
+LIMIT sqlc.arg('limit');
+
 -- No lock; the skill packaging discoverer's keyset over scopes after after_scope_id: approved candidates that no
 -- current revision of their scope's skills holds (pc_skill_revision_candidates by (scope_id, candidate_id), then the skill's key).
 -- name: ExperienceCandidateListUnpackaged :many
