@@ -177,7 +177,7 @@ func keys(m map[string][]string) []string {
 // collapsed, upper-cased.
 var expandStatement = []*regexp.Regexp{
 	regexp.MustCompile(`^CREATE (VIRTUAL )?TABLE (IF NOT EXISTS )?\w+ `),
-	regexp.MustCompile(`^CREATE (UNIQUE |FULLTEXT )?INDEX (IF NOT EXISTS )?\w+ ON `),
+	regexp.MustCompile(`^CREATE (UNIQUE |FULLTEXT )?INDEX (CONCURRENTLY )?(IF NOT EXISTS )?\w+ ON `),
 	// a new column that old INSERTs can omit: nullable, or with a default
 	regexp.MustCompile(`^ALTER TABLE \w+ ADD (COLUMN )?\w+ [^,]*$`),
 	regexp.MustCompile(`^ALTER TABLE \w+ ADD (UNIQUE |FULLTEXT )?(INDEX|KEY) \w+ `),

@@ -50,8 +50,8 @@ type ExperienceCandidateListByScopeAfterParams struct {
 	Limit            int32
 }
 
-// No lock; keyset page of a scope's candidates by candidate_id (a forgotten Source's citing candidates are
-// picked in Go: cited_positions is a JSON array).
+// No lock; keyset page of a scope's candidates by candidate_id through pc_experience_candidates_scope_candidate_idx
+// (a forgotten Source's citing candidates are picked in Go: cited_positions is a JSON array).
 func (q *Queries) ExperienceCandidateListByScopeAfter(ctx context.Context, arg ExperienceCandidateListByScopeAfterParams) ([]PcExperienceCandidate, error) {
 	rows, err := q.db.Query(ctx, experienceCandidateListByScopeAfter, arg.ScopeID, arg.AfterCandidateID, arg.Limit)
 	if err != nil {

@@ -6,8 +6,8 @@ DELETE FROM pc_experience_candidates
 WHERE scope_id = sqlc.arg('scope_id')
 LIMIT ?;
 
--- No lock; keyset page of a scope's candidates by candidate_id (a forgotten Source's citing candidates are
--- picked in Go: cited_positions is a JSON array).
+-- No lock; keyset page of a scope's candidates by candidate_id through pc_experience_candidates_scope_candidate_idx
+-- (a forgotten Source's citing candidates are picked in Go: cited_positions is a JSON array).
 -- name: ExperienceCandidateListByScopeAfter :many
 SELECT candidate_id, scope_id, work_id, title, lesson, cited_positions, status, state_version, created_at, updated_at
 FROM pc_experience_candidates

@@ -9,8 +9,8 @@ WHERE candidate_id IN (
     LIMIT sqlc.arg('limit')
 );
 
--- No lock; keyset page of a scope's candidates by candidate_id (a forgotten Source's citing candidates are
--- picked in Go: cited_positions is a JSON array).
+-- No lock; keyset page of a scope's candidates by candidate_id through pc_experience_candidates_scope_candidate_idx
+-- (a forgotten Source's citing candidates are picked in Go: cited_positions is a JSON array).
 -- name: ExperienceCandidateListByScopeAfter :many
 SELECT *
 FROM pc_experience_candidates

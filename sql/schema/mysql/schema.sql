@@ -248,6 +248,7 @@ CREATE TABLE pc_experience_candidates (
     updated_at      DATETIME(6)  NOT NULL,
     PRIMARY KEY (candidate_id),
     KEY pc_experience_candidates_scope_status_idx (scope_id, status, created_at),
+    KEY pc_experience_candidates_scope_candidate_idx (scope_id, candidate_id),
     CONSTRAINT pc_experience_candidates_status_check CHECK (status IN ('pending', 'approved', 'rejected', 'withdrawn')),
     CONSTRAINT pc_experience_candidates_state_version_check CHECK (state_version > 0)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

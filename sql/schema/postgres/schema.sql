@@ -248,6 +248,7 @@ CREATE TABLE pc_experience_candidates (
     CONSTRAINT pc_experience_candidates_state_version_check CHECK (state_version > 0)
 );
 CREATE INDEX pc_experience_candidates_scope_status_idx ON pc_experience_candidates (scope_id, status, created_at);
+CREATE INDEX pc_experience_candidates_scope_candidate_idx ON pc_experience_candidates (scope_id, candidate_id);
 
 -- Skills ----------------------------------------------------------------------------------------------------------
 
