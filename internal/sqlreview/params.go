@@ -40,6 +40,10 @@ var queryValues = map[string]map[string]any{
 	// succeeded (its state_version is that + 1).
 	"WorkKeyDeleteMany": {"logical_keys": seedSucceededKey, "work_ids": seedSucceededWorkID,
 		"versions": `{"` + seedSucceededWorkID + `": ` + strconv.Itoa(seedSucceededVersion-1) + `}`},
+	// The candidate keysets: a page after the nil id (every candidate of the scope follows it), in a status the
+	// seeded candidates have.
+	"ExperienceCandidateListByScopeAfter":  {"after_candidate_id": db.NilUUID},
+	"ExperienceCandidateListByStatusAfter": {"after_candidate_id": db.NilUUID, "status": "approved"},
 }
 
 var limitNames = map[string]bool{"limit": true, "max_rows": true, "candidates": true, "slots": true, "batch": true, "batch_size": true}

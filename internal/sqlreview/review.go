@@ -71,7 +71,8 @@ func Render(engine db.Engine, rs []Reviewed) string {
 	b.WriteString("**Shape** line changes. How to read it: the section Reviewing SQL of docs/deployment.md.\n\n")
 	fmt.Fprintf(&b, "Seeded size: %d work items over %d lanes (lane_sequence 1–3 succeeded, 4 running and the head, 5–10 queued), one attempt\n", Items, Lanes)
 	fmt.Fprintf(&b, "per finished or running item, %d sources over %d scopes, %d memory revisions with %d entries each, embeddings of each\n", Scopes*SourcesPerScope, Scopes, Scopes*RevisionsPerScope, EntriesPerRevision)
-	b.WriteString("scope's latest revision; statistics refreshed (ANALYZE) before explaining.\n\n")
+	fmt.Fprintf(&b, "scope's latest revision, %d Experience candidates (%d per scope, the four statuses in turn); statistics refreshed\n", Scopes*CandidatesPerScope, CandidatesPerScope)
+	b.WriteString("(ANALYZE) before explaining.\n\n")
 	b.WriteString(planNote[engine] + "\n")
 	if n := lockNote[engine]; n != "" {
 		b.WriteString("\n" + n + "\n")

@@ -13,7 +13,8 @@ import (
 // The seeded size (the plans in docs/sql-review are taken at it): Items work items over Lanes lanes (lane_sequence
 // 1–3 succeeded, 4 running and the lane head, 5–10 queued), one attempt per finished or running item, Scopes scopes
 // with SourcesPerScope sources each, RevisionsPerScope memory revisions per scope with EntriesPerRevision entries
-// each, embeddings for each scope's latest revision.
+// each, embeddings for each scope's latest revision, and CandidatesPerScope Experience candidates per scope (their
+// statuses in turn pending, approved, rejected, withdrawn).
 const (
 	Lanes              = 10000
 	Items              = 10 * Lanes // the lane layout above: ten items per lane
@@ -21,6 +22,7 @@ const (
 	SourcesPerScope    = 100
 	RevisionsPerScope  = 10
 	EntriesPerRevision = 10
+	CandidatesPerScope = 20
 )
 
 // Seeded values that the representative parameters (params.go) point at, so that a primary-key lookup finds a row:
@@ -75,7 +77,7 @@ var seedSizes = strings.NewReplacer(
 	"{LANES}", strconv.Itoa(Lanes), "{ITEMS}", strconv.Itoa(Items), "{SCOPES}", strconv.Itoa(Scopes),
 	"{SOURCES}", strconv.Itoa(Scopes*SourcesPerScope), "{PERSCOPE}", strconv.Itoa(SourcesPerScope),
 	"{REVISIONS}", strconv.Itoa(Scopes*RevisionsPerScope), "{PERREV}", strconv.Itoa(RevisionsPerScope),
-	"{ENTRIES}", strconv.Itoa(EntriesPerRevision),
+	"{ENTRIES}", strconv.Itoa(EntriesPerRevision), "{CANDIDATES}", strconv.Itoa(Scopes*CandidatesPerScope),
 )
 
 // seedSQL is seedTemplate at the seeded size.
@@ -130,6 +132,13 @@ var seedTemplate = map[db.Engine][]string{
 		`INSERT INTO pc_memory_embeddings (scope_id, revision, entry_no, model, dimensions, embedding, created_at)
 		 SELECT scope_id, revision, entry_no, 'review-model', 1, '\x00000000'::bytea, created_at
 		 FROM pc_memory_entries WHERE revision = {PERREV}`,
+		`INSERT INTO pc_experience_candidates (candidate_id, scope_id, work_id, title, lesson, cited_positions, status,
+		   state_version, created_at, updated_at)
+		 SELECT ('00000000-0000-4000-9000-' || lpad(g::text, 12, '0'))::uuid, 'scope-' || lpad(((g - 1) % {SCOPES} + 1)::text, 4, '0'),
+		   ('00000000-0000-4000-8000-' || lpad(g::text, 12, '0'))::uuid, 'lesson', 'text', convert_to('[1]', 'UTF8'),
+		   (ARRAY['pending', 'approved', 'rejected', 'withdrawn'])[(g - 1) % 4 + 1], 1,
+		   timestamptz '2026-01-01 00:00:00+00' + g * interval '1 second', timestamptz '2026-01-01 00:00:00+00' + g * interval '1 second'
+		 FROM generate_series(1, {CANDIDATES}) g`,
 		`ANALYZE`,
 	},
 	db.EngineMySQL: {
@@ -171,8 +180,15 @@ var seedTemplate = map[db.Engine][]string{
 		`INSERT INTO pc_memory_embeddings (scope_id, revision, entry_no, model, dimensions, embedding, created_at)
 		 SELECT scope_id, revision, entry_no, 'review-model', 1, X'00000000', created_at
 		 FROM pc_memory_entries WHERE revision = {PERREV}`,
+		`INSERT INTO pc_experience_candidates (candidate_id, scope_id, work_id, title, lesson, cited_positions, status,
+		   state_version, created_at, updated_at)
+		 SELECT CONCAT('00000000-0000-4000-9000-', LPAD(g, 12, '0')), CONCAT('scope-', LPAD((g - 1) % {SCOPES} + 1, 4, '0')),
+		   CONCAT('00000000-0000-4000-8000-', LPAD(g, 12, '0')), 'lesson', 'text', CAST('[1]' AS BINARY),
+		   ELT((g - 1) % 4 + 1, 'pending', 'approved', 'rejected', 'withdrawn'), 1,
+		   TIMESTAMP '2026-01-01 00:00:00' + INTERVAL g SECOND, TIMESTAMP '2026-01-01 00:00:00' + INTERVAL g SECOND
+		 FROM ` + mysqlSeries + ` WHERE g <= {CANDIDATES}`,
 		`ANALYZE TABLE pc_work_lanes, pc_work_items, pc_work_keys, pc_work_attempts, pc_sources, pc_source_journal_heads,
-		   pc_memory_revisions, pc_memory_entries, pc_memory_embeddings`,
+		   pc_memory_revisions, pc_memory_entries, pc_memory_embeddings, pc_experience_candidates`,
 	},
 	db.EngineSQLite: {
 		`WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < {LANES})
@@ -218,6 +234,14 @@ var seedTemplate = map[db.Engine][]string{
 		`INSERT INTO pc_memory_embeddings (scope_id, revision, entry_no, model, dimensions, embedding, created_at)
 		 SELECT scope_id, revision, entry_no, 'review-model', 1, X'00000000', created_at
 		 FROM pc_memory_entries WHERE revision = {PERREV}`,
+		`WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < {CANDIDATES})
+		 INSERT INTO pc_experience_candidates (candidate_id, scope_id, work_id, title, lesson, cited_positions, status,
+		   state_version, created_at, updated_at)
+		 SELECT printf('00000000-0000-4000-9000-%012d', g), printf('scope-%04d', (g - 1) % {SCOPES} + 1),
+		   printf('00000000-0000-4000-8000-%012d', g), 'lesson', 'text', CAST('[1]' AS BLOB),
+		   CASE (g - 1) % 4 WHEN 0 THEN 'pending' WHEN 1 THEN 'approved' WHEN 2 THEN 'rejected' ELSE 'withdrawn' END, 1,
+		   1767225600000000 + g * 1000000, 1767225600000000 + g * 1000000
+		 FROM s`,
 		`ANALYZE`,
 	},
 }
