@@ -39,6 +39,20 @@ type EnqueueRequest struct {
 	Lease *LeaseToken
 }
 
+// WithWrites returns req whose spec first runs writes, then req's own spec: domain writes that must commit with the
+// window, in the same transaction, under the lane lock (SpecFunc says what they may lock, and that they must be
+// idempotent).
+func (req EnqueueRequest) WithWrites(writes func(ctx context.Context, q db.Queries) error) EnqueueRequest {
+	spec := req.Spec
+	req.Spec = func(ctx context.Context, q db.Queries) (*EnqueueSpec, error) {
+		if err := writes(ctx, q); err != nil {
+			return nil, err
+		}
+		return spec(ctx, q)
+	}
+	return req
+}
+
 // EnqueueResult is the item the window maps to. Idle means no window existed and nothing was written.
 type EnqueueResult struct {
 	Item    db.WorkItem

@@ -369,3 +369,35 @@ func TestCanonicalJSON(t *testing.T) {
 		require.True(t, errors.Is(err, coordinator.ErrInvalidArgument), bad)
 	}
 }
+
+// TestEnqueueWithWritesRunsThemFirst: WithWrites runs its writes before the request's own spec, in the enqueue's
+// transaction, and a failing write leaves no item.
+func TestEnqueueWithWritesRunsThemFirst(t *testing.T) {
+	eachLedger(t, func(t *testing.T, ctx context.Context, s db.Store, l *coordinator.Ledger) {
+		var order []string
+		req := coordinator.EnqueueRequest{LaneKey: hash("lane"), Spec: func(context.Context, db.Queries) (*coordinator.EnqueueSpec, error) {
+			order = append(order, "spec")
+			return &coordinator.EnqueueSpec{Kind: testKind, PayloadVersion: 1, ScopeID: "lane", LogicalKey: hash("lane/w1"),
+				Payload: map[string]any{}, MaxAttempts: 1}, nil
+		}}
+		refused := errors.New("refused")
+		_, err := l.Enqueue(ctx, req.WithWrites(func(context.Context, db.Queries) error {
+			order = append(order, "writes")
+			return refused
+		}))
+		require.ErrorIs(t, err, refused)
+		require.Equal(t, []string{"writes"}, order, "the spec does not run after a failed write")
+		items, err := s.WorkItemList(ctx, db.WorkItemListParams{ScopeID: "lane", Limit: 10})
+		require.NoError(t, err)
+		require.Empty(t, items)
+
+		order = nil
+		res, err := l.Enqueue(ctx, req.WithWrites(func(context.Context, db.Queries) error {
+			order = append(order, "writes")
+			return nil
+		}))
+		require.NoError(t, err)
+		require.True(t, res.Created)
+		require.Equal(t, []string{"writes", "spec"}, order[:2])
+	})
+}

@@ -84,22 +84,17 @@ func (f *Forgetter) Forget(ctx context.Context, scope, sourceID string) (ForgetR
 		return ForgetResult{}, err
 	}
 	pos := src.JournalPosition
-	req := RedactRequest(scope, pos, max(f.MaxAttempts, 1))
-	redact := req.Spec
-	req.Spec = func(ctx context.Context, q db.Queries) (*coordinator.EnqueueSpec, error) {
+	req := RedactRequest(scope, pos, max(f.MaxAttempts, 1)).WithWrites(func(ctx context.Context, q db.Queries) error {
 		// Below the memory lane in the lock order (docs/protocol.md#lock-order): no path holding the experience cursor
 		// or a Source row waits for a memory lane.
 		if _, err := q.SourceCursorLock(ctx, db.SourceCursorLockParams{ScopeID: scope, CursorName: experience.CursorName}); err != nil && !errors.Is(err, db.ErrNotFound) {
-			return nil, err
+			return err
 		}
 		if _, err := q.SourceErase(ctx, db.SourceEraseParams{ScopeID: scope, SourceID: sourceID}); err != nil {
-			return nil, err
+			return err
 		}
-		if err := withdrawCiting(ctx, q, scope, pos); err != nil {
-			return nil, err
-		}
-		return redact(ctx, q)
-	}
+		return withdrawCiting(ctx, q, scope, pos)
+	})
 	res := ForgetResult{ScopeID: scope, SourceID: sourceID, JournalPosition: pos}
 	enq, err := f.Ledger.Enqueue(ctx, req)
 	if err != nil {

@@ -21,8 +21,10 @@ type Service struct {
 	Wake func()
 }
 
-func (s *Service) record(ctx context.Context, kind, scope string, payload any) (db.WorkItem, error) {
-	res, err := s.Ledger.Enqueue(ctx, RecordRequest(kind, scope, payload, s.MaxAttempts))
+// record enqueues an operation record (RecordRequest, perhaps with writes of its own) and wakes the worker when it
+// created one.
+func (s *Service) record(ctx context.Context, req coordinator.EnqueueRequest) (db.WorkItem, error) {
+	res, err := s.Ledger.Enqueue(ctx, req)
 	if err != nil {
 		return db.WorkItem{}, err
 	}
@@ -41,7 +43,8 @@ func (s *Service) Export(ctx context.Context, scope, principal string, embedding
 	if err := Exportable(ctx, s.Store, scope); err != nil {
 		return db.WorkItem{}, err
 	}
-	item, err := s.record(ctx, KindExport, scope, ExportRecord{Type: PublicKindExport, RequestedBy: principal, Embeddings: embeddings})
+	item, err := s.record(ctx, RecordRequest(KindExport, scope, ExportRecord{Type: PublicKindExport, RequestedBy: principal,
+		Embeddings: embeddings}, s.MaxAttempts))
 	if err != nil {
 		return db.WorkItem{}, err
 	}
@@ -59,24 +62,10 @@ func (s *Service) Import(ctx context.Context, r io.Reader, target, principal str
 	}
 	var item db.WorkItem
 	inTx := func(ctx context.Context, res ImportResult, fn func(context.Context, db.Queries) error) error {
-		req := RecordRequest(KindImport, target, ImportRecord{Type: PublicKindImport, RequestedBy: principal,
-			SourceScopeID: res.SourceScopeID, Counts: res.Counts}, s.MaxAttempts)
-		record := req.Spec
-		req.Spec = func(ctx context.Context, q db.Queries) (*coordinator.EnqueueSpec, error) {
-			if err := fn(ctx, q); err != nil {
-				return nil, err
-			}
-			return record(ctx, q)
-		}
-		enq, err := s.Ledger.Enqueue(ctx, req)
-		if err != nil {
-			return err
-		}
-		item = enq.Item
-		if enq.Created && s.Wake != nil {
-			s.Wake()
-		}
-		return nil
+		var err error
+		item, err = s.record(ctx, RecordRequest(KindImport, target, ImportRecord{Type: PublicKindImport, RequestedBy: principal,
+			SourceScopeID: res.SourceScopeID, Counts: res.Counts}, s.MaxAttempts).WithWrites(fn))
+		return err
 	}
 	res, err := Importer{Store: s.Store}.Import(ctx, r, ImportOptions{AsScope: target, InTx: inTx})
 	if err != nil {
